@@ -1,0 +1,7 @@
+//! napi glue only: option structs, conversions and error mapping. The logic
+//! lives in napi-free modules (`search`, and later `structure`, `shell`).
+
+pub mod search;
+
+#[cfg(not(test))]
+mod napi;

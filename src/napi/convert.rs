@@ -1,0 +1,213 @@
+//! JS-facing option and result shapes, and their conversion to the core's.
+//! Every option is documented here because these comments become the
+//! `index.d.ts` contract.
+
+use crate::search::glob::{EntryKind, GlobOptions as CoreGlobOptions};
+use crate::search::grep::{GrepMode as CoreMode, GrepOptions as CoreGrepOptions};
+use crate::search::walk::{default_threads, WalkOptions};
+use crate::search::SortOrder;
+use napi::bindgen_prelude::*;
+use napi_derive::napi;
+use std::time::Duration;
+
+fn parse_choice<'a>(
+    field: &str,
+    value: &Option<String>,
+    choices: &[&'a str],
+) -> Result<Option<&'a str>> {
+    match value {
+        None => Ok(None),
+        Some(v) => choices
+            .iter()
+            .find(|c| **c == v.as_str())
+            .map(|c| Some(*c))
+            .ok_or_else(|| {
+                Error::new(
+                    Status::InvalidArg,
+                    format!("Invalid {field}: {v} (expected {})", choices.join(", ")),
+                )
+            }),
+    }
+}
+
+/// Options for `grep`.
+#[napi(object, object_to_js = false)]
+pub struct GrepOptions<'a> {
+    /// Regex (Rust regex syntax, as ripgrep) or, with `literal`, a plain string. Must not be empty.
+    pub pattern: String,
+    /// A directory or one file; relative paths resolve against `cwd`. Default: `cwd`.
+    pub path: Option<String>,
+    /// Base for a relative `path`. Default: `process.cwd()`.
+    pub cwd: Option<String>,
+    /// Treat `pattern` as a literal string. Default false.
+    pub literal: Option<bool>,
+    /// Case-insensitive match. Default false.
+    pub ignore_case: Option<bool>,
+    /// Let a match span lines (`\n` in the pattern). Default false.
+    pub multiline: Option<bool>,
+    /// Lines of context before and after each match. Default 0.
+    pub context: Option<u32>,
+    /// Lines of context before each match; overrides `context`.
+    pub before: Option<u32>,
+    /// Lines of context after each match; overrides `context`.
+    pub after: Option<u32>,
+    /// Include globs, ripgrep style (`*.ts`, `src/**`); a `!` prefix excludes.
+    pub glob: Option<Vec<String>>,
+    /// ripgrep type names from the default type table (`rust`, `ts`, `py`, ...).
+    #[napi(js_name = "type")]
+    pub file_type: Option<Either<String, Vec<String>>>,
+    /// Search dot-files and dot-directories. Default true. `.git` is never searched.
+    pub hidden: Option<bool>,
+    /// Default true: files excluded by `.gitignore`, `.ignore`, `.rgignore` and
+    /// `.git/info/exclude` are searched too, but after the project's own files,
+    /// and marked `ignored`. False: they are skipped, as ripgrep does.
+    pub no_ignore: Option<bool>,
+    /// Limit: matching lines in `content` mode, files in `files`/`count` modes.
+    pub max_count: Option<u32>,
+    /// Longer lines are cut to a window of this many characters around the
+    /// first match. Default 500.
+    pub max_line_length: Option<u32>,
+    /// `content` (default): matching lines with context; `files`: one entry per
+    /// file with a match; `count`: one entry per file with its matching-line count.
+    #[napi(ts_type = "'content' | 'files' | 'count'")]
+    pub mode: Option<String>,
+    /// `path` (default): component-wise byte order of the relative path, like
+    /// `rg --sort path`; `mtime`: newest file first, ties by path.
+    #[napi(ts_type = "'path' | 'mtime'")]
+    pub sort: Option<String>,
+    /// Searcher threads. Default: available cores, at most 8.
+    pub threads: Option<u32>,
+    /// Stop after this many milliseconds and report `timedOut` with partial results.
+    pub timeout_ms: Option<u32>,
+    /// Once the project has a match, only count matches in ignored files
+    /// (per ignored root, in the summary) instead of listing them. Default false.
+    pub ignored_count_only: Option<bool>,
+    /// Cancels the search; results so far are kept and `cancelled` is set.
+    #[napi(ts_type = "AbortSignal")]
+    pub signal: Option<Object<'a>>,
+}
+
+fn walk_options(
+    hidden: Option<bool>,
+    no_ignore: Option<bool>,
+    globs: Option<Vec<String>>,
+    types: Option<Either<String, Vec<String>>>,
+    threads: Option<u32>,
+) -> WalkOptions {
+    WalkOptions {
+        hidden: hidden.unwrap_or(true),
+        no_ignore: no_ignore.unwrap_or(true),
+        globs: globs.unwrap_or_default(),
+        types: match types {
+            None => Vec::new(),
+            Some(Either::A(t)) => vec![t],
+            Some(Either::B(ts)) => ts,
+        },
+        threads: threads
+            .map(|t| (t as usize).clamp(1, 64))
+            .unwrap_or_else(default_threads),
+    }
+}
+
+impl GrepOptions<'_> {
+    pub fn to_core(&self) -> Result<CoreGrepOptions> {
+        let context = self.context.unwrap_or(0) as usize;
+        let mode = parse_choice("mode", &self.mode, &["content", "files", "count"])?;
+        let sort = parse_choice("sort", &self.sort, &["path", "mtime"])?;
+        Ok(CoreGrepOptions {
+            pattern: self.pattern.clone(),
+            literal: self.literal.unwrap_or(false),
+            ignore_case: self.ignore_case.unwrap_or(false),
+            multiline: self.multiline.unwrap_or(false),
+            before: self.before.map_or(context, |b| b as usize),
+            after: self.after.map_or(context, |a| a as usize),
+            mode: match mode {
+                Some("files") => CoreMode::Files,
+                Some("count") => CoreMode::Count,
+                _ => CoreMode::Content,
+            },
+            sort: match sort {
+                Some("mtime") => SortOrder::Mtime,
+                _ => SortOrder::Path,
+            },
+            max_count: self.max_count.map(u64::from),
+            max_line_length: self.max_line_length.unwrap_or(500) as usize,
+            ignored_count_only: self.ignored_count_only.unwrap_or(false),
+            walk: walk_options(
+                self.hidden,
+                self.no_ignore,
+                self.glob.clone(),
+                self.file_type.as_ref().map(|t| match t {
+                    Either::A(s) => Either::A(s.clone()),
+                    Either::B(v) => Either::B(v.clone()),
+                }),
+                self.threads,
+            ),
+            timeout: self.timeout_ms.map(|ms| Duration::from_millis(ms.into())),
+        })
+    }
+}
+
+/// Options for `glob`.
+#[napi(object, object_to_js = false)]
+pub struct GlobOptions<'a> {
+    /// A glob. Without `/` it matches the file name at any depth (`*.ts`);
+    /// with `/` it matches the path relative to `path` (`src/**/*.ts`).
+    pub pattern: String,
+    /// Directory to search; relative paths resolve against `cwd`. Default: `cwd`.
+    pub path: Option<String>,
+    /// Base for a relative `path`. Default: `process.cwd()`.
+    pub cwd: Option<String>,
+    /// Most entries returned. Default 200.
+    pub limit: Option<u32>,
+    /// Include dot-files and dot-directories. Default true. `.git` never.
+    pub hidden: Option<bool>,
+    /// Default true: ignored files are listed too, after the project's own.
+    pub no_ignore: Option<bool>,
+    /// `file` (default), `dir` or `any`.
+    #[napi(ts_type = "'file' | 'dir' | 'any'")]
+    pub kind: Option<String>,
+    /// `mtime` (default): newest first, ties by path; `path`: path order.
+    #[napi(ts_type = "'path' | 'mtime'")]
+    pub sort: Option<String>,
+    /// Walker threads. Default: available cores, at most 8.
+    pub threads: Option<u32>,
+    /// Stop after this many milliseconds and report `timedOut`.
+    pub timeout_ms: Option<u32>,
+    /// Cancels the walk; entries found so far are returned with `cancelled`.
+    #[napi(ts_type = "AbortSignal")]
+    pub signal: Option<Object<'a>>,
+}
+
+impl GlobOptions<'_> {
+    pub fn to_core(&self) -> Result<CoreGlobOptions> {
+        let kind = parse_choice("kind", &self.kind, &["file", "dir", "any"])?;
+        let sort = parse_choice("sort", &self.sort, &["path", "mtime"])?;
+        Ok(CoreGlobOptions {
+            pattern: self.pattern.clone(),
+            limit: self.limit.unwrap_or(200) as usize,
+            kind: match kind {
+                Some("dir") => EntryKind::Dir,
+                Some("any") => EntryKind::Any,
+                _ => EntryKind::File,
+            },
+            sort: match sort {
+                Some("path") => SortOrder::Path,
+                _ => SortOrder::Mtime,
+            },
+            walk: walk_options(self.hidden, self.no_ignore, None, None, self.threads),
+            timeout: self.timeout_ms.map(|ms| Duration::from_millis(ms.into())),
+        })
+    }
+}
+
+pub fn cwd_of(cwd: &Option<String>) -> Result<std::path::PathBuf> {
+    match cwd {
+        Some(c) => Ok(std::path::PathBuf::from(c)),
+        None => std::env::current_dir().map_err(|e| Error::from_reason(e.to_string())),
+    }
+}
+
+pub fn to_js_error(e: crate::search::SearchError) -> Error {
+    Error::new(Status::InvalidArg, e.to_string())
+}

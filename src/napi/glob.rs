@@ -1,0 +1,101 @@
+//! `glob()`: validates synchronously, walks on tokio's blocking pool (not
+//! libuv's) and resolves with the newest entries.
+
+use super::convert::{cwd_of, to_js_error, GlobOptions};
+use super::signal::check_and_subscribe;
+use crate::search::cancel::CancelToken;
+use crate::search::glob::{GlobPlan, GlobResult as CoreResult};
+use napi::bindgen_prelude::*;
+use napi_derive::napi;
+
+#[napi(object)]
+pub struct GlobEntry {
+    /// Relative to the search root, `/`-separated (non-UTF-8: `#b=` suffix).
+    pub path: String,
+    /// Hex of the raw relative path bytes, only for non-UTF-8 names.
+    pub path_bytes: Option<String>,
+    pub is_dir: bool,
+    pub mtime_ms: f64,
+    pub size: f64,
+    /// Whether ignore rules would have excluded it.
+    pub ignored: bool,
+}
+
+#[napi(object)]
+pub struct GlobIgnored {
+    pub path: String,
+    pub matches: i64,
+}
+
+#[napi(object)]
+pub struct GlobResult {
+    /// Project entries first (in the chosen order), then ignored ones.
+    pub entries: Vec<GlobEntry>,
+    /// Everything that matched, listed or not.
+    pub total: i64,
+    pub limit_reached: bool,
+    pub timed_out: bool,
+    pub cancelled: bool,
+    pub error_count: i64,
+    pub errors: Vec<String>,
+    /// Matches under each ignored root that was walked.
+    pub ignored: Vec<GlobIgnored>,
+    /// Ignored roots that were not walked (the limit was already full, or the walk stopped).
+    pub ignored_unsearched: Vec<String>,
+    pub elapsed_ms: f64,
+}
+
+fn result_out(r: CoreResult) -> GlobResult {
+    GlobResult {
+        entries: r
+            .entries
+            .into_iter()
+            .map(|e| GlobEntry {
+                path: e.path.text,
+                path_bytes: e.path.raw_hex,
+                is_dir: e.is_dir,
+                mtime_ms: e.mtime_ms,
+                size: e.size as f64,
+                ignored: e.ignored,
+            })
+            .collect(),
+        total: r.total as i64,
+        limit_reached: r.limit_reached,
+        timed_out: r.timed_out,
+        cancelled: r.cancelled,
+        error_count: r.errors.count as i64,
+        errors: r.errors.first,
+        ignored: r
+            .ignored
+            .into_iter()
+            .map(|i| GlobIgnored {
+                path: i.path,
+                matches: i.matches as i64,
+            })
+            .collect(),
+        ignored_unsearched: r.ignored_unsearched,
+        elapsed_ms: r.elapsed_ms,
+    }
+}
+
+/// Lists files (or directories) matching `pattern`, newest first by default.
+/// Throws at once on an empty or invalid pattern, `Path not found: <path>`,
+/// or an already aborted `signal`.
+#[napi(catch_unwind, ts_return_type = "Promise<GlobResult>")]
+pub fn glob<'env>(env: &'env Env, options: GlobOptions) -> Result<PromiseRaw<'env, GlobResult>> {
+    let core = options.to_core()?;
+    let cwd = cwd_of(&options.cwd)?;
+    let cancel = CancelToken::new(core.timeout);
+    check_and_subscribe(env, options.signal.as_ref(), &cancel)?;
+    let plan = GlobPlan::new(&cwd, options.path.as_deref(), core).map_err(to_js_error)?;
+    env.spawn_future(async move {
+        let joined = napi::tokio::task::spawn_blocking(move || {
+            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| plan.run(&cancel)))
+        })
+        .await;
+        match joined {
+            Ok(Ok(r)) => Ok(result_out(r)),
+            _ => Err(Error::from_reason("internal error: glob panicked")),
+        }
+    })
+}

@@ -1,0 +1,201 @@
+//! `grep()`: validates synchronously, then searches on a dedicated thread
+//! (never libuv's pool, so `fs` calls in the same process are not starved)
+//! and hands out batches that JS pulls with `nextBatch()`. A consumer that
+//! stops pulling applies back-pressure; one that drops the handle or calls
+//! `cancel()` stops the walk.
+
+use super::convert::{cwd_of, to_js_error, GrepOptions};
+use super::signal::check_and_subscribe;
+use crate::search::cancel::CancelToken;
+use crate::search::grep::{ContextLine as CoreLine, GrepPlan, GrepSummary as CoreSummary, Hit};
+use napi::bindgen_prelude::*;
+use napi::tokio::sync::{mpsc, Mutex as AsyncMutex};
+use napi_derive::napi;
+use std::sync::{Arc, Mutex};
+
+#[napi(object)]
+pub struct ContextLine {
+    pub line: u32,
+    pub text: String,
+    /// Characters cut before the shown text (long lines are windowed).
+    pub cut_before: u32,
+    /// Characters cut after the shown text.
+    pub cut_after: u32,
+}
+
+/// One matching line (`content` mode) or one file (`files`/`count` modes, where `line` is 0).
+#[napi(object)]
+pub struct GrepHit {
+    /// Path relative to the search root, `/`-separated. Non-UTF-8 names are
+    /// shown lossily with a `#b=<hex>` suffix.
+    pub path: String,
+    /// Hex of the raw relative path bytes, only for non-UTF-8 names.
+    pub path_bytes: Option<String>,
+    /// Whether ignore rules would have excluded this file.
+    pub ignored: bool,
+    pub line: u32,
+    /// 1-based byte column of the first match on the line.
+    pub column: u32,
+    /// Line text, lossy UTF-8, line terminator and CR removed, windowed to `maxLineLength`.
+    pub text: String,
+    pub cut_before: u32,
+    pub cut_after: u32,
+    /// Context lines before this match not already shown with an earlier match.
+    pub context_before: Vec<ContextLine>,
+    /// Context lines after this match not shown with a later match.
+    pub context_after: Vec<ContextLine>,
+    /// Matching lines this entry stands for (1 in content mode).
+    pub count: i64,
+}
+
+#[napi(object)]
+pub struct IgnoredCount {
+    /// Ignored root, e.g. `node_modules/`.
+    pub path: String,
+    pub matches: i64,
+    pub files: i64,
+}
+
+#[napi(object)]
+pub struct GrepSummary {
+    pub matches: i64,
+    pub files_with_matches: i64,
+    pub files_searched: i64,
+    /// `maxCount` was reached; more matches may exist.
+    pub limit_reached: bool,
+    pub timed_out: bool,
+    pub cancelled: bool,
+    pub binary_skipped: i64,
+    /// Unreadable files and directories; the search went on.
+    pub error_count: i64,
+    /// The first few error messages.
+    pub errors: Vec<String>,
+    /// Matches in ignored files per ignored root, as far as they were searched.
+    pub ignored: Vec<IgnoredCount>,
+    /// Ignored roots the search stopped before finishing (or never reached).
+    pub ignored_unsearched: Vec<String>,
+    pub elapsed_ms: f64,
+}
+
+fn line_out(l: CoreLine) -> ContextLine {
+    ContextLine {
+        line: l.line as u32,
+        text: l.text,
+        cut_before: l.cut_before as u32,
+        cut_after: l.cut_after as u32,
+    }
+}
+
+fn hit_out(h: Hit) -> GrepHit {
+    GrepHit {
+        path: h.path.text.clone(),
+        path_bytes: h.path.raw_hex.clone(),
+        ignored: h.ignored,
+        line: h.line as u32,
+        column: h.column as u32,
+        text: h.text,
+        cut_before: h.cut_before as u32,
+        cut_after: h.cut_after as u32,
+        context_before: h.before.into_iter().map(line_out).collect(),
+        context_after: h.after.into_iter().map(line_out).collect(),
+        count: h.count as i64,
+    }
+}
+
+fn summary_out(s: CoreSummary) -> GrepSummary {
+    GrepSummary {
+        matches: s.matches as i64,
+        files_with_matches: s.files_with_matches as i64,
+        files_searched: s.files_searched as i64,
+        limit_reached: s.limit_reached,
+        timed_out: s.timed_out,
+        cancelled: s.cancelled,
+        binary_skipped: s.binary_skipped as i64,
+        error_count: s.errors.count as i64,
+        errors: s.errors.first,
+        ignored: s
+            .ignored
+            .into_iter()
+            .map(|c| IgnoredCount {
+                path: c.path,
+                matches: c.matches as i64,
+                files: c.files as i64,
+            })
+            .collect(),
+        ignored_unsearched: s.ignored_unsearched,
+        elapsed_ms: s.elapsed_ms,
+    }
+}
+
+/// A running search. Pull batches with `nextBatch()` until it resolves
+/// `null`, then read `summary()`.
+#[napi]
+pub struct GrepSearch {
+    rx: Arc<AsyncMutex<mpsc::Receiver<Vec<Hit>>>>,
+    summary: Arc<Mutex<Option<CoreSummary>>>,
+    cancel: CancelToken,
+}
+
+#[napi]
+impl GrepSearch {
+    /// The next batch of results in output order, or `null` when the search is over.
+    #[napi(ts_return_type = "Promise<GrepHit[] | null>")]
+    pub async fn next_batch(&self) -> Option<Vec<GrepHit>> {
+        let batch = self.rx.lock().await.recv().await?;
+        Some(batch.into_iter().map(hit_out).collect())
+    }
+
+    /// Totals; `null` until `nextBatch()` has resolved `null`.
+    #[napi]
+    pub fn summary(&self) -> Option<GrepSummary> {
+        let s = self
+            .summary
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone();
+        s.map(summary_out)
+    }
+
+    /// Stops the search; results already produced stay available.
+    #[napi]
+    pub fn cancel(&self) {
+        self.cancel.cancel();
+    }
+}
+
+/// Starts a content search. Throws at once on bad input: empty or invalid
+/// pattern (with the regex engine's explanation), `Path not found: <path>`,
+/// unknown type, bad glob, or an already aborted `signal`.
+#[napi(catch_unwind)]
+pub fn grep(env: Env, options: GrepOptions) -> Result<GrepSearch> {
+    let core = options.to_core()?;
+    let cwd = cwd_of(&options.cwd)?;
+    let cancel = CancelToken::new(core.timeout);
+    check_and_subscribe(&env, options.signal.as_ref(), &cancel)?;
+    let plan = GrepPlan::new(&cwd, options.path.as_deref(), core).map_err(to_js_error)?;
+    let (tx, rx) = mpsc::channel::<Vec<Hit>>(4);
+    let summary = Arc::new(Mutex::new(None));
+    let summary_slot = summary.clone();
+    let token = cancel.clone();
+    std::thread::Builder::new()
+        .name("pi-utils-grep".into())
+        .spawn(move || {
+            let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                plan.run(&token, |batch| tx.blocking_send(batch).is_ok())
+            }));
+            let summary = result.unwrap_or_else(|_| {
+                let mut s = CoreSummary::default();
+                s.errors.push("internal error: the search panicked".into());
+                s.cancelled = true;
+                s
+            });
+            *summary_slot.lock().unwrap_or_else(|p| p.into_inner()) = Some(summary);
+            drop(tx);
+        })
+        .map_err(|e| Error::from_reason(format!("cannot start search thread: {e}")))?;
+    Ok(GrepSearch {
+        rx: Arc::new(AsyncMutex::new(rx)),
+        summary,
+        cancel,
+    })
+}

@@ -1,0 +1,14 @@
+mod convert;
+mod glob;
+mod grep;
+mod signal;
+
+use napi_derive::napi;
+
+/// Bumped whenever the JS-visible API changes, so the extensions can treat a
+/// stale prebuilt binary as unavailable instead of crashing on a missing
+/// function.
+#[napi]
+pub fn api_version() -> u32 {
+    1
+}

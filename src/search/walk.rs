@@ -1,0 +1,431 @@
+//! The one walker configuration shared by grep, glob and (later) outline.
+//!
+//! Rules that hold whatever the flags: `.git` is never entered, symlinks are
+//! not followed, no ripgrep config is read, and only regular files are ever
+//! handed out (FIFOs, sockets and devices would hang or mislead a search).
+
+use super::cancel::CancelToken;
+use super::classify::Classifier;
+use super::SearchError;
+use ignore::overrides::{Override, OverrideBuilder};
+use ignore::types::{Types, TypesBuilder};
+use ignore::{DirEntry, WalkBuilder, WalkState};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+#[derive(Debug, Clone)]
+pub struct WalkOptions {
+    /// Include dot-files and dot-directories (`.git` excepted).
+    pub hidden: bool,
+    /// Search what ignore rules exclude, but only after everything else.
+    pub no_ignore: bool,
+    /// ripgrep-style globs; `!` excludes.
+    pub globs: Vec<String>,
+    /// ripgrep type names.
+    pub types: Vec<String>,
+    pub threads: usize,
+}
+
+impl Default for WalkOptions {
+    fn default() -> Self {
+        WalkOptions {
+            hidden: true,
+            no_ignore: true,
+            globs: Vec::new(),
+            types: Vec::new(),
+            threads: default_threads(),
+        }
+    }
+}
+
+pub fn default_threads() -> usize {
+    std::thread::available_parallelism()
+        .map(|n| n.get())
+        .unwrap_or(2)
+        .min(8)
+}
+
+/// An entry that the ignore rules exclude, kept for the second phase.
+#[derive(Debug, Clone)]
+pub struct Deferred {
+    pub path: PathBuf,
+    pub is_dir: bool,
+}
+
+/// Errors that do not stop a search: counted, and the first few kept.
+#[derive(Debug, Default, Clone)]
+pub struct ErrorLog {
+    pub count: u64,
+    pub first: Vec<String>,
+}
+
+impl ErrorLog {
+    const KEEP: usize = 5;
+    pub fn push(&mut self, msg: String) {
+        self.count += 1;
+        if self.first.len() < Self::KEEP {
+            self.first.push(msg);
+        }
+    }
+    pub fn merge(&mut self, other: ErrorLog) {
+        self.count += other.count;
+        for m in other.first {
+            if self.first.len() < Self::KEEP {
+                self.first.push(m);
+            }
+        }
+    }
+}
+
+/// What the caller asked to search, after resolving it against `cwd`.
+#[derive(Debug, Clone)]
+pub enum Target {
+    Dir(PathBuf),
+    File(PathBuf),
+}
+
+/// Resolves `path` against `cwd`. The display root is the directory for a
+/// directory target and the file's parent for a file target (so a single
+/// file shows by its name, as in Pi).
+pub fn resolve_target(cwd: &Path, path: Option<&str>) -> Result<Target, SearchError> {
+    let raw = match path {
+        Some(p) if !p.is_empty() => PathBuf::from(p),
+        _ => cwd.to_path_buf(),
+    };
+    let abs = if raw.is_absolute() {
+        raw
+    } else {
+        cwd.join(raw)
+    };
+    // Follow a symlink given explicitly, like rg does for explicit paths.
+    let meta = std::fs::metadata(&abs)
+        .map_err(|_| SearchError::PathNotFound(abs.display().to_string()))?;
+    if meta.is_dir() {
+        Ok(Target::Dir(abs))
+    } else if meta.is_file() {
+        Ok(Target::File(abs))
+    } else {
+        Err(SearchError::NotSearchable(abs.display().to_string()))
+    }
+}
+
+fn is_regular(entry: &DirEntry) -> bool {
+    entry.file_type().is_some_and(|t| t.is_file())
+}
+
+fn is_dir(entry: &DirEntry) -> bool {
+    entry.file_type().is_some_and(|t| t.is_dir())
+}
+
+pub struct Walker {
+    root: PathBuf,
+    opts: WalkOptions,
+    overrides: Override,
+    types: Types,
+}
+
+impl Walker {
+    pub fn new(root: PathBuf, opts: WalkOptions) -> Result<Self, SearchError> {
+        let mut ob = OverrideBuilder::new(&root);
+        for g in &opts.globs {
+            ob.add(g)
+                .map_err(|e| SearchError::InvalidGlob(e.to_string()))?;
+        }
+        let overrides = ob
+            .build()
+            .map_err(|e| SearchError::InvalidGlob(e.to_string()))?;
+        let mut tb = TypesBuilder::new();
+        tb.add_defaults();
+        for t in &opts.types {
+            if !tb.definitions().iter().any(|d| d.name() == t) {
+                return Err(SearchError::UnknownType(t.clone()));
+            }
+            tb.select(t);
+        }
+        let types = tb
+            .build()
+            .map_err(|e| SearchError::UnknownType(e.to_string()))?;
+        Ok(Walker {
+            root,
+            opts,
+            overrides,
+            types,
+        })
+    }
+
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    pub fn options(&self) -> &WalkOptions {
+        &self.opts
+    }
+
+    /// Whether a single explicitly named file passes the glob and type
+    /// filters (rg applies them to explicit files too).
+    pub fn accepts_file(&self, path: &Path) -> bool {
+        if self.overrides.matched(path, false).is_ignore() {
+            return false;
+        }
+        !self.types.matched(path, false).is_ignore()
+    }
+
+    fn builder(
+        &self,
+        start: &Path,
+        classifier: Option<Arc<Classifier>>,
+        deferred: Arc<Mutex<Vec<Deferred>>>,
+    ) -> WalkBuilder {
+        let mut b = WalkBuilder::new(start);
+        b.standard_filters(false)
+            .hidden(!self.opts.hidden)
+            .follow_links(false)
+            .overrides(self.overrides.clone())
+            .types(self.types.clone())
+            .threads(self.opts.threads.max(1));
+        if !self.opts.no_ignore {
+            b.git_ignore(true)
+                .git_exclude(true)
+                .git_global(true)
+                .ignore(true)
+                .parents(true)
+                .require_git(false)
+                .add_custom_ignore_filename(".rgignore");
+        }
+        b.filter_entry(move |e| {
+            if e.file_name() == ".git" {
+                return false;
+            }
+            let dir = is_dir(e);
+            if !dir && !is_regular(e) {
+                return false;
+            }
+            if let Some(c) = &classifier {
+                if c.is_ignored(e.path(), dir) {
+                    deferred
+                        .lock()
+                        .unwrap_or_else(|p| p.into_inner())
+                        .push(Deferred {
+                            path: e.path().to_path_buf(),
+                            is_dir: dir,
+                        });
+                    return false;
+                }
+                if dir {
+                    c.enter_dir(e.path());
+                }
+            }
+            true
+        });
+        b
+    }
+
+    /// Walks the project in path order, calling `on_file` for each regular
+    /// file until it returns false. Returns the ignored entries that were
+    /// set aside (in path order); empty unless `no_ignore`.
+    pub fn walk_sorted(
+        &self,
+        cancel: &CancelToken,
+        errors: &mut ErrorLog,
+        mut on_file: impl FnMut(&Path, Option<usize>) -> bool,
+    ) -> Vec<Deferred> {
+        let deferred = Arc::new(Mutex::new(Vec::new()));
+        let classifier = self
+            .opts
+            .no_ignore
+            .then(|| Arc::new(Classifier::new(&self.root)));
+        let mut b = self.builder(&self.root, classifier, deferred.clone());
+        b.sort_by_file_name(|a, b| a.cmp(b));
+        if !Self::run_sorted(b, cancel, errors, |p| on_file(p, None)) {
+            return Vec::new();
+        }
+        let out = std::mem::take(&mut *deferred.lock().unwrap_or_else(|p| p.into_inner()));
+        out
+    }
+
+    /// Walks one deferred entry in path order. `group` is the index of the
+    /// deferred entry, passed through to `on_file`.
+    pub fn walk_deferred_sorted(
+        &self,
+        entry: &Deferred,
+        group: usize,
+        cancel: &CancelToken,
+        errors: &mut ErrorLog,
+        mut on_file: impl FnMut(&Path, Option<usize>) -> bool,
+    ) -> bool {
+        if !entry.is_dir {
+            return on_file(&entry.path, Some(group));
+        }
+        let mut b = self.builder(&entry.path, None, Arc::new(Mutex::new(Vec::new())));
+        b.sort_by_file_name(|a, b| a.cmp(b));
+        Self::run_sorted(b, cancel, errors, |p| on_file(p, Some(group)))
+    }
+
+    /// Returns false when stopped early (by the callback or cancellation).
+    fn run_sorted(
+        b: WalkBuilder,
+        cancel: &CancelToken,
+        errors: &mut ErrorLog,
+        mut on_file: impl FnMut(&Path) -> bool,
+    ) -> bool {
+        for item in b.build() {
+            if cancel.is_stopped() {
+                return false;
+            }
+            match item {
+                Ok(e) => {
+                    if is_regular(&e) && !on_file(e.path()) {
+                        return false;
+                    }
+                }
+                Err(err) => errors.push(err.to_string()),
+            }
+        }
+        true
+    }
+
+    /// Parallel walk for callers that do not need path order (glob sorts
+    /// its own top-K). `make_visitor` is called once per thread; each
+    /// visitor returns false to stop the whole walk.
+    pub fn walk_parallel<F, V>(
+        &self,
+        start: Option<&Deferred>,
+        cancel: &CancelToken,
+        errors: &Mutex<ErrorLog>,
+        make_visitor: F,
+    ) -> Vec<Deferred>
+    where
+        F: Fn() -> V + Sync,
+        V: FnMut(&DirEntry) -> bool + Send,
+    {
+        let deferred = Arc::new(Mutex::new(Vec::new()));
+        let (start_path, classifier) = match start {
+            Some(d) => (d.path.clone(), None),
+            None => (
+                self.root.clone(),
+                self.opts
+                    .no_ignore
+                    .then(|| Arc::new(Classifier::new(&self.root))),
+            ),
+        };
+        let b = self.builder(&start_path, classifier, deferred.clone());
+        b.build_parallel().run(|| {
+            let mut visit = make_visitor();
+            Box::new(move |item| {
+                if cancel.is_stopped() {
+                    return WalkState::Quit;
+                }
+                match item {
+                    Ok(e) => {
+                        if is_regular(&e) || (is_dir(&e) && e.depth() > 0) {
+                            if !visit(&e) {
+                                return WalkState::Quit;
+                            }
+                        }
+                    }
+                    Err(err) => errors
+                        .lock()
+                        .unwrap_or_else(|p| p.into_inner())
+                        .push(err.to_string()),
+                }
+                WalkState::Continue
+            })
+        });
+        let mut out = std::mem::take(&mut *deferred.lock().unwrap_or_else(|p| p.into_inner()));
+        out.sort_by(|a, b| a.path.cmp(&b.path));
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::fs;
+
+    fn files(w: &Walker) -> (Vec<String>, Vec<String>) {
+        let mut seen = Vec::new();
+        let mut errors = ErrorLog::default();
+        let deferred = w.walk_sorted(&CancelToken::new(None), &mut errors, |p, _| {
+            seen.push(p.strip_prefix(w.root()).unwrap().display().to_string());
+            true
+        });
+        let d = deferred
+            .iter()
+            .map(|d| d.path.strip_prefix(w.root()).unwrap().display().to_string())
+            .collect();
+        (seen, d)
+    }
+
+    #[test]
+    fn git_dir_is_never_walked_and_ignored_entries_are_deferred_in_order() {
+        let t = tempfile::tempdir().unwrap();
+        let r = t.path();
+        fs::create_dir_all(r.join(".git")).unwrap();
+        fs::write(r.join(".git/config"), "x").unwrap();
+        fs::create_dir_all(r.join("node_modules/a")).unwrap();
+        fs::write(r.join("node_modules/a/i.js"), "x").unwrap();
+        fs::write(r.join(".gitignore"), "node_modules/\nout.log\n").unwrap();
+        fs::write(r.join("out.log"), "x").unwrap();
+        fs::write(r.join("b.txt"), "x").unwrap();
+        fs::write(r.join(".hidden"), "x").unwrap();
+        let w = Walker::new(r.to_path_buf(), WalkOptions::default()).unwrap();
+        let (seen, deferred) = files(&w);
+        assert_eq!(seen, vec![".gitignore", ".hidden", "b.txt"]);
+        assert_eq!(deferred, vec!["node_modules", "out.log"]);
+    }
+
+    #[test]
+    fn respecting_ignore_drops_ignored_entries_and_hidden_can_be_off() {
+        let t = tempfile::tempdir().unwrap();
+        let r = t.path();
+        fs::write(r.join(".gitignore"), "out.log\n").unwrap();
+        fs::write(r.join("out.log"), "x").unwrap();
+        fs::write(r.join("b.txt"), "x").unwrap();
+        let opts = WalkOptions {
+            no_ignore: false,
+            hidden: false,
+            ..Default::default()
+        };
+        let w = Walker::new(r.to_path_buf(), opts).unwrap();
+        let (seen, deferred) = files(&w);
+        assert_eq!(seen, vec!["b.txt"]);
+        assert!(deferred.is_empty());
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn fifos_and_symlink_loops_are_skipped() {
+        let t = tempfile::tempdir().unwrap();
+        let r = t.path();
+        let fifo = std::ffi::CString::new(r.join("pipe").to_str().unwrap()).unwrap();
+        assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o644) }, 0);
+        std::os::unix::fs::symlink(r, r.join("loop")).unwrap();
+        fs::write(r.join("a.txt"), "x").unwrap();
+        let w = Walker::new(r.to_path_buf(), WalkOptions::default()).unwrap();
+        let (seen, _) = files(&w);
+        assert_eq!(seen, vec!["a.txt"]);
+    }
+
+    #[test]
+    fn unknown_type_and_bad_glob_are_errors() {
+        let t = tempfile::tempdir().unwrap();
+        let opts = WalkOptions {
+            types: vec!["nosuchtype".into()],
+            ..Default::default()
+        };
+        let err = Walker::new(t.path().to_path_buf(), opts).err().unwrap();
+        assert!(err.to_string().contains("nosuchtype"));
+        let opts = WalkOptions {
+            globs: vec!["a[".into()],
+            ..Default::default()
+        };
+        assert!(Walker::new(t.path().to_path_buf(), opts).is_err());
+    }
+
+    #[test]
+    fn missing_path_says_path_not_found() {
+        let t = tempfile::tempdir().unwrap();
+        let err = resolve_target(t.path(), Some("nope")).unwrap_err();
+        assert!(err.to_string().starts_with("Path not found: "));
+    }
+}
