@@ -167,7 +167,9 @@ struct Job {
 }
 
 enum FileOutcome {
-    Searched(Vec<Hit>),
+    /// Hits (capped at the limit) and the file's full count of matching
+    /// lines when it was asked for (ignored files in count-only mode).
+    Searched(Vec<Hit>, u64),
     Binary,
     Failed(String),
     Skipped,
@@ -250,6 +252,7 @@ impl<'a> FileSearcher<'a> {
             pending_before: Vec::new(),
             lines_matched: 0,
             cap: self.opts.max_count.unwrap_or(u64::MAX),
+            count_past_cap: group.is_some() && self.opts.ignored_count_only,
             binary: false,
             stop,
         };
@@ -291,7 +294,7 @@ impl<'a> FileSearcher<'a> {
                 count: sink.lines_matched,
             });
         }
-        FileOutcome::Searched(sink.hits)
+        FileOutcome::Searched(sink.hits, sink.lines_matched)
     }
 }
 
@@ -304,6 +307,8 @@ struct HitSink<'a> {
     pending_before: Vec<ContextLine>,
     lines_matched: u64,
     cap: u64,
+    /// Keep counting (without building hits) after the cap.
+    count_past_cap: bool,
     binary: bool,
     stop: &'a dyn Fn() -> bool,
 }
@@ -341,6 +346,10 @@ impl Sink for HitSink<'_> {
         let first_line = m.line_number().unwrap_or(0);
         for (i, raw) in m.lines().enumerate() {
             if self.lines_matched >= self.cap {
+                if self.count_past_cap {
+                    self.lines_matched += 1;
+                    continue;
+                }
                 return Ok(false);
             }
             let line = trim_terminator(raw);
@@ -369,7 +378,7 @@ impl Sink for HitSink<'_> {
                 count: 1,
             });
         }
-        Ok(self.lines_matched < self.cap || self.opts.after > 0)
+        Ok(self.lines_matched < self.cap || self.opts.after > 0 || self.count_past_cap)
     }
 
     fn context(&mut self, _s: &Searcher, c: &SinkContext<'_>) -> Result<bool, Self::Error> {
@@ -610,11 +619,15 @@ fn run_plan(
                         summary.binary_skipped += 1;
                     }
                     FileOutcome::Failed(msg) => summary.errors.push(msg),
-                    FileOutcome::Searched(mut hits) => {
+                    FileOutcome::Searched(mut hits, full_count) => {
                         summary.files_searched += 1;
                         let count_only =
                             done.group.is_some() && opts.ignored_count_only && project_matches > 0;
-                        let file_matches: u64 = hits.iter().map(|h| h.count).sum();
+                        let file_matches: u64 = if opts.mode == GrepMode::Content {
+                            full_count.max(hits.len() as u64)
+                        } else {
+                            hits.iter().map(|h| h.count).sum()
+                        };
                         if !hits.is_empty() {
                             if let Some(g) = done.group {
                                 let e = ignored_counts.entry(g).or_default();

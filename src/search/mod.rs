@@ -54,3 +54,8 @@ pub enum SortOrder {
     /// Newest modification time first, ties broken by path.
     Mtime,
 }
+
+#[cfg(test)]
+mod glob_tests;
+#[cfg(test)]
+mod grep_tests;

@@ -1,0 +1,348 @@
+//! Behaviour of the grep engine on real temporary trees.
+
+use super::cancel::CancelToken;
+use super::grep::{run, GrepMode, GrepOptions, GrepSummary, Hit};
+use super::walk::WalkOptions;
+use super::SortOrder;
+use std::fs;
+use std::path::Path;
+use std::time::Duration;
+
+fn search(root: &Path, opts: GrepOptions) -> (Vec<Hit>, GrepSummary) {
+    let mut hits = Vec::new();
+    let summary = run(root, None, &opts, &CancelToken::new(opts.timeout), |b| {
+        hits.extend(b);
+        true
+    })
+    .unwrap();
+    (hits, summary)
+}
+
+fn opts(pattern: &str) -> GrepOptions {
+    GrepOptions {
+        pattern: pattern.into(),
+        ..Default::default()
+    }
+}
+
+fn lines(hits: &[Hit]) -> Vec<String> {
+    hits.iter()
+        .map(|h| format!("{}:{}:{}", h.path.text, h.line, h.text))
+        .collect()
+}
+
+#[test]
+fn results_come_in_path_order_whatever_the_thread_count() {
+    let t = tempfile::tempdir().unwrap();
+    for i in 0..60 {
+        let dir = t.path().join(format!("d{}", i % 7));
+        fs::create_dir_all(&dir).unwrap();
+        fs::write(dir.join(format!("f{i:02}.txt")), "x needle\nneedle y\n").unwrap();
+    }
+    let mut outputs = Vec::new();
+    for threads in [1, 2, 8] {
+        let mut o = opts("needle");
+        o.walk.threads = threads;
+        outputs.push(lines(&search(t.path(), o).0));
+    }
+    assert_eq!(outputs[0].len(), 120);
+    assert_eq!(outputs[0], outputs[1]);
+    assert_eq!(outputs[0], outputs[2]);
+    let mut sorted = outputs[0].clone();
+    sorted.sort_by_key(|l| {
+        let mut parts = l.splitn(3, ':');
+        let p = parts.next().unwrap().to_string();
+        let n: u64 = parts.next().unwrap().parse().unwrap();
+        (p, n)
+    });
+    assert_eq!(outputs[0], sorted);
+}
+
+#[test]
+fn overlapping_context_windows_show_each_line_once() {
+    let t = tempfile::tempdir().unwrap();
+    let body = (1..=10)
+        .map(|i| {
+            if i == 4 || i == 6 {
+                format!("hit {i}")
+            } else {
+                format!("line {i}")
+            }
+        })
+        .collect::<Vec<_>>()
+        .join("\n");
+    fs::write(t.path().join("a.txt"), body).unwrap();
+    let mut o = opts("hit");
+    o.before = 2;
+    o.after = 2;
+    let (hits, _) = search(t.path(), o);
+    assert_eq!(hits.len(), 2);
+    let before0: Vec<u64> = hits[0].before.iter().map(|c| c.line).collect();
+    let after0: Vec<u64> = hits[0].after.iter().map(|c| c.line).collect();
+    let before1: Vec<u64> = hits[1].before.iter().map(|c| c.line).collect();
+    let after1: Vec<u64> = hits[1].after.iter().map(|c| c.line).collect();
+    assert_eq!(before0, vec![2, 3]);
+    assert_eq!(after0, vec![5]);
+    assert!(before1.is_empty());
+    assert_eq!(after1, vec![7, 8]);
+}
+
+#[test]
+fn global_limit_stops_early_and_is_reported() {
+    let t = tempfile::tempdir().unwrap();
+    for i in 0..50 {
+        fs::write(t.path().join(format!("f{i:02}")), "a\na\na\n").unwrap();
+    }
+    let mut o = opts("a");
+    o.max_count = Some(7);
+    let (hits, s) = search(t.path(), o);
+    assert_eq!(hits.len(), 7);
+    assert!(s.limit_reached);
+    assert_eq!(s.matches, 7);
+    assert_eq!(hits[6].path.text, "f02");
+    assert!(s.files_searched < 50, "searched {}", s.files_searched);
+}
+
+#[test]
+fn ignored_files_come_after_project_files_and_are_counted_per_root() {
+    let t = tempfile::tempdir().unwrap();
+    let r = t.path();
+    fs::write(r.join(".gitignore"), "node_modules/\n").unwrap();
+    fs::create_dir_all(r.join("node_modules/pkg")).unwrap();
+    fs::write(r.join("node_modules/pkg/a.js"), "needle\nneedle\n").unwrap();
+    fs::write(r.join("z.ts"), "needle\n").unwrap();
+    let (hits, s) = search(r, opts("needle"));
+    assert_eq!(
+        lines(&hits),
+        vec![
+            "z.ts:1:needle",
+            "node_modules/pkg/a.js:1:needle",
+            "node_modules/pkg/a.js:2:needle"
+        ]
+    );
+    assert!(!hits[0].ignored && hits[1].ignored);
+    assert_eq!(s.ignored.len(), 1);
+    assert_eq!(s.ignored[0].path, "node_modules/");
+    assert_eq!(s.ignored[0].matches, 2);
+    assert!(s.ignored_unsearched.is_empty());
+}
+
+#[test]
+fn a_full_limit_from_the_project_leaves_ignored_trees_unsearched() {
+    let t = tempfile::tempdir().unwrap();
+    let r = t.path();
+    fs::write(r.join(".gitignore"), "node_modules/\n").unwrap();
+    fs::create_dir_all(r.join("node_modules")).unwrap();
+    fs::write(r.join("node_modules/a.js"), "needle\n").unwrap();
+    fs::write(r.join("a.ts"), "needle\nneedle\n").unwrap();
+    let mut o = opts("needle");
+    o.max_count = Some(2);
+    let (hits, s) = search(r, o);
+    assert_eq!(hits.len(), 2);
+    assert!(hits.iter().all(|h| !h.ignored));
+    assert_eq!(s.ignored_unsearched, vec!["node_modules/"]);
+}
+
+#[test]
+fn count_only_mode_for_ignored_keeps_them_out_of_the_listing() {
+    let t = tempfile::tempdir().unwrap();
+    let r = t.path();
+    fs::write(r.join(".gitignore"), "dist/\n").unwrap();
+    fs::create_dir_all(r.join("dist")).unwrap();
+    fs::write(r.join("dist/a.js"), "needle\nneedle\nneedle\n").unwrap();
+    fs::write(r.join("a.ts"), "needle\n").unwrap();
+    let mut o = opts("needle");
+    o.ignored_count_only = true;
+    o.max_count = Some(2);
+    let (hits, s) = search(r, o);
+    assert_eq!(lines(&hits), vec!["a.ts:1:needle"]);
+    assert_eq!(s.ignored[0].matches, 3);
+    assert!(!s.limit_reached, "{s:?}");
+}
+
+#[test]
+fn ignored_hits_are_listed_when_the_project_has_none() {
+    let t = tempfile::tempdir().unwrap();
+    let r = t.path();
+    fs::write(r.join(".gitignore"), "dist/\n").unwrap();
+    fs::create_dir_all(r.join("dist")).unwrap();
+    fs::write(r.join("dist/a.js"), "needle\n").unwrap();
+    let mut o = opts("needle");
+    o.ignored_count_only = true;
+    let (hits, _) = search(r, o);
+    assert_eq!(lines(&hits), vec!["dist/a.js:1:needle"]);
+}
+
+#[test]
+fn binary_files_are_skipped_and_counted() {
+    let t = tempfile::tempdir().unwrap();
+    fs::write(t.path().join("bin"), b"needle\0\x01\x02").unwrap();
+    fs::write(t.path().join("text"), "needle\n").unwrap();
+    let (hits, s) = search(t.path(), opts("needle"));
+    assert_eq!(lines(&hits), vec!["text:1:needle"]);
+    assert_eq!(s.binary_skipped, 1);
+}
+
+#[test]
+fn crlf_is_stripped_and_columns_are_byte_based() {
+    let t = tempfile::tempdir().unwrap();
+    fs::write(t.path().join("a"), "ab needle\r\nx\r\n").unwrap();
+    let (hits, _) = search(t.path(), opts("needle"));
+    assert_eq!(hits[0].text, "ab needle");
+    assert_eq!(hits[0].column, 4);
+}
+
+#[test]
+fn files_and_count_modes_list_files() {
+    let t = tempfile::tempdir().unwrap();
+    fs::write(t.path().join("a"), "x\nx\ny\n").unwrap();
+    fs::write(t.path().join("b"), "y\n").unwrap();
+    let mut o = opts("x");
+    o.mode = GrepMode::Count;
+    let (hits, _) = search(t.path(), o);
+    assert_eq!(hits.len(), 1);
+    assert_eq!((hits[0].path.text.as_str(), hits[0].count), ("a", 2));
+    let mut o = opts("y");
+    o.mode = GrepMode::Files;
+    let (hits, _) = search(t.path(), o);
+    assert_eq!(
+        hits.iter().map(|h| h.path.text.clone()).collect::<Vec<_>>(),
+        vec!["a", "b"]
+    );
+}
+
+#[test]
+fn mtime_sort_puts_the_newest_file_first() {
+    let t = tempfile::tempdir().unwrap();
+    for (name, age) in [("old", 300), ("new", 10), ("mid", 100)] {
+        let p = t.path().join(name);
+        fs::write(&p, "x\n").unwrap();
+        let when = std::time::SystemTime::now() - Duration::from_secs(age);
+        fs::File::options()
+            .write(true)
+            .open(&p)
+            .unwrap()
+            .set_modified(when)
+            .unwrap();
+    }
+    let mut o = opts("x");
+    o.sort = SortOrder::Mtime;
+    o.mode = GrepMode::Files;
+    let (hits, _) = search(t.path(), o);
+    let names: Vec<_> = hits.iter().map(|h| h.path.text.clone()).collect();
+    assert_eq!(names, vec!["new", "mid", "old"]);
+}
+
+#[test]
+fn a_single_file_target_shows_its_name() {
+    let t = tempfile::tempdir().unwrap();
+    fs::create_dir_all(t.path().join("sub")).unwrap();
+    fs::write(t.path().join("sub/one.rs"), "fn x() {}\n").unwrap();
+    let mut hits = Vec::new();
+    run(
+        t.path(),
+        Some("sub/one.rs"),
+        &opts("fn"),
+        &CancelToken::new(None),
+        |b| {
+            hits.extend(b);
+            true
+        },
+    )
+    .unwrap();
+    assert_eq!(lines(&hits), vec!["one.rs:1:fn x() {}"]);
+}
+
+#[test]
+fn bad_input_is_rejected_with_a_clear_message() {
+    let t = tempfile::tempdir().unwrap();
+    let err = |o: GrepOptions, p: Option<&str>| {
+        run(t.path(), p, &o, &CancelToken::new(None), |_| true)
+            .err()
+            .unwrap()
+            .to_string()
+    };
+    assert!(err(opts("a("), None).contains("unclosed group"));
+    assert_eq!(err(opts(""), None), "Pattern must not be empty");
+    assert!(err(opts("a"), Some("missing")).starts_with("Path not found: "));
+}
+
+#[test]
+fn a_huge_single_line_is_windowed() {
+    let t = tempfile::tempdir().unwrap();
+    let mut line = "a".repeat(3_000_000);
+    line.push_str("needle");
+    line.push_str(&"b".repeat(3_000_000));
+    fs::write(t.path().join("min.js"), &line).unwrap();
+    let (hits, _) = search(t.path(), opts("needle"));
+    assert_eq!(hits.len(), 1);
+    assert!(hits[0].text.contains("needle"));
+    assert_eq!(hits[0].text.chars().count(), 500);
+    assert_eq!(hits[0].cut_before + 500 + hits[0].cut_after, line.len());
+}
+
+#[test]
+fn an_expired_deadline_reports_timed_out() {
+    let t = tempfile::tempdir().unwrap();
+    for i in 0..20 {
+        fs::write(t.path().join(format!("f{i}")), "x\n").unwrap();
+    }
+    let mut o = opts("x");
+    o.timeout = Some(Duration::from_millis(0));
+    let (_, s) = search(t.path(), o);
+    assert!(s.timed_out);
+    assert!(!s.cancelled);
+}
+
+#[test]
+fn a_consumer_that_goes_away_stops_the_search() {
+    let t = tempfile::tempdir().unwrap();
+    for i in 0..2000 {
+        fs::write(t.path().join(format!("f{i:04}")), "x\n".repeat(200)).unwrap();
+    }
+    let mut batches = 0;
+    let s = run(t.path(), None, &opts("x"), &CancelToken::new(None), |_| {
+        batches += 1;
+        false
+    })
+    .unwrap();
+    assert_eq!(batches, 1);
+    assert!(s.cancelled);
+    assert!(s.files_searched < 2000);
+}
+
+#[cfg(unix)]
+#[test]
+fn unreadable_files_are_counted_and_the_search_goes_on() {
+    use std::os::unix::fs::PermissionsExt;
+    if unsafe { libc::geteuid() } == 0 {
+        // root reads everything; the node spec covers this via a dangling path instead.
+        return;
+    }
+    let t = tempfile::tempdir().unwrap();
+    fs::write(t.path().join("a"), "x\n").unwrap();
+    fs::write(t.path().join("b"), "x\n").unwrap();
+    fs::set_permissions(t.path().join("a"), fs::Permissions::from_mode(0o000)).unwrap();
+    let (hits, s) = search(t.path(), opts("x"));
+    assert_eq!(hits.len(), 1);
+    assert_eq!(s.errors.count, 1);
+}
+
+#[test]
+fn hidden_false_skips_dot_files_but_git_is_never_searched() {
+    let t = tempfile::tempdir().unwrap();
+    fs::create_dir_all(t.path().join(".git")).unwrap();
+    fs::write(t.path().join(".git/config"), "x\n").unwrap();
+    fs::write(t.path().join(".env"), "x\n").unwrap();
+    fs::write(t.path().join("a"), "x\n").unwrap();
+    assert_eq!(
+        lines(&search(t.path(), opts("x")).0),
+        vec![".env:1:x", "a:1:x"]
+    );
+    let mut o = opts("x");
+    o.walk = WalkOptions {
+        hidden: false,
+        ..Default::default()
+    };
+    assert_eq!(lines(&search(t.path(), o).0), vec!["a:1:x"]);
+}
