@@ -5,6 +5,9 @@
 use crate::search::cancel::CancelToken;
 use napi::bindgen_prelude::*;
 
+/// `signal.addEventListener(type, listener)`.
+type AddEventListener<'a> = Function<'a, FnArgs<(String, Function<'a, (), ()>)>, ()>;
+
 pub fn check_and_subscribe(env: &Env, signal: Option<&Object>, token: &CancelToken) -> Result<()> {
     let Some(signal) = signal else {
         return Ok(());
@@ -16,16 +19,15 @@ pub fn check_and_subscribe(env: &Env, signal: Option<&Object>, token: &CancelTok
             "AbortError: The operation was aborted".to_string(),
         ));
     }
-    let add: Function<FnArgs<(String, Function<(), ()>)>, ()> =
-        match signal.get_named_property("addEventListener") {
-            Ok(f) => f,
-            Err(_) => {
-                return Err(Error::new(
-                    Status::InvalidArg,
-                    "signal must be an AbortSignal".to_string(),
-                ))
-            }
-        };
+    let add: AddEventListener = match signal.get_named_property("addEventListener") {
+        Ok(f) => f,
+        Err(_) => {
+            return Err(Error::new(
+                Status::InvalidArg,
+                "signal must be an AbortSignal".to_string(),
+            ))
+        }
+    };
     let token = token.clone();
     let listener = env.create_function_from_closure::<(), (), _>("onabort", move |_ctx| {
         token.cancel();

@@ -346,3 +346,38 @@ fn hidden_false_skips_dot_files_but_git_is_never_searched() {
     };
     assert_eq!(lines(&search(t.path(), o).0), vec!["a:1:x"]);
 }
+
+#[test]
+fn unlimited_count_listing_matches_the_ordered_pipeline() {
+    let t = tempfile::tempdir().unwrap();
+    let r = t.path();
+    fs::write(r.join(".gitignore"), "gen/\n").unwrap();
+    for i in 0..40 {
+        let dir = r
+            .join(if i % 5 == 0 { "gen" } else { "src" })
+            .join(format!("m{}", i % 3));
+        fs::create_dir_all(&dir).unwrap();
+        fs::write(dir.join(format!("f{i}.rs")), "x\n".repeat(i + 1)).unwrap();
+    }
+    for mode in [GrepMode::Count, GrepMode::Files] {
+        let mut unordered = opts("x");
+        unordered.mode = mode;
+        let mut ordered = unordered.clone();
+        ordered.max_count = Some(1_000_000);
+        let (a, sa) = search(r, unordered);
+        let (b, sb) = search(r, ordered);
+        let show = |h: &[Hit]| {
+            h.iter()
+                .map(|h| format!("{}:{}:{}", h.path.text, h.count, h.ignored))
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(show(&a), show(&b));
+        assert_eq!(a.len(), 40);
+        assert!(a[..32].iter().all(|h| !h.ignored) && a[32..].iter().all(|h| h.ignored));
+        assert_eq!(
+            (sa.matches, sa.files_searched),
+            (sb.matches, sb.files_searched)
+        );
+        assert_eq!(sa.ignored, sb.ignored);
+    }
+}

@@ -4,9 +4,12 @@
 pub mod cancel;
 pub mod classify;
 pub mod display;
+pub mod file_search;
 pub mod glob;
 pub mod grep;
 pub mod line_window;
+pub mod ordered;
+pub mod unordered;
 pub mod walk;
 
 /// Errors a caller can act on. Their `Display` text is what reaches the user,

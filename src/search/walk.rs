@@ -317,10 +317,9 @@ impl Walker {
                 }
                 match item {
                     Ok(e) => {
-                        if is_regular(&e) || (is_dir(&e) && e.depth() > 0) {
-                            if !visit(&e) {
-                                return WalkState::Quit;
-                            }
+                        let wanted = is_regular(&e) || (is_dir(&e) && e.depth() > 0);
+                        if wanted && !visit(&e) {
+                            return WalkState::Quit;
                         }
                     }
                     Err(err) => errors

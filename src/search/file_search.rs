@@ -1,0 +1,256 @@
+//! Searching one file: open without blocking, skip binaries, read small
+//! files whole (one read, reusable for structure), stream large ones, and
+//! turn matches into bounded hits.
+
+use super::display::{display_bytes, relative_bytes, DisplayPath};
+use super::grep::{build_searcher, ContextLine, GrepMode, GrepOptions, Hit};
+use super::line_window::{trim_terminator, window};
+use grep_matcher::Matcher;
+use grep_regex::RegexMatcher;
+use grep_searcher::{Searcher, Sink, SinkContext, SinkContextKind, SinkMatch};
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+/// Files up to this size are read whole into a reused buffer (one read, and
+/// the buffer can serve structure extraction); larger ones are streamed.
+const WHOLE_READ_LIMIT: u64 = 8 << 20;
+
+pub(super) enum FileOutcome {
+    /// Hits (capped at the limit) and the file's full count of matching
+    /// lines when it was asked for (ignored files in count-only mode).
+    Searched(Vec<Hit>, u64),
+    Binary,
+    Failed(String),
+    Skipped,
+}
+
+/// Per-thread search state: the buffer is reused across files.
+pub(super) struct FileSearcher<'a> {
+    opts: &'a GrepOptions,
+    matcher: RegexMatcher,
+    searcher: Searcher,
+    buf: Vec<u8>,
+    display_root: PathBuf,
+}
+
+#[cfg(unix)]
+fn open_nonblocking(path: &Path) -> std::io::Result<std::fs::File> {
+    use std::os::unix::fs::OpenOptionsExt;
+    // O_NONBLOCK: a FIFO swapped in after the walk must not block the open.
+    std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(path)
+}
+
+#[cfg(not(unix))]
+fn open_nonblocking(path: &Path) -> std::io::Result<std::fs::File> {
+    std::fs::File::open(path)
+}
+
+/// Stops a streamed read when the search is cancelled, since the searcher
+/// only calls back on matches.
+struct CancellableReader<'a, R> {
+    inner: R,
+    stop: &'a dyn Fn() -> bool,
+}
+
+impl<R: Read> Read for CancellableReader<'_, R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        if (self.stop)() {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::Interrupted,
+                "cancelled",
+            ));
+        }
+        self.inner.read(buf)
+    }
+}
+
+impl<'a> FileSearcher<'a> {
+    pub(super) fn new(opts: &'a GrepOptions, matcher: RegexMatcher, display_root: PathBuf) -> Self {
+        FileSearcher {
+            opts,
+            matcher,
+            searcher: build_searcher(opts),
+            buf: Vec::with_capacity(64 << 10),
+            display_root,
+        }
+    }
+
+    pub(super) fn search(
+        &mut self,
+        path: &Path,
+        group: Option<usize>,
+        stop: &dyn Fn() -> bool,
+    ) -> FileOutcome {
+        let file = match open_nonblocking(path) {
+            Ok(f) => f,
+            Err(e) => return FileOutcome::Failed(format!("{}: {e}", path.display())),
+        };
+        let meta = match file.metadata() {
+            Ok(m) => m,
+            Err(e) => return FileOutcome::Failed(format!("{}: {e}", path.display())),
+        };
+        if !meta.is_file() {
+            return FileOutcome::Skipped;
+        }
+        let display = Arc::new(display_bytes(&relative_bytes(&self.display_root, path)));
+        let mut sink = HitSink {
+            opts: self.opts,
+            matcher: &self.matcher,
+            display,
+            ignored: group.is_some(),
+            hits: Vec::new(),
+            pending_before: Vec::new(),
+            lines_matched: 0,
+            cap: self.opts.max_count.unwrap_or(u64::MAX),
+            count_past_cap: group.is_some() && self.opts.ignored_count_only,
+            binary: false,
+            stop,
+        };
+        let result = if meta.len() <= WHOLE_READ_LIMIT {
+            self.buf.clear();
+            let mut f = file;
+            if let Err(e) = f.read_to_end(&mut self.buf) {
+                return FileOutcome::Failed(format!("{}: {e}", path.display()));
+            }
+            if memchr::memchr(0, &self.buf).is_some() {
+                return FileOutcome::Binary;
+            }
+            self.searcher
+                .search_slice(&self.matcher, &self.buf, &mut sink)
+        } else {
+            let reader = CancellableReader { inner: file, stop };
+            self.searcher
+                .search_reader(&self.matcher, reader, &mut sink)
+        };
+        if let Err(e) = result {
+            if e.kind() != std::io::ErrorKind::Interrupted {
+                return FileOutcome::Failed(format!("{}: {e}", path.display()));
+            }
+        }
+        if sink.binary && sink.lines_matched == 0 {
+            return FileOutcome::Binary;
+        }
+        if self.opts.mode != GrepMode::Content && sink.lines_matched > 0 {
+            sink.hits.push(Hit {
+                path: sink.display.clone(),
+                ignored: sink.ignored,
+                line: 0,
+                column: 0,
+                text: String::new(),
+                cut_before: 0,
+                cut_after: 0,
+                before: Vec::new(),
+                after: Vec::new(),
+                count: sink.lines_matched,
+            });
+        }
+        FileOutcome::Searched(sink.hits, sink.lines_matched)
+    }
+}
+
+struct HitSink<'a> {
+    opts: &'a GrepOptions,
+    matcher: &'a RegexMatcher,
+    display: Arc<DisplayPath>,
+    ignored: bool,
+    hits: Vec<Hit>,
+    pending_before: Vec<ContextLine>,
+    lines_matched: u64,
+    cap: u64,
+    /// Keep counting (without building hits) after the cap.
+    count_past_cap: bool,
+    binary: bool,
+    stop: &'a dyn Fn() -> bool,
+}
+
+impl HitSink<'_> {
+    fn context_line(&self, line: u64, bytes: &[u8]) -> ContextLine {
+        let w = window(trim_terminator(bytes), None, self.opts.max_line_length);
+        ContextLine {
+            line,
+            text: w.text,
+            cut_before: w.cut_before,
+            cut_after: w.cut_after,
+        }
+    }
+}
+
+impl Sink for HitSink<'_> {
+    type Error = std::io::Error;
+
+    fn matched(&mut self, _s: &Searcher, m: &SinkMatch<'_>) -> Result<bool, Self::Error> {
+        if (self.stop)() {
+            return Ok(false);
+        }
+        match self.opts.mode {
+            GrepMode::Files => {
+                self.lines_matched = 1;
+                return Ok(false);
+            }
+            GrepMode::Count => {
+                self.lines_matched += m.lines().count() as u64;
+                return Ok(true);
+            }
+            GrepMode::Content => {}
+        }
+        let first_line = m.line_number().unwrap_or(0);
+        for (i, raw) in m.lines().enumerate() {
+            if self.lines_matched >= self.cap {
+                if self.count_past_cap {
+                    self.lines_matched += 1;
+                    continue;
+                }
+                return Ok(false);
+            }
+            let line = trim_terminator(raw);
+            let focus = self
+                .matcher
+                .find(line)
+                .ok()
+                .flatten()
+                .map(|mat| mat.start());
+            let w = window(line, focus, self.opts.max_line_length);
+            self.lines_matched += 1;
+            self.hits.push(Hit {
+                path: self.display.clone(),
+                ignored: self.ignored,
+                line: first_line + i as u64,
+                column: focus.map_or(1, |f| f as u64 + 1),
+                text: w.text,
+                cut_before: w.cut_before,
+                cut_after: w.cut_after,
+                before: if i == 0 {
+                    std::mem::take(&mut self.pending_before)
+                } else {
+                    Vec::new()
+                },
+                after: Vec::new(),
+                count: 1,
+            });
+        }
+        Ok(self.lines_matched < self.cap || self.opts.after > 0 || self.count_past_cap)
+    }
+
+    fn context(&mut self, _s: &Searcher, c: &SinkContext<'_>) -> Result<bool, Self::Error> {
+        let line = self.context_line(c.line_number().unwrap_or(0), c.bytes());
+        match c.kind() {
+            SinkContextKind::Before => self.pending_before.push(line),
+            SinkContextKind::After => {
+                if let Some(last) = self.hits.last_mut() {
+                    last.after.push(line);
+                }
+            }
+            SinkContextKind::Other => {}
+        }
+        Ok(true)
+    }
+
+    fn binary_data(&mut self, _s: &Searcher, _offset: u64) -> Result<bool, Self::Error> {
+        self.binary = true;
+        Ok(false)
+    }
+}

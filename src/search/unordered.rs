@@ -1,0 +1,192 @@
+//! The unordered pipeline, for whole-tree file and count listings with no
+//! limit: the parallel walker's threads search as they walk (as ripgrep
+//! does), and the per-file results are sorted once at the end. Output order
+//! is the same as the ordered pipeline's; only the files with a match are
+//! held in memory.
+
+use super::cancel::{CancelToken, StopReason};
+use super::file_search::{FileOutcome, FileSearcher};
+use super::grep::{GrepPlan, GrepSummary, Hit, IgnoredCount};
+use super::ordered::{ignored_label, mtime_of};
+use super::walk::ErrorLog;
+use super::SortOrder;
+use std::path::PathBuf;
+use std::sync::Mutex;
+use std::time::{Instant, SystemTime};
+
+struct Found {
+    path: PathBuf,
+    group: Option<usize>,
+    hit: Hit,
+}
+
+#[derive(Default)]
+struct Tally {
+    found: Vec<Found>,
+    files_searched: u64,
+    binary_skipped: u64,
+    errors: ErrorLog,
+}
+
+pub(super) fn run(
+    plan: &GrepPlan,
+    cancel: &CancelToken,
+    mut emit: impl FnMut(Vec<Hit>) -> bool,
+) -> GrepSummary {
+    let started = Instant::now();
+    let tally = Mutex::new(Tally::default());
+    let walk_errors = Mutex::new(ErrorLog::default());
+    let stop = || cancel.is_stopped();
+    let visitor = |group: Option<usize>| {
+        let mut searcher =
+            FileSearcher::new(&plan.opts, plan.matcher.clone(), plan.display_root.clone());
+        let tally = &tally;
+        let stop = &stop;
+        move |e: &ignore::DirEntry| {
+            if !e.file_type().is_some_and(|t| t.is_file()) {
+                return true;
+            }
+            let outcome = searcher.search(e.path(), group, stop);
+            let mut t = tally.lock().unwrap_or_else(|p| p.into_inner());
+            match outcome {
+                FileOutcome::Searched(hits, _) => {
+                    t.files_searched += 1;
+                    for hit in hits {
+                        t.found.push(Found {
+                            path: e.path().to_path_buf(),
+                            group,
+                            hit,
+                        });
+                    }
+                }
+                FileOutcome::Binary => {
+                    t.files_searched += 1;
+                    t.binary_skipped += 1;
+                }
+                FileOutcome::Failed(msg) => t.errors.push(msg),
+                FileOutcome::Skipped => {}
+            }
+            true
+        }
+    };
+    let deferred = match &plan.single {
+        Some(file) => {
+            if plan.walker.accepts_file(file) {
+                let mut visit_one =
+                    FileSearcher::new(&plan.opts, plan.matcher.clone(), plan.display_root.clone());
+                if let FileOutcome::Searched(hits, _) = visit_one.search(file, None, &stop) {
+                    let mut t = tally.lock().unwrap_or_else(|p| p.into_inner());
+                    t.files_searched += 1;
+                    t.found.extend(hits.into_iter().map(|hit| Found {
+                        path: file.clone(),
+                        group: None,
+                        hit,
+                    }));
+                }
+            }
+            Vec::new()
+        }
+        None => plan
+            .walker
+            .walk_parallel(None, cancel, &walk_errors, || visitor(None)),
+    };
+    for (i, d) in deferred.iter().enumerate() {
+        if cancel.is_stopped() {
+            break;
+        }
+        if d.is_dir {
+            plan.walker
+                .walk_parallel(Some(d), cancel, &walk_errors, || visitor(Some(i)));
+        } else {
+            let mut v = visitor(Some(i));
+            // A deferred file is visited through a one-entry walk so it
+            // gets the same checks as any other entry.
+            for entry in ignore::WalkBuilder::new(&d.path)
+                .standard_filters(false)
+                .build()
+                .flatten()
+            {
+                v(&entry);
+            }
+        }
+    }
+
+    let mut tally = tally.into_inner().unwrap_or_else(|p| p.into_inner());
+    let mut summary = GrepSummary::default();
+    let key = |f: &Found| (f.group.map_or(0, |g| g + 1), f.path.clone());
+    match plan.opts.sort {
+        SortOrder::Path => tally.found.sort_by_key(key),
+        SortOrder::Mtime => {
+            let mut keyed: Vec<(usize, std::cmp::Reverse<SystemTime>, PathBuf, Found)> = tally
+                .found
+                .drain(..)
+                .map(|f| {
+                    (
+                        f.group.map_or(0, |_| 1),
+                        std::cmp::Reverse(mtime_of(&f.path)),
+                        f.path.clone(),
+                        f,
+                    )
+                })
+                .collect();
+            keyed.sort_by(|a, b| (a.0, a.1, &a.2).cmp(&(b.0, b.1, &b.2)));
+            tally.found = keyed.into_iter().map(|k| k.3).collect();
+        }
+    }
+    let mut per_group: Vec<IgnoredCount> = deferred
+        .iter()
+        .map(|d| IgnoredCount {
+            path: ignored_label(&plan.display_root, d),
+            ..Default::default()
+        })
+        .collect();
+    let project_has_matches = tally.found.iter().any(|f| f.group.is_none());
+    let count_only = plan.opts.ignored_count_only && project_has_matches;
+    let mut batch = Vec::new();
+    let mut consumer_gone = false;
+    for f in tally.found {
+        if let (Some(g), true) = (f.group, count_only) {
+            per_group[g].matches += f.hit.count;
+            per_group[g].files += 1;
+            continue;
+        }
+        summary.matches += f.hit.count;
+        summary.files_with_matches += 1;
+        if let Some(g) = f.group {
+            per_group[g].matches += f.hit.count;
+            per_group[g].files += 1;
+        }
+        if !consumer_gone {
+            batch.push(f.hit);
+            if batch.len() >= 256 && !emit(std::mem::take(&mut batch)) {
+                consumer_gone = true;
+            }
+        }
+    }
+    if !consumer_gone && !batch.is_empty() && !emit(batch) {
+        consumer_gone = true;
+    }
+    if consumer_gone {
+        cancel.cancel();
+    }
+    summary.files_searched = tally.files_searched;
+    summary.binary_skipped = tally.binary_skipped;
+    summary.errors = tally.errors;
+    summary
+        .errors
+        .merge(walk_errors.into_inner().unwrap_or_else(|p| p.into_inner()));
+    summary.ignored = per_group.into_iter().filter(|g| g.files > 0).collect();
+    if cancel.is_stopped() {
+        summary.ignored_unsearched = deferred
+            .iter()
+            .map(|d| ignored_label(&plan.display_root, d))
+            .collect();
+    }
+    match cancel.reason() {
+        Some(StopReason::Cancelled) => summary.cancelled = true,
+        Some(StopReason::TimedOut) => summary.timed_out = true,
+        None => {}
+    }
+    summary.elapsed_ms = started.elapsed().as_secs_f64() * 1000.0;
+    summary
+}
