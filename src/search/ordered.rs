@@ -97,6 +97,9 @@ pub(super) fn run(
                 let deferred = walker.walk_sorted(cancel, &mut errors, |p, g| send(p, g, &mut seq));
                 *deferred_out.lock().unwrap_or_else(|p| p.into_inner()) = deferred.clone();
                 for (i, d) in deferred.iter().enumerate() {
+                    if producer_stop() {
+                        break;
+                    }
                     if !walker.walk_deferred_sorted(d, i, cancel, &mut errors, |p, g| {
                         send(p, g, &mut seq)
                     }) {

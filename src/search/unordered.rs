@@ -148,6 +148,7 @@ pub(super) fn run(
         if let (Some(g), true) = (f.group, count_only) {
             per_group[g].matches += f.hit.count;
             per_group[g].files += 1;
+            summary.files_with_matches += 1;
             continue;
         }
         summary.matches += f.hit.count;

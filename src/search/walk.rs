@@ -222,7 +222,8 @@ impl Walker {
 
     /// Walks the project in path order, calling `on_file` for each regular
     /// file until it returns false. Returns the ignored entries that were
-    /// set aside (in path order); empty unless `no_ignore`.
+    /// set aside (in path order; only those reached if stopped early);
+    /// empty unless `no_ignore`.
     pub fn walk_sorted(
         &self,
         cancel: &CancelToken,
@@ -236,9 +237,9 @@ impl Walker {
             .then(|| Arc::new(Classifier::new(&self.root)));
         let mut b = self.builder(&self.root, classifier, deferred.clone());
         b.sort_by_file_name(|a, b| a.cmp(b));
-        if !Self::run_sorted(b, cancel, errors, |p| on_file(p, None)) {
-            return Vec::new();
-        }
+        // Stopped early or not, the ignored roots seen so far are returned so
+        // the caller can say which of them went unsearched.
+        Self::run_sorted(b, cancel, errors, |p| on_file(p, None));
         let out = std::mem::take(&mut *deferred.lock().unwrap_or_else(|p| p.into_inner()));
         out
     }
