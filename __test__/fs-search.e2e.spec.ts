@@ -1,0 +1,397 @@
+// fs-search inside a real Pi: the text the model receives from `grep` and `glob`, in-process (faux provider,
+// Pi 0.73.1 on this Node) and through the real CLI on both supported hosts against a scripted OpenAI server.
+import { after, before, describe, test } from "node:test";
+import assert from "node:assert/strict";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { createGrepToolDefinition, initTheme, type Theme } from "@mariozechner/pi-coding-agent";
+import type { Context } from "@mariozechner/pi-ai";
+import { findRg } from "../extensions/lib/rg-backend.mjs";
+import { offeredTools, startFakeOpenAIServer, toolResults, type ChatRequest } from "./helpers/fake-openai-server.ts";
+import { fauxAssistantMessage, fauxToolCall, runFauxSession, toolNamesOf } from "./helpers/faux-session.ts";
+import { hostAvailable, packageRoot, PI_HOSTS, runPi, toolEnds } from "./helpers/pi-cli.ts";
+import { makeTree } from "./helpers/tree.ts";
+
+const NOT_LISTED = "Not listed: pass one of these as path to see them, or noIgnore:false to skip them";
+
+/** A project whose dependency also mentions `needle`, plus a .git Pi's own grep would search. */
+function projectFiles() {
+	return {
+		".gitignore": "node_modules/\n",
+		"src/app.ts": "import { needle } from 'dep';\nconst a = 1;\nneedle();\nconst b = 2;\nneedle(a, b);\nexport {};\n",
+		"src/notes.md": "# needle notes\n",
+		"docs/guide.md": "Use the needle wisely.\n",
+		"node_modules/dep/index.js": "export function needle() {}\nexport const onlyInDeps = 1;\n",
+		".git/config": "[core]\n\tneedle = true\n",
+	};
+}
+
+const CONTENT =
+	"docs/guide.md:1: Use the needle wisely.\n" +
+	"src/app.ts:1: import { needle } from 'dep';\n" +
+	"src/app.ts:3: needle();\n" +
+	"src/app.ts:5: needle(a, b);\n" +
+	"src/notes.md:1: # needle notes\n\n" +
+	`[+1 matches in ignored paths: node_modules/ (1). ${NOT_LISTED}]`;
+
+function tempAgentDir(settings?: unknown): { dir: string; cleanup: () => void } {
+	const dir = fs.mkdtempSync(path.join(os.tmpdir(), "pi-utils-agent-"));
+	if (settings !== undefined) fs.writeFileSync(path.join(dir, "pi-utils.json"), `${JSON.stringify(settings, null, 2)}\n`);
+	return { dir, cleanup: () => fs.rmSync(dir, { recursive: true, force: true }) };
+}
+
+/**
+ * Three matching files first (in path order), then six million lines that each look like a match to the
+ * literal prefilter and fail the `\b` check: a few hundred ms of work even for a release build.
+ */
+function slowTree() {
+	const tree = makeTree({ "a0.txt": "needle\n", "a1.txt": "needle\n", "a2.txt": "needle\n" });
+	fs.writeFileSync(path.join(tree.root, "b.txt"), "needles\n".repeat(6 * 1024 * 1024));
+	return tree;
+}
+
+/** The tool results as the model saw them in its next call, by tool call id. */
+function seenByModel(contexts: Context[]): Map<string, string> {
+	const out = new Map<string, string>();
+	for (const ctx of contexts) {
+		for (const m of ctx.messages) {
+			if (m.role !== "toolResult") continue;
+			out.set(m.toolCallId, m.content.map((c) => (c.type === "text" ? c.text : "")).join(""));
+		}
+	}
+	return out;
+}
+
+/** One model turn that calls every tool in `calls` at once (ids are the map keys), then a closing reply. */
+function script(calls: Record<string, [string, Record<string, unknown>]>) {
+	const toolCalls = Object.entries(calls).map(([id, [name, args]]) => fauxToolCall(name, args, { id }));
+	return [fauxAssistantMessage(toolCalls, { stopReason: "toolUse" }), fauxAssistantMessage("done")];
+}
+
+describe("in-process Pi session (faux provider)", () => {
+	let tree: ReturnType<typeof makeTree>;
+	before(() => {
+		tree = makeTree(projectFiles());
+	});
+	after(() => tree.cleanup());
+
+	test("grep answers the model in Pi's format with our additions", async (t) => {
+		const agent = tempAgentDir();
+		t.after(agent.cleanup);
+		const run = await runFauxSession({
+			cwd: tree.root,
+			agentDir: agent.dir,
+			steps: script({
+				content: ["grep", { pattern: "needle" }],
+				files: ["grep", { pattern: "needle", outputMode: "files_with_matches" }],
+				count: ["grep", { pattern: "needle", outputMode: "count" }],
+				context: ["grep", { pattern: "needle", path: "src/app.ts", context: 1 }],
+				limit: ["grep", { pattern: "needle", limit: 2 }],
+				include: ["grep", { pattern: "needle", include: "*.md" }],
+				skipIgnored: ["grep", { pattern: "needle", noIgnore: false }],
+				onlyInDeps: ["grep", { pattern: "onlyInDeps" }],
+				none: ["grep", { pattern: "no such text anywhere" }],
+			}),
+		});
+		assert.deepEqual(run.extensionErrors, []);
+		const seen = seenByModel(run.contexts);
+		assert.equal(seen.get("content"), CONTENT);
+		assert.equal(
+			seen.get("files"),
+			`docs/guide.md\nsrc/app.ts\nsrc/notes.md\n\n[+1 files in ignored paths: node_modules/ (1). ${NOT_LISTED}]`,
+		);
+		assert.equal(
+			seen.get("count"),
+			`docs/guide.md:1\nsrc/app.ts:3\nsrc/notes.md:1\n\n[+1 matches in ignored paths: node_modules/ (1). ${NOT_LISTED}]`,
+		);
+		// Lines 2 and 4 sit in two context windows each; Pi's built-in grep prints them twice (#7971).
+		assert.equal(
+			seen.get("context"),
+			"app.ts:1: import { needle } from 'dep';\napp.ts-2- const a = 1;\napp.ts:3: needle();\n" +
+				"app.ts-4- const b = 2;\napp.ts:5: needle(a, b);\napp.ts-6- export {};",
+		);
+		assert.equal(
+			seen.get("limit"),
+			"docs/guide.md:1: Use the needle wisely.\nsrc/app.ts:1: import { needle } from 'dep';\n\n" +
+				"[2 matches limit reached. Use limit=4 for more, or refine pattern. " +
+				"Ignored paths not searched (the limit was reached first): node_modules/]",
+		);
+		assert.equal(seen.get("include"), "docs/guide.md:1: Use the needle wisely.\nsrc/notes.md:1: # needle notes");
+		assert.equal(seen.get("skipIgnored"), CONTENT.slice(0, CONTENT.indexOf("\n\n[")));
+		// A symbol defined only in a dependency is shown normally: that is why ignored files are searched.
+		assert.equal(seen.get("onlyInDeps"), "node_modules/dep/index.js:2: export const onlyInDeps = 1;");
+		assert.equal(seen.get("none"), "No matches found");
+		const byId = new Map(run.toolResults.map((r) => [r.toolCallId, r]));
+		assert.deepEqual(byId.get("limit")?.details, { matchLimitReached: 2 }, "Pi's renderer reads details.matchLimitReached");
+		assert.equal(byId.get("none")?.details, undefined, "Pi's built-in grep returns no details for no matches");
+	});
+
+	test("the model is offered our grep (a superset of Pi's schema) and glob, with prompt guidance", async (t) => {
+		const agent = tempAgentDir();
+		t.after(agent.cleanup);
+		const run = await runFauxSession({ cwd: tree.root, agentDir: agent.dir, steps: [fauxAssistantMessage("ok")] });
+		const [ctx] = run.contexts;
+		assert.ok(toolNamesOf(ctx).includes("grep") && toolNamesOf(ctx).includes("glob"));
+		const grep = ctx.tools!.find((t) => t.name === "grep")!;
+		const props = Object.keys((grep.parameters as { properties: object }).properties);
+		const builtin = Object.keys((createGrepToolDefinition(tree.root).parameters as { properties: object }).properties);
+		for (const p of builtin) assert.ok(props.includes(p), `Pi's grep parameter ${p} is kept`);
+		for (const p of ["include", "noIgnore", "type", "outputMode"]) assert.ok(props.includes(p), `${p} is added`);
+		assert.match(grep.description, /\.git is never searched/);
+		const systemPrompt = ctx.systemPrompt ?? "";
+		assert.match(systemPrompt, /grep also searches files that \.gitignore excludes/);
+		assert.match(systemPrompt, /Use glob, not grep, to find files by name or path/);
+		assert.match(systemPrompt, /- glob: Find files by glob pattern, newest modified first/);
+	});
+
+	test("a search that hits grep.timeoutMs returns what it found, flagged as partial", async (t) => {
+		const agent = tempAgentDir({ grep: { timeoutMs: 50, graceMs: 3000 } });
+		const big = slowTree();
+		t.after(() => {
+			agent.cleanup();
+			big.cleanup();
+		});
+		const run = await runFauxSession({
+			cwd: big.root,
+			agentDir: agent.dir,
+			steps: script({ slow: ["grep", { pattern: "needle\\b" }] }),
+		});
+		const text = seenByModel(run.contexts).get("slow") ?? "";
+		assert.match(
+			text,
+			/^a0\.txt:1: needle\na1\.txt:1: needle\na2\.txt:1: needle\n\n\[Search timed out after 0\.05s: results are partial \(searched \d+ files\)\. Narrow the path, add a glob or type filter, or raise grep\.timeoutMs\]$/,
+		);
+		const searched = Number(/searched (\d+) files/.exec(text)?.[1]);
+		assert.ok(searched >= 3 && searched <= 4, `searched ${searched} files`);
+		assert.equal((run.toolResults[0].details as { timedOut?: boolean }).timedOut, true);
+	});
+
+	test("Pi's abort (Escape) cancels a running grep at once", async (t) => {
+		const agent = tempAgentDir({ grep: { timeoutMs: 60_000 } });
+		const big = slowTree();
+		t.after(() => {
+			agent.cleanup();
+			big.cleanup();
+		});
+		const started = performance.now();
+		const run = await runFauxSession({
+			cwd: big.root,
+			agentDir: agent.dir,
+			abortAfterToolStartMs: 20,
+			steps: script({ slow: ["grep", { pattern: "needle\\b" }] }),
+		});
+		const elapsed = performance.now() - started;
+		assert.deepEqual(
+			run.toolResults.map((r) => [r.toolName, r.text, r.isError]),
+			[["grep", "Operation aborted", true]],
+		);
+		assert.ok(elapsed < 5000, `returned after ${Math.round(elapsed)} ms, not at the end of the search`);
+	});
+
+	test("glob renders its call and result in the style of Pi's find; grep keeps Pi's own renderer", async (t) => {
+		const agent = tempAgentDir();
+		t.after(agent.cleanup);
+		const run = await runFauxSession({ cwd: tree.root, agentDir: agent.dir, steps: [fauxAssistantMessage("ok")] });
+		const grep = run.definitions.get("grep");
+		assert.ok(grep && !grep.renderCall && !grep.renderResult, "grep inherits the built-in renderer");
+		const glob = run.definitions.get("glob")!;
+		initTheme("dark");
+		const theme = { fg: (_color: string, s: string) => s, bold: (s: string) => s } as unknown as Theme;
+		const context = { lastComponent: undefined, showImages: false } as unknown as Parameters<NonNullable<typeof glob.renderCall>>[2];
+		const call = glob.renderCall!({ pattern: "*.ts", path: "src", limit: 25 }, theme, context);
+		assert.deepEqual(call.render(100).map((l) => l.trimEnd()), ["glob *.ts in src (limit 25)"]);
+		const lines = Array.from({ length: 25 }, (_, i) => `f${i}.ts`);
+		const result = { content: [{ type: "text" as const, text: lines.join("\n") }], details: { resultLimitReached: 25 } };
+		const plain = (l: string) => l.replace(/\x1b\[[0-9;]*m/g, "").trimEnd();
+		const rendered = glob.renderResult!(result, { expanded: false, isPartial: false }, theme, context).render(100).map(plain);
+		assert.equal(rendered[1], "f0.ts");
+		assert.equal(rendered[20], "f19.ts");
+		assert.match(rendered[21], /^\.\.\. \(5 more lines, .*to expand\)$/);
+		assert.equal(rendered[22], "[Truncated: 25 results limit]");
+	});
+
+	test("glob lists newest first, the project before ignored paths, with find's limit notice", async (t) => {
+		const agent = tempAgentDir();
+		const files = makeTree({
+			".gitignore": "node_modules/\n",
+			"src/old.ts": "",
+			"src/new.ts": "",
+			"lib/mid.ts": "",
+			"node_modules/dep/newest.ts": "",
+		});
+		t.after(() => {
+			agent.cleanup();
+			files.cleanup();
+		});
+		const years: Record<string, number> = { "src/old.ts": 2020, "lib/mid.ts": 2022, "src/new.ts": 2024, "node_modules/dep/newest.ts": 2025 };
+		for (const [f, y] of Object.entries(years)) {
+			const when = new Date(Date.UTC(y, 0, 1));
+			fs.utimesSync(path.join(files.root, f), when, when);
+		}
+		const run = await runFauxSession({
+			cwd: files.root,
+			agentDir: agent.dir,
+			steps: script({
+				all: ["glob", { pattern: "*.ts" }],
+				limited: ["glob", { pattern: "*.ts", limit: 2 }],
+				projectOnly: ["glob", { pattern: "**/*.ts", noIgnore: false }],
+				none: ["glob", { pattern: "*.rs" }],
+			}),
+		});
+		const seen = seenByModel(run.contexts);
+		assert.equal(
+			seen.get("all"),
+			"src/new.ts\nlib/mid.ts\nsrc/old.ts\nnode_modules/dep/newest.ts\n\n" +
+				"[+1 matches in ignored paths: node_modules/ (1). They are listed after the project's results; noIgnore:false hides them]",
+		);
+		assert.equal(
+			seen.get("limited"),
+			"src/new.ts\nlib/mid.ts\n\n[2 results limit reached. Use limit=4 for more, or refine pattern. " +
+				"Ignored paths not searched (the limit was reached first): node_modules/]",
+		);
+		assert.equal(seen.get("projectOnly"), "src/new.ts\nlib/mid.ts\nsrc/old.ts");
+		assert.equal(seen.get("none"), "No files found matching pattern");
+		const limited = run.toolResults.find((r) => r.toolCallId === "limited");
+		assert.deepEqual(limited?.details, { resultLimitReached: 2 }, "the shape Pi's find renderer reads");
+	});
+
+	test("without the native core, rg answers with the same text and the user is told why, once", { skip: findRg() ? false : "rg not installed" }, async (t) => {
+		const agent = tempAgentDir({ grep: { timeoutMs: "soon" } });
+		t.after(agent.cleanup);
+		const run = await runFauxSession({
+			cwd: tree.root,
+			agentDir: agent.dir,
+			env: { PI_UTILS_DISABLE_NATIVE: "1" },
+			withUI: true,
+			steps: script({ content: ["grep", { pattern: "needle" }], glob: ["glob", { pattern: "*.md" }] }),
+		});
+		const seen = seenByModel(run.contexts);
+		assert.equal(seen.get("content"), CONTENT);
+		assert.equal(seen.get("glob")?.split("\n").sort().join("\n"), "docs/guide.md\nsrc/notes.md");
+		const warnings = run.notifications.filter((n) => n.type === "warning").map((n) => n.message);
+		assert.equal(warnings.length, 2, warnings.join("\n"));
+		assert.match(warnings[0], /pi-utils\.json: grep\.timeoutMs must be a positive integer .*\(got "soon"\); using 30000$/);
+		assert.equal(
+			warnings[1],
+			"pi-utils native core unavailable: disabled by PI_UTILS_DISABLE_NATIVE=1. Fix: unset PI_UTILS_DISABLE_NATIVE. " +
+				"Searching with ripgrep (rg) instead.",
+		);
+	});
+
+	test("an install whose binary is missing or stale still loads, searches with rg and says how to fix it", { skip: findRg() ? false : "rg not installed" }, async (t) => {
+		const cases = [
+			{ name: "missing", reason: /no native binary for \S+ \(pi-utils\.[\w-]+\.node was never built\)/ },
+			{ name: "stale", reason: /the native binary is stale \(API version 0, expected 1\)/, indexJs: "module.exports = { apiVersion: () => 0 };\n" },
+		];
+		for (const c of cases) {
+			// What `pi install` leaves when the build step failed: the sources without a loadable binary.
+			const copy = fs.mkdtempSync(path.join(os.tmpdir(), `pi-utils-${c.name}-`));
+			const agent = tempAgentDir();
+			t.after(() => {
+				fs.rmSync(copy, { recursive: true, force: true });
+				agent.cleanup();
+			});
+			for (const entry of ["package.json", "index.js", "extensions"]) {
+				fs.cpSync(path.join(packageRoot, entry), path.join(copy, entry), { recursive: true });
+			}
+			if (c.indexJs) fs.writeFileSync(path.join(copy, "index.js"), c.indexJs);
+			const run = await runFauxSession({
+				cwd: tree.root,
+				agentDir: agent.dir,
+				packageDir: copy,
+				withUI: true,
+				steps: script({ content: ["grep", { pattern: "needle" }] }),
+			});
+			assert.equal(seenByModel(run.contexts).get("content"), CONTENT, c.name);
+			assert.equal(run.notifications.length, 1, c.name);
+			const { message, type } = run.notifications[0];
+			assert.equal(type, "warning");
+			assert.match(message, /^pi-utils native core unavailable: /);
+			assert.match(message, c.reason);
+			assert.ok(
+				message.endsWith(`. Fix: install Rust (https://rustup.rs) and run \`npm install\` in ${copy}. Searching with ripgrep (rg) instead.`),
+				message,
+			);
+			assert.doesNotMatch(message, /npm has a bug/);
+		}
+	});
+
+	test("disabledTools keeps glob (and the shell_* family) from being registered", async (t) => {
+		const agent = tempAgentDir({ disabledTools: ["glob", "shell_*"] });
+		t.after(agent.cleanup);
+		const run = await runFauxSession({ cwd: tree.root, agentDir: agent.dir, steps: [fauxAssistantMessage("ok")] });
+		const names = toolNamesOf(run.contexts[0]);
+		assert.ok(names.includes("grep"));
+		assert.ok(!names.includes("glob"), names.join(","));
+	});
+});
+
+describe("the real Pi CLI against a scripted OpenAI-compatible server", () => {
+	let tree: ReturnType<typeof makeTree>;
+	before(() => {
+		tree = makeTree(projectFiles());
+	});
+	after(() => tree.cleanup());
+
+	const grepAndGlob = [
+		{ toolCalls: [{ id: "g1", name: "grep", arguments: { pattern: "needle" } }, { id: "g2", name: "glob", arguments: { pattern: "*.md" } }] },
+		{ text: "done" },
+	];
+
+	function assertOurTools(requests: ChatRequest[]) {
+		assert.equal(requests.length, 2, "one call with the tool results, one after");
+		const offered = offeredTools(requests[0]);
+		assert.ok(offered.includes("grep") && offered.includes("glob"), offered.join(","));
+		const grep = requests[0].tools!.find((t) => t.function.name === "grep")!;
+		assert.ok("outputMode" in (grep.function.parameters as { properties: object }).properties, "our grep schema, not Pi's");
+		const results = toolResults(requests[1]);
+		// The ignored-paths notice exists only in our grep; Pi's would print .git/config and node_modules hits.
+		assert.equal(results.get("g1"), CONTENT);
+		assert.equal(results.get("g2")?.split("\n").sort().join("\n"), "docs/guide.md\nsrc/notes.md");
+	}
+
+	for (const host of [PI_HOSTS.legacy, PI_HOSTS.current]) {
+		test(`${host.label}: the package loads from its manifest and the model gets our grep and glob`, { skip: hostAvailable(host) ? false : "host not installed" }, async (t) => {
+			const server = await startFakeOpenAIServer(grepAndGlob);
+			t.after(() => server.close());
+			const run = await runPi({ host, baseUrl: server.baseUrl, prompt: "find the needle", cwd: tree.root });
+			assert.equal(run.timedOut, false);
+			assert.equal(run.code, 0, run.stderr);
+			assertOurTools(server.requests);
+			const ends = toolEnds(run);
+			assert.deepEqual(ends.map((e) => [e.toolName, e.isError]).sort(), [["glob", false], ["grep", false]]);
+			assert.ok(run.piUtilsJson?.includes('"disabledTools": []'), "settings were scaffolded on first start");
+		});
+	}
+
+	test("with PI_UTILS_DISABLE_NATIVE=1 the rg fallback answers the same, and stderr says why once", { skip: findRg() ? false : "rg not installed" }, async (t) => {
+		const server = await startFakeOpenAIServer(grepAndGlob);
+		t.after(() => server.close());
+		const run = await runPi({
+			host: PI_HOSTS.legacy,
+			baseUrl: server.baseUrl,
+			prompt: "find the needle",
+			cwd: tree.root,
+			env: { PI_UTILS_DISABLE_NATIVE: "1" },
+		});
+		assert.equal(run.code, 0, run.stderr);
+		assertOurTools(server.requests);
+		const notices = run.stderr.split("\n").filter((l) => l.includes("pi-utils native core unavailable"));
+		assert.deepEqual(notices, [
+			"pi-utils native core unavailable: disabled by PI_UTILS_DISABLE_NATIVE=1. Fix: unset PI_UTILS_DISABLE_NATIVE. Searching with ripgrep (rg) instead.",
+		]);
+	});
+
+	test(`${PI_HOSTS.current.label}: disabledTools ["glob", "shell_*"] keeps glob out of the tools the model receives`, { skip: hostAvailable(PI_HOSTS.current) ? false : "host not installed" }, async (t) => {
+		const server = await startFakeOpenAIServer([{ text: "ok" }]);
+		t.after(() => server.close());
+		const settings = { disabledTools: ["glob", "shell_*"] };
+		const run = await runPi({ host: PI_HOSTS.current, baseUrl: server.baseUrl, prompt: "hi", cwd: tree.root, piUtilsSettings: settings });
+		assert.equal(run.code, 0, run.stderr);
+		const offered = offeredTools(server.requests[0]);
+		assert.ok(offered.includes("grep"), offered.join(","));
+		assert.ok(!offered.includes("glob") && !offered.some((n) => n.startsWith("shell_")), offered.join(","));
+		assert.ok(run.piUtilsJson?.includes('"disabledTools": [\n    "glob",\n    "shell_*"\n  ]'), "the user's list is kept as written");
+	});
+});

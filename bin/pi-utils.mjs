@@ -1,0 +1,298 @@
+#!/usr/bin/env node
+// pi-utils command line. By default it prints exactly the text the Pi tools return (same
+// renderer: extensions/lib/*-tool.mjs); --json streams the native results as JSON lines.
+// Exit codes follow ripgrep: 0 something found, 1 nothing found, 2 error.
+
+import { createRequire } from "node:module";
+import { globOptionsFor, runGlobTool } from "../extensions/lib/glob-tool.mjs";
+import { grepOptionsFor, hardDeadlineMs, runGrepTool } from "../extensions/lib/grep-tool.mjs";
+
+// The tools' settings defaults (settings file keys grep.* / glob.*).
+const GREP_DEFAULTS = { timeoutMs: 30000, graceMs: 3000, maxBytes: 51200, limit: 100, maxLineLength: 500 };
+const GLOB_DEFAULTS = { timeoutMs: 10000, graceMs: 2000, maxBytes: 51200, limit: 200 };
+
+const HELP = `Usage:
+  pi-utils grep [options] <pattern> [path]
+  pi-utils glob [options] <pattern> [path]
+
+Prints what the Pi tools print; ignored files (.gitignore etc.) are searched too, after the
+project's own, unless --respect-ignore. .git is never searched.
+
+grep options:
+  -F, --fixed-strings      pattern is a literal string
+  -i, --ignore-case        case-insensitive
+  -C, --context N          N lines of context around each match
+  -g, --glob GLOB          include glob, "!GLOB" excludes (repeatable)
+  -t, --type TYPE          ripgrep file type, e.g. rust, ts (repeatable)
+  -m, --max-count N        at most N matches (text default ${GREP_DEFAULTS.limit}; --json default: all)
+  -l, --files-with-matches print only the paths of files with a match
+  -c, --count              print path:count per file
+glob options:
+      --limit N            at most N entries (default ${GLOB_DEFAULTS.limit})
+common options:
+      --respect-ignore     skip files the ignore rules exclude
+      --no-hidden          skip dot-files and dot-directories
+      --sort path|mtime    order (grep default path, glob default mtime)
+      --timeout-ms N       stop after N ms with partial results
+      --json               one JSON object per line, then a summary line
+  -h, --help               this help
+
+Exit status: 0 found, 1 nothing found, 2 error.`;
+
+class UsageError extends Error {}
+
+// Flags that take a value; the value may follow as the next argument, glued (-C2) or after `=`.
+const VALUE_FLAGS = {
+  "-C": "context",
+  "--context": "context",
+  "-g": "glob",
+  "--glob": "glob",
+  "-t": "type",
+  "--type": "type",
+  "-m": "maxCount",
+  "--max-count": "maxCount",
+  "--limit": "limit",
+  "--sort": "sort",
+  "--timeout-ms": "timeoutMs",
+};
+const BOOL_FLAGS = {
+  "-F": "literal",
+  "--fixed-strings": "literal",
+  "-i": "ignoreCase",
+  "--ignore-case": "ignoreCase",
+  "-l": "files",
+  "--files-with-matches": "files",
+  "-c": "count",
+  "--count": "count",
+  "--respect-ignore": "respectIgnore",
+  "--no-hidden": "noHidden",
+  "--json": "json",
+  "-h": "help",
+  "--help": "help",
+};
+const REPEATABLE = new Set(["glob", "type"]);
+
+function parseArgs(argv) {
+  const o = { glob: [], type: [], positional: [] };
+  const set = (key, value) => {
+    if (REPEATABLE.has(key)) o[key].push(value);
+    else o[key] = value;
+  };
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i];
+    if (arg === "--") {
+      o.positional.push(...argv.slice(i + 1));
+      break;
+    }
+    if (!arg.startsWith("-") || arg === "-") {
+      o.positional.push(arg);
+      continue;
+    }
+    if (arg.startsWith("--")) {
+      const eq = arg.indexOf("=");
+      const name = eq < 0 ? arg : arg.slice(0, eq);
+      if (BOOL_FLAGS[name] && eq < 0) set(BOOL_FLAGS[name], true);
+      else if (VALUE_FLAGS[name]) {
+        const value = eq >= 0 ? arg.slice(eq + 1) : argv[++i];
+        if (value === undefined) throw new UsageError(`${name} needs a value`);
+        set(VALUE_FLAGS[name], value);
+      } else throw new UsageError(`unknown option: ${arg}`);
+      continue;
+    }
+    // A cluster of short flags, ripgrep style: -iF, -C2, -ig '*.ts'.
+    for (let j = 1; j < arg.length; j++) {
+      const flag = `-${arg[j]}`;
+      if (BOOL_FLAGS[flag]) set(BOOL_FLAGS[flag], true);
+      else if (VALUE_FLAGS[flag]) {
+        const value = j + 1 < arg.length ? arg.slice(j + 1) : argv[++i];
+        if (value === undefined) throw new UsageError(`${flag} needs a value`);
+        set(VALUE_FLAGS[flag], value);
+        break;
+      } else throw new UsageError(`unknown option: ${flag}`);
+    }
+  }
+  return o;
+}
+
+function intOption(o, key, name) {
+  if (o[key] === undefined) return undefined;
+  const n = Number(o[key]);
+  if (!Number.isInteger(n) || n < 0) throw new UsageError(`${name} must be a non-negative integer, got ${o[key]}`);
+  return n;
+}
+
+function sortOption(o) {
+  if (o.sort === undefined) return undefined;
+  if (o.sort !== "path" && o.sort !== "mtime") throw new UsageError(`--sort must be path or mtime, got ${o.sort}`);
+  return o.sort;
+}
+
+function loadNative() {
+  try {
+    return createRequire(import.meta.url)("../index.js");
+  } catch (e) {
+    const why = e instanceof Error ? e.message.split("\n")[0] : String(e);
+    throw new Error(`native addon not built: run npm install (${why})`);
+  }
+}
+
+function positionalArgs(o, command) {
+  if (o.positional.length < 1) throw new UsageError(`${command} needs a pattern`);
+  if (o.positional.length > 2) throw new UsageError(`${command} takes one pattern and at most one path`);
+  return { pattern: o.positional[0], path: o.positional[1] };
+}
+
+const jsonLine = (value) => `${JSON.stringify(value)}\n`;
+
+async function grepCommand(o, native) {
+  const { pattern, path } = positionalArgs(o, "grep");
+  const context = intOption(o, "context", "--context");
+  const maxCount = intOption(o, "maxCount", "--max-count");
+  const timeoutMs = intOption(o, "timeoutMs", "--timeout-ms") ?? GREP_DEFAULTS.timeoutMs;
+  const sort = sortOption(o);
+  if (o.files && o.count) throw new UsageError("-l and -c cannot be combined");
+  const params = {
+    pattern,
+    path,
+    literal: o.literal === true,
+    ignoreCase: o.ignoreCase === true,
+    context,
+    limit: maxCount,
+    noIgnore: !o.respectIgnore,
+    outputMode: o.files ? "files_with_matches" : o.count ? "count" : "content",
+  };
+  const config = {
+    cwd: process.cwd(),
+    timeoutMs,
+    graceMs: GREP_DEFAULTS.graceMs,
+    noIgnore: true,
+    maxLineLength: GREP_DEFAULTS.maxLineLength,
+    maxBytes: GREP_DEFAULTS.maxBytes,
+    defaultLimit: GREP_DEFAULTS.limit,
+  };
+  // What the tool schema cannot say (several globs and types, hidden, sort) is added on top of
+  // the tool's own options, so the rendering stays the tool's.
+  const extra = {};
+  if (o.glob.length > 0) extra.glob = o.glob;
+  if (o.type.length > 0) extra.type = o.type.length === 1 ? o.type[0] : o.type;
+  if (o.noHidden) extra.hidden = false;
+  if (sort) extra.sort = sort;
+
+  if (o.json) {
+    const opts = { ...grepOptionsFor(params, config), ...extra, ignoredCountOnly: false };
+    if (maxCount === undefined) delete opts.maxCount;
+    return grepJson(native, opts, hardDeadlineMs(config));
+  }
+
+  let found = 0;
+  const backend = {
+    grep(opts) {
+      const handle = native.grep({ ...opts, ...extra });
+      return {
+        async nextBatch() {
+          const batch = await handle.nextBatch();
+          if (batch) found += batch.length;
+          return batch;
+        },
+        summary: () => handle.summary(),
+        cancel: () => handle.cancel(),
+      };
+    },
+  };
+  const { text } = await runGrepTool(backend, params, config);
+  return { out: `${text}\n`, code: found > 0 ? 0 : 1 };
+}
+
+/** Resolves "deadline" after `ms`; the CLI exits explicitly, so the timer never holds it open. */
+function deadline(ms) {
+  return new Promise((resolve) => setTimeout(() => resolve("deadline"), ms));
+}
+
+async function grepJson(native, opts, hardLimitMs) {
+  const handle = native.grep(opts);
+  const type = opts.mode === "files" ? "file" : opts.mode === "count" ? "count" : "match";
+  const stop = deadline(hardLimitMs);
+  let found = 0;
+  for (;;) {
+    const batch = await Promise.race([handle.nextBatch(), stop]);
+    if (batch === "deadline") {
+      handle.cancel();
+      return { out: jsonLine({ type: "summary", matches: found, timedOut: true, incomplete: true }), code: found > 0 ? 0 : 1 };
+    }
+    if (batch === null) break;
+    found += batch.length;
+    process.stdout.write(batch.map((hit) => jsonLine({ type, ...hit })).join(""));
+  }
+  return { out: jsonLine({ type: "summary", ...handle.summary() }), code: found > 0 ? 0 : 1 };
+}
+
+async function globCommand(o, native) {
+  const { pattern, path } = positionalArgs(o, "glob");
+  const limit = intOption(o, "limit", "--limit");
+  const timeoutMs = intOption(o, "timeoutMs", "--timeout-ms") ?? GLOB_DEFAULTS.timeoutMs;
+  const sort = sortOption(o);
+  const params = { pattern, path, limit, noIgnore: !o.respectIgnore, hidden: !o.noHidden };
+  const config = {
+    cwd: process.cwd(),
+    timeoutMs,
+    graceMs: GLOB_DEFAULTS.graceMs,
+    noIgnore: true,
+    defaultLimit: GLOB_DEFAULTS.limit,
+    maxBytes: GLOB_DEFAULTS.maxBytes,
+  };
+  if (o.json) {
+    const opts = { ...globOptionsFor(params, config), ...(sort ? { sort } : {}) };
+    const result = await Promise.race([native.glob(opts), deadline(hardDeadlineMs(config))]);
+    if (result === "deadline") return { out: jsonLine({ type: "summary", total: 0, timedOut: true, incomplete: true }), code: 1 };
+    const { entries, ...summary } = result;
+    const out = entries.map((e) => jsonLine({ type: "file", ...e })).join("") + jsonLine({ type: "summary", ...summary });
+    return { out, code: entries.length > 0 ? 0 : 1 };
+  }
+
+  let found = 0;
+  const backend = {
+    async glob(opts) {
+      const result = await native.glob(sort ? { ...opts, sort } : opts);
+      found = result.entries.length;
+      return result;
+    },
+  };
+  const { text } = await runGlobTool(backend, params, config);
+  return { out: `${text}\n`, code: found > 0 ? 0 : 1 };
+}
+
+// Subcommands: (options, native module) -> { out, code }.
+const COMMANDS = {
+  grep: grepCommand,
+  glob: globCommand,
+  // ---- reserved: `pi-utils outline <file>` (structure tools) plugs in here, e.g.
+  // outline: outlineCommand, with its usage lines added to HELP above. ----
+};
+
+function finish(out, code) {
+  const exit = () => process.exit(code);
+  if (out) process.stdout.write(out, exit);
+  else exit();
+}
+
+async function main(argv) {
+  const [command, ...rest] = argv;
+  if (command === undefined || command === "-h" || command === "--help" || command === "help") {
+    return finish(`${HELP}\n`, command === undefined ? 2 : 0);
+  }
+  const run = COMMANDS[command];
+  if (!run) throw new UsageError(`unknown command: ${command} (expected ${Object.keys(COMMANDS).join(" or ")})`);
+  const o = parseArgs(rest);
+  if (o.help) return finish(`${HELP}\n`, 0);
+  const { out, code } = await run(o, loadNative());
+  finish(out, code);
+}
+
+// Like rg, stop quietly when the reader goes away (`pi-utils grep x | head`).
+process.stdout.on("error", (e) => process.exit(e.code === "EPIPE" ? 0 : 2));
+
+main(process.argv.slice(2)).catch((e) => {
+  const message = e instanceof Error ? e.message : String(e);
+  const hint = e instanceof UsageError ? "\nRun pi-utils --help for usage." : "";
+  process.stderr.write(`pi-utils: ${message}${hint}\n`, () => process.exit(2));
+});

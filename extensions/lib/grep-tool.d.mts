@@ -1,0 +1,92 @@
+import type { GrepHit, GrepOptions, GrepSummary } from "../../index.d.ts";
+import type { TruncationResult } from "./truncate.mjs";
+
+/** The `grep` tool's parameters (a superset of Pi's built-in grep schema). */
+export interface GrepToolParams {
+  pattern: string;
+  path?: string;
+  glob?: string;
+  /** Alias of `glob`; when both are given both are passed as include globs. */
+  include?: string;
+  ignoreCase?: boolean;
+  literal?: boolean;
+  context?: number;
+  limit?: number;
+  noIgnore?: boolean;
+  type?: string;
+  outputMode?: "content" | "files_with_matches" | "count";
+}
+
+/** A running search, as the native `grep()` returns it. */
+export interface GrepHandle {
+  nextBatch(): Promise<GrepHit[] | null>;
+  summary(): GrepSummary | null;
+  cancel(): void;
+}
+
+/** The native module satisfies this; so does the rg fallback. `grep` may throw synchronously on bad input. */
+export interface GrepBackend {
+  grep(opts: GrepOptions): GrepHandle;
+}
+
+export interface GrepRunConfig {
+  /** Base for a relative `params.path`. */
+  cwd: string;
+  /** Passed to the backend as `timeoutMs`. */
+  timeoutMs: number;
+  /** After `timeoutMs + graceMs` we stop waiting for the backend and return what we have. */
+  graceMs: number;
+  /** Used when `params.noIgnore` is not given. */
+  noIgnore: boolean;
+  maxLineLength: number;
+  /** Byte cap of the returned text (Pi: 51200). */
+  maxBytes: number;
+  /** Used when `params.limit` is not given (Pi: 100). */
+  defaultLimit: number;
+  signal?: AbortSignal;
+  /** Partial results, at most every 100 ms while batches arrive. */
+  onUpdate?: (partial: { text: string; details: GrepToolDetails | undefined }) => void;
+  /** Where the full output is written when the byte cap cuts it. Default `os.tmpdir()`. */
+  tmpDir?: string;
+}
+
+/** Pi's grep `details` shape plus our own optional fields. */
+export interface GrepToolDetails {
+  truncation?: TruncationResult;
+  matchLimitReached?: number;
+  linesTruncated?: boolean;
+  /** The untruncated text, when the byte cap cut it. */
+  fullOutputPath?: string;
+  timedOut?: boolean;
+  filesSearched?: number;
+  /** Matches in ignored files that were counted but not listed. */
+  ignoredMatches?: number;
+}
+
+export interface GrepToolResult {
+  text: string;
+  details: GrepToolDetails | undefined;
+}
+
+/**
+ * Runs one grep tool call: maps params to backend options, collects batches, renders Pi's text
+ * format and notices. Throws `Error("Operation aborted")` on abort and rethrows bad-input errors.
+ */
+export declare function runGrepTool(
+  backend: GrepBackend,
+  params: GrepToolParams,
+  config: GrepRunConfig,
+): Promise<GrepToolResult>;
+
+/** The backend options `runGrepTool` would pass for these params (exposed for the CLI and tests). */
+export declare function grepOptionsFor(params: GrepToolParams, config: GrepRunConfig): GrepOptions;
+
+/**
+ * Renders hits as Pi's lines: `path:N: text`, context `path-N- text`; `files` mode one path per
+ * line; `count` mode `path:N`. Lines the backend windowed (`cutBefore`/`cutAfter`) get Pi's
+ * `... [truncated]` marker (and `[truncated] ...` in front when cut before); `linesTruncated` says so.
+ */
+export declare function formatGrepHits(
+  hits: readonly GrepHit[],
+  mode: "content" | "files" | "count",
+): { lines: string[]; linesTruncated: boolean };
