@@ -22,6 +22,72 @@ export declare class GrepSearch {
   cancel(): void
 }
 
+/** One Pi session's background jobs, persisted in a JSON sidecar. */
+export declare class ShellRegistry {
+  /** The sidecar file (absolute). */
+  get sidecarPath(): string
+  /**
+   * True when this process already had the registry open (e.g. after `/reload`):
+   * its jobs were tracked all along rather than reconciled from the file.
+   */
+  get fromMemory(): boolean
+  /**
+   * What could not be read from the sidecar when it was loaded (a damaged
+   * file is kept as `<sidecar>.corrupt`), and the last failure to write it.
+   */
+  problems(): Array<string>
+  /**
+   * Starts a job. Throws, starting nothing, on an empty command, a missing
+   * cwd (`Working directory not found: <cwd>`), a missing shell, a log
+   * that cannot be created (`Cannot create log directory <dir>: ...`,
+   * `Cannot open log file <path>: ...`) or a duplicate id.
+   */
+  spawn(options: ShellSpawnOptions): ShellJob
+  get(id: string): ShellJob | null
+  /** All jobs in start order. */
+  list(): Array<ShellJob>
+  /**
+   * Resolves when the job is no longer running, the timeout passes or the
+   * signal aborts. Throws at once for an unknown id or an aborted signal.
+   */
+  wait(id: string, options?: ShellWaitOptions | undefined | null): Promise<ShellWaitResult>
+  /**
+   * SIGTERM to the job's process group and to descendants that left it,
+   * `graceMs` for them to exit, then SIGKILL; resolves with what happened.
+   * Killing a job that has ended (with nothing left behind) is a no-op.
+   */
+  kill(id: string, options?: ShellKillOptions | undefined | null): Promise<ShellKillReport>
+  /**
+   * The end of the job's own output (not what an appended-to log held
+   * before); does not move the read cursor.
+   */
+  tail(id: string, options?: ShellTailOptions | undefined | null): ShellLogChunk
+  /**
+   * Output since the read cursor, then moves the cursor to `end` (persisted).
+   * With more than `maxBytes` new, `keep: 'tail'` returns the newest part
+   * and `skipped` counts what was passed over.
+   */
+  readNew(id: string, options?: ShellReadOptions | undefined | null): ShellLogChunk
+  setReadOffset(id: string, offset: number): void
+  /**
+   * Sets `delivered`; true only for the first caller ever (persisted), so
+   * a completion is announced exactly once across `/reload` and restarts.
+   */
+  claimDelivery(id: string): boolean
+  setMeta(id: string, meta?: string | undefined | null): ShellJob
+  /** Forgets a job that is not running. Throws `Job <id> is still running` otherwise. */
+  remove(id: string, options?: ShellRemoveOptions | undefined | null): void
+  /**
+   * Calls `callback` once for each job that leaves `running` (ended, killed,
+   * timed out, found lost). Replaces any earlier callback of this registry,
+   * from this or an earlier (pre-`/reload`) JS instance. The callback does
+   * not keep Node alive; an exception it throws is swallowed.
+   */
+  watch(callback: (job: ShellJob) => void): void
+  /** Drops the callback set by `watch`. */
+  unwatch(): void
+}
+
 /**
  * Bumped whenever the JS-visible API changes, so the extensions can treat a
  * stale prebuilt binary as unavailable instead of crashing on a missing
@@ -228,4 +294,236 @@ export interface IgnoredCount {
   path: string
   matches: number
   files: number
+}
+
+/**
+ * Opens the job registry stored at `sidecarPath` (created on first write;
+ * its directory is created now). Within one process the same path always
+ * yields the same registry, so jobs survive `/reload`. A registry loaded
+ * from disk is reconciled: running jobs that are still ours are adopted,
+ * ended ones read from their exit files, others marked `lost`. A damaged
+ * sidecar never throws: see `problems()`.
+ */
+export declare function openShellRegistry(sidecarPath: string): ShellRegistry
+
+/**
+ * Lists a file's definitions (functions, classes, methods, Markdown
+ * sections, ...) with their line ranges, nested. Rejects with `File not
+ * found: <path>` (plus up to 5 similar names from the same directory), for
+ * a directory or special file, or for a file over 16 MiB.
+ */
+export declare function outline(options: OutlineOptions): Promise<OutlineResult>
+
+/** Options for `outline`. */
+export interface OutlineOptions {
+  /**
+   * The file; a relative path resolves against `cwd`. The display form
+   * of a non-UTF-8 name (`a\uFFFD.txt#b=ff`, as grep and glob print it)
+   * is accepted.
+   */
+  path: string
+  /** Base for a relative `path`. Default: `process.cwd()`. */
+  cwd?: string
+  /**
+   * Most symbols returned; the deepest levels are dropped first and
+   * counted in `omitted`. Default 1000.
+   */
+  maxItems?: number
+}
+
+export interface OutlineResult {
+  /** `path` as given. */
+  path: string
+  /**
+   * `rust`, `typescript`, `tsx`, `javascript`, `python`, `go`, `java`, `c`,
+   * `cpp`, `ruby`, `markdown`; `null` when no grammar reads this file
+   * type (then `symbols` is empty: not an error).
+   */
+  language: string | null
+  totalLines: number
+  /** Source order; a parent comes before its children. */
+  symbols: Array<OutlineSymbol>
+  /** Symbols left out by `maxItems`. */
+  omitted: number
+  /** The file has syntax errors: symbols near them may be missing or cut short. */
+  hasErrors: boolean
+}
+
+export interface OutlineSymbol {
+  kind: 'function' | 'method' | 'class' | 'struct' | 'enum' | 'interface' | 'trait' | 'impl' | 'module' | 'namespace' | 'type' | 'constant' | 'macro' | 'section'
+  name: string
+  /** 1-based, inclusive. Includes decorators and attributes above the definition. */
+  startLine: number
+  /** 1-based, inclusive. */
+  endLine: number
+  /** 0 for top level. */
+  depth: number
+  /** Index in `symbols` of the enclosing symbol; `null` at top level. */
+  parent: number | null
+}
+
+/**
+ * Up to `maxBytes` from `offset` on. A character cut at the end is left for
+ * the next read (continue from `end`); an offset past the end reads from 0.
+ */
+export declare function readLogFrom(path: string, offset: number, options?: ShellReadOptions | undefined | null): ShellLogChunk
+
+/** The last `lines` lines within the last `maxBytes` of any file. */
+export declare function readLogTail(path: string, options?: ShellTailOptions | undefined | null): ShellLogChunk
+
+/** A job as last seen. Every call re-checks running jobs first. */
+export interface ShellJob {
+  id: string
+  command: string
+  cwd: string
+  shell: string
+  logPath: string
+  exitPath: string
+  /** Pid of the job's wrapper shell, which is also its process group and session id. */
+  pid: number
+  pgid: number
+  /** Linux: start time in clock ticks since boot; macOS: microseconds since the epoch. */
+  startTicks?: number
+  bootId?: string
+  /**
+   * `lost`: the pid now names another process, the machine rebooted, or the
+   * identity cannot be verified. A lost job is never signalled.
+   */
+  state: 'running' | 'exited' | 'signalled' | 'lost'
+  /**
+   * The shell's exit status; for `signalled` by the shell convention
+   * 128+n it is kept too (a job that ran `exit 143` reads as SIGTERM).
+   * Absent while running and when unknown (see `note`).
+   */
+  exitCode?: number
+  /** `SIGTERM`, `SIGKILL`, ... for `signalled`. */
+  signal?: string
+  startedAtMs: number
+  endedAtMs?: number
+  runtimeMs: number
+  /** Current size of the log file. */
+  logBytes: number
+  /** Log size when the job started (an existing log is appended to). */
+  logStart: number
+  /** Where `readNew` continues. */
+  readOffset: number
+  delivered: boolean
+  /** Not started by this process (reconciled from the sidecar): watched by identity. */
+  adopted: boolean
+  killRequested: boolean
+  /** Ended because `timeoutMs` ran out. */
+  timedOut: boolean
+  timeoutMs?: number
+  /** Why the state is what it is, when that is not obvious (lost, unknown status). */
+  note?: string
+  meta?: string
+}
+
+export interface ShellKillOptions {
+  /** Time between SIGTERM and SIGKILL. Default 3000; 0 sends SIGKILL right after SIGTERM. */
+  graceMs?: number
+}
+
+export interface ShellKillReport {
+  /**
+   * `killed`: signals were sent (see `survivors`); `already-ended`: nothing
+   * of the job was running, nothing was signalled; `refused`: the job is
+   * `lost`, nothing was signalled.
+   */
+  outcome: 'killed' | 'already-ended' | 'refused'
+  sentTerm: boolean
+  sentKill: boolean
+  /** Pids outside the job's process group (e.g. daemons that called `setsid`) that were signalled. */
+  escapees: Array<number>
+  /** Pids still alive 2 s after SIGKILL (should be empty). */
+  survivors: Array<number>
+  /**
+   * False where descendants that left the job's group after its main
+   * process ended cannot be found (macOS: no process environments), so
+   * such a process may have been missed.
+   */
+  orphanSweep: boolean
+  job: ShellJob
+}
+
+/** A stretch of a log, decoded as lossy UTF-8 on character boundaries. */
+export interface ShellLogChunk {
+  text: string
+  /** Byte offset of the first byte shown. */
+  start: number
+  /** Byte offset after the last byte shown: where an incremental read continues. */
+  end: number
+  /** Log size when read. */
+  size: number
+  /** Bytes before `start` that were left out (for a tail: everything before it). */
+  skipped: number
+  /** Bytes after `end` that exist but were not returned. */
+  remaining: number
+}
+
+export interface ShellReadOptions {
+  /** Default 65536, at most 16 MiB. */
+  maxBytes?: number
+  /** Which end of a longer stretch to return. Default `tail` (the newest output). */
+  keep?: 'head' | 'tail'
+}
+
+export interface ShellRemoveOptions {
+  /** Also delete the log and exit files. Default false. */
+  deleteFiles?: boolean
+}
+
+/** Options for `ShellRegistry.spawn`. */
+export interface ShellSpawnOptions {
+  /**
+   * Run as `<shell> -c <command>` in a new session and process group,
+   * stdin `/dev/null`, stdout and stderr appended to `logPath`.
+   */
+  command: string
+  /** Working directory; must exist. */
+  cwd: string
+  /**
+   * Absolute path of the log; its directory is created, an existing file
+   * is appended to. The exit status is written to `<logPath>.exit`.
+   */
+  logPath: string
+  /** Shell path or name (looked up on the job's PATH). Default `/bin/bash`, else `sh`. */
+  shell?: string
+  /**
+   * The job's complete environment. Default: this process's environment.
+   * `PI_UTILS_JOB` is always set to the job's marker.
+   */
+  env?: Record<string, string>
+  /**
+   * Kill the job (TERM, 3 s grace, KILL) once it has run this long. Enforced
+   * by the addon, so it survives `/reload`; `timedOut` reports it.
+   */
+  timeoutMs?: number
+  /** Default `bg-<n>`, one more than the highest number in this registry. */
+  id?: string
+  /** Opaque text stored with the record (e.g. JSON the extension needs after a restart). */
+  meta?: string
+}
+
+export interface ShellTailOptions {
+  /** Last N lines (a final newline does not start an extra line). Default: no line limit. */
+  lines?: number
+  /** At most this many bytes from the end. Default 65536, at most 16 MiB. */
+  maxBytes?: number
+}
+
+export interface ShellWaitOptions {
+  /**
+   * Give up after this long and resolve with `timedOut`. Default: no limit
+   * (a pending wait keeps Node's event loop alive).
+   */
+  timeoutMs?: number
+  /** Resolves the wait early with `cancelled` (the job is not touched). */
+  signal?: AbortSignal
+}
+
+export interface ShellWaitResult {
+  job: ShellJob
+  timedOut: boolean
+  cancelled: boolean
 }

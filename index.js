@@ -836,6 +836,11 @@ function __napiStampBindingTarget(exportsObject, target) {
 module.exports.__napiBindingTarget = __napiStampBindingTarget(nativeBinding, __napiLoadedBindingTarget)
 module.exports = nativeBinding
 module.exports.GrepSearch = nativeBinding.GrepSearch
+module.exports.ShellRegistry = nativeBinding.ShellRegistry
 module.exports.apiVersion = nativeBinding.apiVersion
 module.exports.glob = nativeBinding.glob
 module.exports.grep = nativeBinding.grep
+module.exports.openShellRegistry = nativeBinding.openShellRegistry
+module.exports.outline = nativeBinding.outline
+module.exports.readLogFrom = nativeBinding.readLogFrom
+module.exports.readLogTail = nativeBinding.readLogTail

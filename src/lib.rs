@@ -2,6 +2,8 @@
 //! lives in napi-free modules (`search`, and later `structure`, `shell`).
 
 pub mod search;
+pub mod shell;
+pub mod structure;
 
 #[cfg(not(test))]
 mod napi;

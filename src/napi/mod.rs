@@ -1,6 +1,8 @@
 mod convert;
 mod glob;
 mod grep;
+mod outline;
+mod shell;
 mod signal;
 
 use napi_derive::napi;
@@ -10,5 +12,5 @@ use napi_derive::napi;
 /// function.
 #[napi]
 pub fn api_version() -> u32 {
-    1
+    2
 }

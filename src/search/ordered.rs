@@ -188,7 +188,9 @@ pub(super) fn run(
             pending.insert(done.seq, done);
             while let Some(done) = pending.remove(&next) {
                 next += 1;
-                if halt.load(Ordering::Relaxed) {
+                // After a limit, cancel or timeout, results already computed
+                // ahead are dropped: the caller asked to stop, not to drain.
+                if halt.load(Ordering::Relaxed) || cancel.is_stopped() {
                     continue;
                 }
                 match done.outcome {

@@ -1,0 +1,324 @@
+// The native process registry through the built addon: each fault the
+// registry issue lists, plus the guarantees the shell-bg extension relies on
+// (reload, restart, delivery once, waits that leave the event loop free).
+import { test, type TestContext } from "node:test";
+import assert from "node:assert/strict";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { spawnSync } from "node:child_process";
+import { native, packageRoot } from "./helpers/native.ts";
+import type { ShellRegistry } from "../index.d.ts";
+
+function procStat(pid: number): { state: string; ppid: number; sid: number; start: number } | null {
+  try {
+    const raw = fs.readFileSync(`/proc/${pid}/stat`, "utf8");
+    const f = raw.slice(raw.lastIndexOf(")") + 2).split(" ");
+    return { state: f[0], ppid: Number(f[1]), sid: Number(f[3]), start: Number(f[19]) };
+  } catch {
+    return null;
+  }
+}
+
+const alive = (pid: number) => {
+  const s = procStat(pid);
+  return s !== null && s.state !== "Z";
+};
+
+async function until(what: string, f: () => boolean, ms = 10_000): Promise<void> {
+  const end = Date.now() + ms;
+  while (!f()) {
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
+
+/** A temp dir with a registry in it; every job still running is killed and the dir removed afterwards. */
+function setup(t: TestContext): { root: string; reg: ShellRegistry; log: (name: string) => string } {
+  const root = fs.mkdtempSync(path.join(os.tmpdir(), "pi-utils-shell-"));
+  const reg = native.openShellRegistry(path.join(root, "session", "jobs.json"));
+  t.after(async () => {
+    for (const j of reg.list()) if (j.state === "running") await reg.kill(j.id, { graceMs: 200 });
+    fs.rmSync(root, { recursive: true, force: true });
+  });
+  return { root, reg, log: (name) => path.join(root, "logs", `${name}.log`) };
+}
+
+test("a job's output, exit code, cursor and delivery claim", async (t) => {
+  const { root, reg, log } = setup(t);
+  const job = reg.spawn({ command: "echo one; echo two >&2; exit 3", cwd: root, logPath: log("a") });
+  assert.equal(job.state, "running");
+  assert.equal(job.pgid, job.pid, "the job leads its own process group");
+  assert.ok(job.startTicks! > 0 && job.bootId);
+  const { job: done, timedOut } = await reg.wait(job.id, { timeoutMs: 10_000 });
+  assert.equal(timedOut, false);
+  assert.equal(done.state, "exited");
+  assert.equal(done.exitCode, 3);
+  assert.equal(fs.readFileSync(done.exitPath, "utf8"), "3\n", "the exit file outlives us");
+  assert.equal(reg.readNew(job.id).text, "one\ntwo\n");
+  assert.equal(reg.readNew(job.id).text, "", "the cursor moved");
+  assert.equal(reg.tail(job.id, { lines: 1 }).text, "two\n");
+  assert.equal(reg.claimDelivery(job.id), true);
+  assert.equal(reg.claimDelivery(job.id), false);
+});
+
+test("nonexistent cwd: clear error, no job", (t) => {
+  const { root, reg, log } = setup(t);
+  const cwd = path.join(root, "missing");
+  assert.throws(() => reg.spawn({ command: "true", cwd, logPath: log("a") }), {
+    message: `Working directory not found: ${cwd}`,
+  });
+  assert.deepEqual(reg.list(), []);
+  assert.equal(fs.existsSync(log("a")), false);
+});
+
+test("unwritable log dir: clear error, no job", (t) => {
+  const { root, reg } = setup(t);
+  fs.writeFileSync(path.join(root, "plain"), "x");
+  const logPath = path.join(root, "plain", "logs", "a.log");
+  assert.throws(() => reg.spawn({ command: "true", cwd: root, logPath }), /^Error: Cannot create log directory .*plain\/logs: /);
+  assert.deepEqual(reg.list(), []);
+});
+
+test("a daemon forked by a job that exited is found and killed", async (t) => {
+  const { root, reg, log } = setup(t);
+  const pidFile = path.join(root, "daemon.pid");
+  const job = reg.spawn({ command: `setsid sleep 300 >/dev/null 2>&1 & echo $! > ${pidFile}`, cwd: root, logPath: log("d") });
+  const { job: done } = await reg.wait(job.id, { timeoutMs: 10_000 });
+  assert.equal(done.state, "exited");
+  const daemon = Number(fs.readFileSync(pidFile, "utf8"));
+  await until("the daemon to leave the job's session", () => alive(daemon) && procStat(daemon)!.sid !== job.pid);
+  const report = await reg.kill(job.id, { graceMs: 2000 });
+  assert.equal(report.outcome, "killed");
+  assert.deepEqual(report.escapees, [daemon]);
+  assert.deepEqual(report.survivors, []);
+  await until("the daemon to die", () => !alive(daemon));
+});
+
+test("a job that ignores SIGTERM is gone after the grace", async (t) => {
+  const { root, reg, log } = setup(t);
+  const job = reg.spawn({ command: "trap '' TERM; echo ready; sleep 300", cwd: root, logPath: log("t") });
+  await until("the trap", () => reg.tail(job.id).text === "ready\n");
+  const started = Date.now();
+  const report = await reg.kill(job.id, { graceMs: 300 });
+  assert.ok(Date.now() - started >= 300);
+  assert.equal(report.sentTerm && report.sentKill, true);
+  assert.equal(report.job.state, "signalled");
+  assert.equal(report.job.signal, "SIGKILL");
+  assert.equal(alive(job.pid), false);
+});
+
+test("a reused pid is lost and the process behind it is never signalled", async (t) => {
+  const { root, reg, log } = setup(t);
+  const job = reg.spawn({ command: "sleep 300", cwd: root, logPath: log("r") });
+  // An earlier process's sidecar whose record names this pid with another start time.
+  const sidecar = fs.readFileSync(reg.sidecarPath, "utf8").replace(`"startTicks":${job.startTicks}`, `"startTicks":${job.startTicks! - 7}`);
+  const other = path.join(root, "other", "jobs.json");
+  fs.mkdirSync(path.dirname(other));
+  fs.writeFileSync(other, sidecar);
+  const later = native.openShellRegistry(other);
+  const seen = later.get(job.id)!;
+  assert.equal(seen.state, "lost");
+  assert.match(seen.note!, /belongs to another process/);
+  const report = await later.kill(job.id, { graceMs: 100 });
+  assert.equal(report.outcome, "refused");
+  assert.equal(report.sentTerm, false);
+  await new Promise((r) => setTimeout(r, 200));
+  assert.equal(alive(job.pid), true, "the real process must live");
+  assert.equal(procStat(job.pid)!.start, job.startTicks);
+  assert.equal((await reg.kill(job.id, { graceMs: 1000 })).outcome, "killed");
+});
+
+test("killing an exited job is a no-op", async (t) => {
+  const { root, reg, log } = setup(t);
+  const job = reg.spawn({ command: "true", cwd: root, logPath: log("x") });
+  await reg.wait(job.id, { timeoutMs: 10_000 });
+  const report = await reg.kill(job.id);
+  assert.equal(report.outcome, "already-ended");
+  assert.equal(report.sentTerm, false);
+  assert.equal(report.job.exitCode, 0);
+  assert.equal(report.job.killRequested, false);
+});
+
+function zombieChildren(): number[] {
+  return fs
+    .readdirSync("/proc")
+    .filter((d) => /^\d+$/.test(d))
+    .map(Number)
+    .filter((pid) => {
+      const s = procStat(pid);
+      return s?.ppid === process.pid && s.state === "Z";
+    });
+}
+
+test("100 jobs started and killed leave no zombie and no file descriptor", async (t) => {
+  const { root, reg, log } = setup(t);
+  const warm = reg.spawn({ command: "sleep 300", cwd: root, logPath: log("warm") });
+  await reg.kill(warm.id);
+  const fdsBefore = fs.readdirSync("/proc/self/fd").length;
+  const pids: number[] = [];
+  for (let i = 0; i < 100; i++) {
+    const job = reg.spawn({ command: "sleep 300", cwd: root, logPath: log(`j${i}`) });
+    pids.push(job.pid);
+    const report = await reg.kill(job.id, { graceMs: 2000 });
+    assert.equal(report.outcome, "killed");
+  }
+  await until("descriptors to settle", () => fs.readdirSync("/proc/self/fd").length <= fdsBefore, 3000);
+  assert.equal(fs.readdirSync("/proc/self/fd").length, fdsBefore);
+  assert.deepEqual(zombieChildren(), []);
+  assert.deepEqual(pids.filter(alive), []);
+  assert.ok(reg.list().every((j) => j.state === "signalled"));
+});
+
+test("tail of a big log is fast and whole at a multi-byte boundary", (t) => {
+  const { root } = setup(t);
+  const file = path.join(root, "big.log");
+  const block = Buffer.from("€".repeat(1 << 20)); // 3 MiB of 3-byte characters
+  const fd = fs.openSync(file, "w");
+  for (let i = 0; i < 40; i++) fs.writeSync(fd, block);
+  fs.writeSync(fd, "xy"); // the last 64 KiB now start inside a character
+  fs.closeSync(fd);
+  const size = fs.statSync(file).size;
+  assert.notEqual((size - 65536) % 3, 0);
+  const started = performance.now();
+  const chunk = native.readLogTail(file, { maxBytes: 65536 });
+  const ms = performance.now() - started;
+  assert.ok(ms < 50, `tail took ${ms} ms`);
+  assert.equal(chunk.end, size);
+  assert.equal(chunk.text.includes("\uFFFD"), false);
+  assert.match(chunk.text, /^€+xy$/);
+  assert.equal(chunk.start, Math.ceil((size - 65536) / 3) * 3, "starts at the first whole character");
+  assert.equal(chunk.skipped, chunk.start);
+  const mid = native.readLogFrom(file, 1, { maxBytes: 7 });
+  assert.deepEqual([mid.text, mid.start, mid.end], ["€", 3, 6], "continuation bytes skipped, cut character held back");
+});
+
+test("a corrupt sidecar loads what it can and reports the rest", async (t) => {
+  const { root, reg, log } = setup(t);
+  for (const code of [1, 2, 3]) {
+    const j = reg.spawn({ command: `exit ${code}`, cwd: root, logPath: log(`c${code}`) });
+    await reg.wait(j.id, { timeoutMs: 10_000 });
+  }
+  const text = fs.readFileSync(reg.sidecarPath, "utf8");
+  const damaged = path.join(root, "damaged", "jobs.json");
+  fs.mkdirSync(path.dirname(damaged));
+  fs.writeFileSync(damaged, text.slice(0, text.length - 50));
+  const later = native.openShellRegistry(damaged);
+  assert.deepEqual(later.list().map((j) => [j.id, j.exitCode]), [["bg-1", 1], ["bg-2", 2]]);
+  const problems = later.problems();
+  assert.ok(problems.some((p) => p.includes("not valid JSON")), problems.join("\n"));
+  assert.ok(problems.some((p) => p.includes("line 4 unreadable")), problems.join("\n"));
+  assert.equal(fs.readFileSync(`${damaged}.corrupt`, "utf8"), text.slice(0, text.length - 50));
+  assert.ok(JSON.parse(fs.readFileSync(damaged, "utf8")).jobs.length === 2, "rewritten clean");
+});
+
+test("after the host process dies, a new one adopts the running job and reads the finished one", async (t) => {
+  const { root, log } = setup(t);
+  const sidecar = path.join(root, "crashed", "jobs.json");
+  const script = `
+    const n = require(${JSON.stringify(path.join(packageRoot, "index.js"))});
+    const r = n.openShellRegistry(${JSON.stringify(sidecar)});
+    r.spawn({ command: "sleep 0.5; exit 7", cwd: ${JSON.stringify(root)}, logPath: ${JSON.stringify(log("quick"))} });
+    r.spawn({ command: "echo up; sleep 300", cwd: ${JSON.stringify(root)}, logPath: ${JSON.stringify(log("long"))} });
+    process.exit(0);`;
+  const host = spawnSync(process.execPath, ["-e", script], { encoding: "utf8" });
+  assert.equal(host.status, 0, host.stderr);
+  const reg = native.openShellRegistry(sidecar);
+  t.after(async () => {
+    for (const j of reg.list()) if (j.state === "running") await reg.kill(j.id, { graceMs: 200 });
+  });
+  assert.equal(reg.fromMemory, false);
+  const [quick, long] = reg.list();
+  assert.equal(long.state, "running");
+  assert.equal(long.adopted, true);
+  const { job } = await reg.wait(quick.id, { timeoutMs: 10_000 });
+  assert.equal(job.state, "exited");
+  assert.equal(job.exitCode, 7, "read from the exit file: the job was never our child");
+  await until("output", () => reg.tail(long.id).text === "up\n");
+  const report = await reg.kill(long.id, { graceMs: 2000 });
+  assert.equal(report.outcome, "killed");
+  assert.equal(report.job.state, "signalled");
+  await until("the adopted job to die", () => !alive(long.pid));
+});
+
+test("reopening in the same process (Pi's /reload) returns the same live registry", async (t) => {
+  const { root, reg, log } = setup(t);
+  const job = reg.spawn({ command: "sleep 300", cwd: root, logPath: log("r") });
+  const again = native.openShellRegistry(reg.sidecarPath);
+  assert.equal(again.fromMemory, true);
+  assert.equal(again.get(job.id)!.adopted, false, "still our child, not re-adopted");
+  assert.equal((await again.kill(job.id)).outcome, "killed");
+  assert.equal(reg.get(job.id)!.state, "signalled");
+});
+
+test("wait leaves the event loop and libuv's pool free, and an abort resolves it early", async (t) => {
+  const { root, reg, log } = setup(t);
+  const job = reg.spawn({ command: "sleep 300", cwd: root, logPath: log("w") });
+  const waits = [1, 2, 3, 4, 5, 6].map(() => reg.wait(job.id, { timeoutMs: 400 }));
+  let ticks = 0;
+  const timer = setInterval(() => ticks++, 10);
+  const started = performance.now();
+  await fs.promises.readFile(reg.sidecarPath);
+  const readMs = performance.now() - started;
+  const results = await Promise.all(waits);
+  clearInterval(timer);
+  assert.ok(readMs < 100, `fs read took ${readMs} ms while six waits were pending`);
+  assert.ok(ticks >= 10, `only ${ticks} timer ticks during 400 ms of waiting`);
+  assert.ok(results.every((r) => r.timedOut && r.job.state === "running"));
+
+  const ac = new AbortController();
+  setTimeout(() => ac.abort(), 50);
+  const aborted = await reg.wait(job.id, { signal: ac.signal });
+  assert.equal(aborted.cancelled, true);
+  assert.throws(() => reg.wait(job.id, { signal: ac.signal }), /AbortError/);
+  assert.throws(() => reg.wait("bg-99"), /Unknown job: bg-99/);
+});
+
+test("watch hears each ending once, and a throwing callback does not crash the host", async (t) => {
+  const { root, reg, log } = setup(t);
+  const heard: string[] = [];
+  let uncaught = 0;
+  const onUncaught = () => uncaught++;
+  process.on("uncaughtException", onUncaught);
+  t.after(() => {
+    reg.unwatch();
+    process.off("uncaughtException", onUncaught);
+  });
+  reg.watch((job) => {
+    heard.push(`${job.id}:${job.state}:${job.exitCode}`);
+    throw new Error("listener bug");
+  });
+  const job = reg.spawn({ command: "exit 4", cwd: root, logPath: log("w") });
+  await until("the callback", () => heard.length > 0);
+  await new Promise((r) => setTimeout(r, 100));
+  assert.deepEqual(heard, [`${job.id}:exited:4`]);
+  assert.equal(uncaught, 0);
+});
+
+test("a job's timeout is enforced by the addon", async (t) => {
+  const { root, reg, log } = setup(t);
+  const job = reg.spawn({ command: "sleep 300", cwd: root, logPath: log("t"), timeoutMs: 200 });
+  const { job: done } = await reg.wait(job.id, { timeoutMs: 10_000 });
+  assert.equal(done.timedOut, true);
+  assert.equal(done.state, "signalled");
+  assert.equal(done.signal, "SIGTERM");
+});
+
+test("a watched registry does not keep a Node process alive", (t) => {
+  const { root } = setup(t);
+  const script = `
+    const n = require(${JSON.stringify(path.join(packageRoot, "index.js"))});
+    const r = n.openShellRegistry(${JSON.stringify(path.join(root, "s", "jobs.json"))});
+    r.watch(() => {});
+    const j = r.spawn({ command: "sleep 30", cwd: ${JSON.stringify(root)}, logPath: ${JSON.stringify(path.join(root, "l.log"))} });
+    console.log(j.pid);`;
+  const started = Date.now();
+  const child = spawnSync(process.execPath, ["-e", script], { encoding: "utf8", timeout: 10_000 });
+  const jobPid = Number(child.stdout.trim());
+  t.after(() => {
+    if (jobPid > 1) process.kill(-jobPid, "SIGKILL");
+  });
+  assert.equal(child.status, 0, child.stderr);
+  assert.ok(Date.now() - started < 5000, "node exited without waiting for the 30 s job");
+  assert.equal(alive(jobPid), true, "and the job outlived it");
+});

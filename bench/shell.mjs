@@ -1,0 +1,110 @@
+#!/usr/bin/env node
+// Background-shell benchmark (issue 5 targets), run by hand:
+//
+//   node bench/shell.mjs [--gb 1] [--spawns 50] [--json out.json]
+//
+// 1. spawn latency: median of N `ShellRegistry.spawn()` calls (target < 5 ms);
+// 2. Node's RSS growth while one job writes --gb GiB as fast as it can
+//    (target < 20 MB: output goes straight to the log file, not through Node);
+// 3. tail of the last 64 KiB of that log (target < 2 ms).
+// Everything lives in a temp dir that is removed at the end.
+import { createRequire } from "node:module";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
+const native = createRequire(import.meta.url)(path.join(root, "index.js"));
+const args = process.argv.slice(2);
+const opt = (name, dflt) => {
+  const i = args.indexOf(name);
+  return i >= 0 ? args[i + 1] : dflt;
+};
+const gib = Number(opt("--gb", "1"));
+const spawns = Number(opt("--spawns", "50"));
+const jsonOut = opt("--json", "");
+
+const median = (xs) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
+};
+
+const dir = fs.mkdtempSync(path.join(os.tmpdir(), "pi-utils-bench-shell-"));
+const reg = native.openShellRegistry(path.join(dir, "jobs.json"));
+const rows = [];
+try {
+  // 1. spawn latency (first call warms the monitor thread; not counted)
+  reg.spawn({ command: "exit 0", cwd: dir, logPath: path.join(dir, "warm.log") });
+  const spawnMs = [];
+  for (let i = 0; i < spawns; i++) {
+    const t = performance.now();
+    reg.spawn({ command: "exit 0", cwd: dir, logPath: path.join(dir, `s${i}.log`) });
+    spawnMs.push(performance.now() - t);
+  }
+  rows.push(["spawn latency (median of " + spawns + ")", median(spawnMs), "ms", 5]);
+  rows.push(["  (fastest spawn: the cost without scheduling noise)", Math.min(...spawnMs), "ms", null]);
+
+  // 2. RSS while a job floods its log
+  const bytes = Math.round(gib * 1024 ** 3);
+  const log = path.join(dir, "flood.log");
+  global.gc?.();
+  const rssBefore = process.memoryUsage().rss;
+  let rssPeak = rssBefore;
+  const sampler = setInterval(() => {
+    rssPeak = Math.max(rssPeak, process.memoryUsage().rss);
+  }, 20);
+  const t0 = performance.now();
+  const flood = reg.spawn({
+    command: `yes 'a line of build output, the kind a dev server prints' | head -c ${bytes}`,
+    cwd: dir,
+    logPath: log,
+  });
+  // Poll the way the extension's widget would, so reads are part of the picture.
+  let polls = 0;
+  while (reg.get(flood.id).state === "running") {
+    reg.tail(flood.id, { lines: 1 });
+    polls++;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  const floodSec = (performance.now() - t0) / 1000;
+  clearInterval(sampler);
+  rssPeak = Math.max(rssPeak, process.memoryUsage().rss);
+  const size = fs.statSync(log).size;
+  rows.push([`RSS growth while a job wrote ${(size / 1024 ** 3).toFixed(2)} GiB`, (rssPeak - rssBefore) / 1024 ** 2, "MB", 20]);
+  rows.push([`  (job throughput, ${polls} status polls)`, size / 1024 ** 2 / floodSec, "MB/s", null]);
+
+  // 3. tail of the last 64 KiB of that log
+  const tailMs = [];
+  for (let i = 0; i < 30; i++) {
+    const t = performance.now();
+    const c = native.readLogTail(log, { maxBytes: 65536 });
+    tailMs.push(performance.now() - t);
+    if (c.end !== size) throw new Error("tail did not reach the end of the log");
+  }
+  rows.push(["tail 64 KiB of that log (median of 30)", median(tailMs), "ms", 2]);
+  const lineMs = [];
+  for (let i = 0; i < 30; i++) {
+    const t = performance.now();
+    reg.tail(flood.id, { lines: 50 });
+    lineMs.push(performance.now() - t);
+  }
+  rows.push(["tail last 50 lines via the registry (median)", median(lineMs), "ms", 2]);
+} finally {
+  for (const j of reg.list()) if (j.state === "running") await reg.kill(j.id, { graceMs: 500 });
+  fs.rmSync(dir, { recursive: true, force: true });
+}
+
+// The spawn median is scheduling-bound on a busy machine (the parent waits
+// for the child's exec), so the load is printed with the results.
+const load = os.loadavg().map((l) => l.toFixed(2)).join(" ");
+console.log(`pi-utils shell bench — node ${process.version}, ${os.cpus().length} cores, load ${load}`);
+console.log("| measure | value | target | ok |");
+console.log("|---|---:|---:|:-:|");
+for (const [name, value, unit, target] of rows) {
+  const ok = target === null ? "" : value < target ? "yes" : "NO";
+  console.log(`| ${name} | ${value.toFixed(2)} ${unit} | ${target === null ? "" : `< ${target} ${unit}`} | ${ok} |`);
+}
+if (jsonOut) {
+  fs.writeFileSync(jsonOut, JSON.stringify({ node: process.version, date: new Date().toISOString(), rows }, null, 2));
+}

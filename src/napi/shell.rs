@@ -1,0 +1,531 @@
+//! Background shell jobs for JS: `openShellRegistry(sidecarPath)` returns the
+//! session's `ShellRegistry` (the same one again after Pi's `/reload`), plus
+//! two log readers that work on any file. Waits and kills run on tokio's
+//! blocking pool, never on the JS thread or libuv's pool.
+#![cfg(unix)]
+
+use super::signal::check_and_subscribe;
+use crate::search::cancel::CancelToken;
+use crate::shell::job::signal_name;
+use crate::shell::log::{self, Keep, LogChunk};
+use crate::shell::{self, JobView, KillOutcome, Registry, ShellError, SpawnRequest, WaitEnd};
+use napi::bindgen_prelude::*;
+use napi::threadsafe_function::{ThreadsafeFunctionCallMode, UnknownReturnValue};
+use napi_derive::napi;
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+const DEFAULT_READ_BYTES: u64 = 64 * 1024;
+/// Reads are returned as one string; this bounds what one call can allocate.
+const MAX_READ_BYTES: u64 = 16 * 1024 * 1024;
+const DEFAULT_GRACE_MS: f64 = 3000.0;
+
+fn js_err(e: ShellError) -> Error {
+    Error::new(Status::InvalidArg, e.to_string())
+}
+
+fn millis(field: &str, v: Option<f64>) -> Result<Option<Duration>> {
+    match v {
+        None => Ok(None),
+        Some(ms) if ms.is_finite() && ms >= 0.0 => Ok(Some(Duration::from_millis(ms as u64))),
+        Some(ms) => Err(Error::new(
+            Status::InvalidArg,
+            format!("Invalid {field}: {ms}"),
+        )),
+    }
+}
+
+fn byte_limit(v: Option<f64>) -> Result<u64> {
+    match v {
+        None => Ok(DEFAULT_READ_BYTES),
+        Some(b) if b.is_finite() && b >= 0.0 => Ok((b as u64).min(MAX_READ_BYTES)),
+        Some(b) => Err(Error::new(
+            Status::InvalidArg,
+            format!("Invalid maxBytes: {b}"),
+        )),
+    }
+}
+
+fn offset_of(v: f64) -> Result<u64> {
+    if v.is_finite() && v >= 0.0 {
+        Ok(v as u64)
+    } else {
+        Err(Error::new(
+            Status::InvalidArg,
+            format!("Invalid offset: {v}"),
+        ))
+    }
+}
+
+/// Options for `ShellRegistry.spawn`.
+#[napi(object, object_to_js = false)]
+pub struct ShellSpawnOptions {
+    /// Run as `<shell> -c <command>` in a new session and process group,
+    /// stdin `/dev/null`, stdout and stderr appended to `logPath`.
+    pub command: String,
+    /// Working directory; must exist.
+    pub cwd: String,
+    /// Absolute path of the log; its directory is created, an existing file
+    /// is appended to. The exit status is written to `<logPath>.exit`.
+    pub log_path: String,
+    /// Shell path or name (looked up on the job's PATH). Default `/bin/bash`, else `sh`.
+    pub shell: Option<String>,
+    /// The job's complete environment. Default: this process's environment.
+    /// `PI_UTILS_JOB` is always set to the job's marker.
+    pub env: Option<HashMap<String, String>>,
+    /// Kill the job (TERM, 3 s grace, KILL) once it has run this long. Enforced
+    /// by the addon, so it survives `/reload`; `timedOut` reports it.
+    pub timeout_ms: Option<f64>,
+    /// Default `bg-<n>`, one more than the highest number in this registry.
+    pub id: Option<String>,
+    /// Opaque text stored with the record (e.g. JSON the extension needs after a restart).
+    pub meta: Option<String>,
+}
+
+/// A job as last seen. Every call re-checks running jobs first.
+#[napi(object)]
+pub struct ShellJob {
+    pub id: String,
+    pub command: String,
+    pub cwd: String,
+    pub shell: String,
+    pub log_path: String,
+    pub exit_path: String,
+    /// Pid of the job's wrapper shell, which is also its process group and session id.
+    pub pid: i32,
+    pub pgid: i32,
+    /// Linux: start time in clock ticks since boot; macOS: microseconds since the epoch.
+    pub start_ticks: Option<f64>,
+    pub boot_id: Option<String>,
+    /// `lost`: the pid now names another process, the machine rebooted, or the
+    /// identity cannot be verified. A lost job is never signalled.
+    #[napi(ts_type = "'running' | 'exited' | 'signalled' | 'lost'")]
+    pub state: String,
+    /// The shell's exit status; for `signalled` by the shell convention
+    /// 128+n it is kept too (a job that ran `exit 143` reads as SIGTERM).
+    /// Absent while running and when unknown (see `note`).
+    pub exit_code: Option<i32>,
+    /// `SIGTERM`, `SIGKILL`, ... for `signalled`.
+    pub signal: Option<String>,
+    pub started_at_ms: f64,
+    pub ended_at_ms: Option<f64>,
+    pub runtime_ms: f64,
+    /// Current size of the log file.
+    pub log_bytes: f64,
+    /// Log size when the job started (an existing log is appended to).
+    pub log_start: f64,
+    /// Where `readNew` continues.
+    pub read_offset: f64,
+    pub delivered: bool,
+    /// Not started by this process (reconciled from the sidecar): watched by identity.
+    pub adopted: bool,
+    pub kill_requested: bool,
+    /// Ended because `timeoutMs` ran out.
+    pub timed_out: bool,
+    pub timeout_ms: Option<f64>,
+    /// Why the state is what it is, when that is not obvious (lost, unknown status).
+    pub note: Option<String>,
+    pub meta: Option<String>,
+}
+
+fn job_out(v: JobView) -> ShellJob {
+    let r = v.record;
+    ShellJob {
+        id: r.id,
+        command: r.command,
+        cwd: r.cwd,
+        shell: r.shell,
+        log_path: r.log_path,
+        exit_path: r.exit_path,
+        pid: r.pid,
+        pgid: r.pgid,
+        start_ticks: r.start_ticks.map(|t| t as f64),
+        boot_id: r.boot_id,
+        state: r.state.as_str().to_string(),
+        exit_code: r.exit_code,
+        signal: r.signal.map(signal_name),
+        started_at_ms: r.started_at_ms as f64,
+        ended_at_ms: r.ended_at_ms.map(|t| t as f64),
+        runtime_ms: v.runtime_ms as f64,
+        log_bytes: v.log_bytes as f64,
+        log_start: r.log_start as f64,
+        read_offset: r.read_offset as f64,
+        delivered: r.delivered,
+        adopted: v.adopted,
+        kill_requested: r.kill_requested,
+        timed_out: r.timed_out,
+        timeout_ms: r.timeout_ms.map(|t| t as f64),
+        note: r.note,
+        meta: r.meta,
+    }
+}
+
+/// A stretch of a log, decoded as lossy UTF-8 on character boundaries.
+#[napi(object)]
+pub struct ShellLogChunk {
+    pub text: String,
+    /// Byte offset of the first byte shown.
+    pub start: f64,
+    /// Byte offset after the last byte shown: where an incremental read continues.
+    pub end: f64,
+    /// Log size when read.
+    pub size: f64,
+    /// Bytes before `start` that were left out (for a tail: everything before it).
+    pub skipped: f64,
+    /// Bytes after `end` that exist but were not returned.
+    pub remaining: f64,
+}
+
+fn chunk_out(c: LogChunk) -> ShellLogChunk {
+    ShellLogChunk {
+        text: c.text,
+        start: c.start as f64,
+        end: c.end as f64,
+        size: c.size as f64,
+        skipped: c.skipped as f64,
+        remaining: c.remaining as f64,
+    }
+}
+
+#[napi(object, object_to_js = false)]
+pub struct ShellTailOptions {
+    /// Last N lines (a final newline does not start an extra line). Default: no line limit.
+    pub lines: Option<u32>,
+    /// At most this many bytes from the end. Default 65536, at most 16 MiB.
+    pub max_bytes: Option<f64>,
+}
+
+#[napi(object, object_to_js = false)]
+pub struct ShellReadOptions {
+    /// Default 65536, at most 16 MiB.
+    pub max_bytes: Option<f64>,
+    /// Which end of a longer stretch to return. Default `tail` (the newest output).
+    #[napi(ts_type = "'head' | 'tail'")]
+    pub keep: Option<String>,
+}
+
+fn keep_of(v: &Option<String>) -> Result<Keep> {
+    match v.as_deref() {
+        None | Some("tail") => Ok(Keep::Tail),
+        Some("head") => Ok(Keep::Head),
+        Some(other) => Err(Error::new(
+            Status::InvalidArg,
+            format!("Invalid keep: {other} (expected head, tail)"),
+        )),
+    }
+}
+
+#[napi(object, object_to_js = false)]
+pub struct ShellWaitOptions<'a> {
+    /// Give up after this long and resolve with `timedOut`. Default: no limit
+    /// (a pending wait keeps Node's event loop alive).
+    pub timeout_ms: Option<f64>,
+    /// Resolves the wait early with `cancelled` (the job is not touched).
+    #[napi(ts_type = "AbortSignal")]
+    pub signal: Option<Object<'a>>,
+}
+
+#[napi(object)]
+pub struct ShellWaitResult {
+    pub job: ShellJob,
+    pub timed_out: bool,
+    pub cancelled: bool,
+}
+
+#[napi(object, object_to_js = false)]
+pub struct ShellKillOptions {
+    /// Time between SIGTERM and SIGKILL. Default 3000; 0 sends SIGKILL right after SIGTERM.
+    pub grace_ms: Option<f64>,
+}
+
+#[napi(object)]
+pub struct ShellKillReport {
+    /// `killed`: signals were sent (see `survivors`); `already-ended`: nothing
+    /// of the job was running, nothing was signalled; `refused`: the job is
+    /// `lost`, nothing was signalled.
+    #[napi(ts_type = "'killed' | 'already-ended' | 'refused'")]
+    pub outcome: String,
+    pub sent_term: bool,
+    pub sent_kill: bool,
+    /// Pids outside the job's process group (e.g. daemons that called `setsid`) that were signalled.
+    pub escapees: Vec<i32>,
+    /// Pids still alive 2 s after SIGKILL (should be empty).
+    pub survivors: Vec<i32>,
+    /// False where descendants that left the job's group after its main
+    /// process ended cannot be found (macOS: no process environments), so
+    /// such a process may have been missed.
+    pub orphan_sweep: bool,
+    pub job: ShellJob,
+}
+
+#[napi(object, object_to_js = false)]
+pub struct ShellRemoveOptions {
+    /// Also delete the log and exit files. Default false.
+    pub delete_files: Option<bool>,
+}
+
+/// One Pi session's background jobs, persisted in a JSON sidecar.
+#[napi]
+pub struct ShellRegistry {
+    inner: Arc<Registry>,
+    from_memory: bool,
+}
+
+#[napi]
+impl ShellRegistry {
+    /// The sidecar file (absolute).
+    #[napi(getter)]
+    pub fn sidecar_path(&self) -> String {
+        self.inner.sidecar().display().to_string()
+    }
+
+    /// True when this process already had the registry open (e.g. after `/reload`):
+    /// its jobs were tracked all along rather than reconciled from the file.
+    #[napi(getter, js_name = "fromMemory")]
+    pub fn was_open(&self) -> bool {
+        self.from_memory
+    }
+
+    /// What could not be read from the sidecar when it was loaded (a damaged
+    /// file is kept as `<sidecar>.corrupt`), and the last failure to write it.
+    #[napi]
+    pub fn problems(&self) -> Vec<String> {
+        let mut out = self.inner.problems().to_vec();
+        out.extend(self.inner.save_error());
+        out
+    }
+
+    /// Starts a job. Throws, starting nothing, on an empty command, a missing
+    /// cwd (`Working directory not found: <cwd>`), a missing shell, a log
+    /// that cannot be created (`Cannot create log directory <dir>: ...`,
+    /// `Cannot open log file <path>: ...`) or a duplicate id.
+    #[napi(catch_unwind)]
+    pub fn spawn(&self, options: ShellSpawnOptions) -> Result<ShellJob> {
+        let req = SpawnRequest {
+            command: options.command,
+            cwd: PathBuf::from(options.cwd),
+            shell: options.shell,
+            env: options.env.map(|m| m.into_iter().collect()),
+            log_path: PathBuf::from(options.log_path),
+            timeout: millis("timeoutMs", options.timeout_ms)?,
+            id: options.id,
+            meta: options.meta,
+        };
+        self.inner.spawn(req).map(job_out).map_err(js_err)
+    }
+
+    #[napi(catch_unwind)]
+    pub fn get(&self, id: String) -> Option<ShellJob> {
+        self.inner.get(&id).map(job_out)
+    }
+
+    /// All jobs in start order.
+    #[napi(catch_unwind)]
+    pub fn list(&self) -> Vec<ShellJob> {
+        self.inner.list().into_iter().map(job_out).collect()
+    }
+
+    /// Resolves when the job is no longer running, the timeout passes or the
+    /// signal aborts. Throws at once for an unknown id or an aborted signal.
+    #[napi(catch_unwind, ts_return_type = "Promise<ShellWaitResult>")]
+    pub fn wait<'env>(
+        &self,
+        env: &'env Env,
+        id: String,
+        options: Option<ShellWaitOptions>,
+    ) -> Result<PromiseRaw<'env, ShellWaitResult>> {
+        self.known(&id)?;
+        let timeout = millis("timeoutMs", options.as_ref().and_then(|o| o.timeout_ms))?;
+        let cancel = CancelToken::new(None);
+        check_and_subscribe(
+            env,
+            options.as_ref().and_then(|o| o.signal.as_ref()),
+            &cancel,
+        )?;
+        let reg = self.inner.clone();
+        env.spawn_future(async move {
+            let joined = napi::tokio::task::spawn_blocking(move || {
+                std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                    reg.wait(&id, timeout, &|| cancel.is_stopped())
+                }))
+            })
+            .await;
+            match joined {
+                Ok(Ok(Ok((job, end)))) => Ok(ShellWaitResult {
+                    job: job_out(job),
+                    timed_out: end == WaitEnd::TimedOut,
+                    cancelled: end == WaitEnd::Cancelled,
+                }),
+                Ok(Ok(Err(e))) => Err(js_err(e)),
+                _ => Err(Error::from_reason("internal error: wait panicked")),
+            }
+        })
+    }
+
+    /// SIGTERM to the job's process group and to descendants that left it,
+    /// `graceMs` for them to exit, then SIGKILL; resolves with what happened.
+    /// Killing a job that has ended (with nothing left behind) is a no-op.
+    #[napi(catch_unwind, ts_return_type = "Promise<ShellKillReport>")]
+    pub fn kill<'env>(
+        &self,
+        env: &'env Env,
+        id: String,
+        options: Option<ShellKillOptions>,
+    ) -> Result<PromiseRaw<'env, ShellKillReport>> {
+        self.known(&id)?;
+        let grace = millis("graceMs", options.and_then(|o| o.grace_ms))?
+            .unwrap_or(Duration::from_millis(DEFAULT_GRACE_MS as u64));
+        let reg = self.inner.clone();
+        env.spawn_future(async move {
+            let joined = napi::tokio::task::spawn_blocking(move || {
+                std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| reg.kill(&id, grace)))
+            })
+            .await;
+            match joined {
+                Ok(Ok(Ok(r))) => Ok(ShellKillReport {
+                    outcome: match r.outcome {
+                        KillOutcome::Killed => "killed",
+                        KillOutcome::AlreadyEnded => "already-ended",
+                        KillOutcome::Refused => "refused",
+                    }
+                    .to_string(),
+                    sent_term: r.sent_term,
+                    sent_kill: r.sent_kill,
+                    escapees: r.escapees,
+                    survivors: r.survivors,
+                    orphan_sweep: crate::shell::kill::FINDS_ORPHANED_ESCAPEES,
+                    job: job_out(r.job),
+                }),
+                Ok(Ok(Err(e))) => Err(js_err(e)),
+                _ => Err(Error::from_reason("internal error: kill panicked")),
+            }
+        })
+    }
+
+    /// The end of the job's own output (not what an appended-to log held
+    /// before); does not move the read cursor.
+    #[napi(catch_unwind)]
+    pub fn tail(&self, id: String, options: Option<ShellTailOptions>) -> Result<ShellLogChunk> {
+        let lines = options.as_ref().and_then(|o| o.lines).map(u64::from);
+        let max = byte_limit(options.and_then(|o| o.max_bytes))?;
+        self.inner
+            .tail(&id, lines, max)
+            .map(chunk_out)
+            .map_err(js_err)
+    }
+
+    /// Output since the read cursor, then moves the cursor to `end` (persisted).
+    /// With more than `maxBytes` new, `keep: 'tail'` returns the newest part
+    /// and `skipped` counts what was passed over.
+    #[napi(catch_unwind)]
+    pub fn read_new(&self, id: String, options: Option<ShellReadOptions>) -> Result<ShellLogChunk> {
+        let keep = keep_of(&options.as_ref().and_then(|o| o.keep.clone()))?;
+        let max = byte_limit(options.and_then(|o| o.max_bytes))?;
+        self.inner
+            .read_new(&id, max, keep)
+            .map(chunk_out)
+            .map_err(js_err)
+    }
+
+    #[napi(catch_unwind)]
+    pub fn set_read_offset(&self, id: String, offset: f64) -> Result<()> {
+        self.inner
+            .set_read_offset(&id, offset_of(offset)?)
+            .map_err(js_err)
+    }
+
+    /// Sets `delivered`; true only for the first caller ever (persisted), so
+    /// a completion is announced exactly once across `/reload` and restarts.
+    #[napi(catch_unwind)]
+    pub fn claim_delivery(&self, id: String) -> Result<bool> {
+        self.inner.claim_delivery(&id).map_err(js_err)
+    }
+
+    #[napi(catch_unwind)]
+    pub fn set_meta(&self, id: String, meta: Option<String>) -> Result<ShellJob> {
+        self.inner.set_meta(&id, meta).map(job_out).map_err(js_err)
+    }
+
+    /// Forgets a job that is not running. Throws `Job <id> is still running` otherwise.
+    #[napi(catch_unwind)]
+    pub fn remove(&self, id: String, options: Option<ShellRemoveOptions>) -> Result<()> {
+        let delete = options.and_then(|o| o.delete_files).unwrap_or(false);
+        self.inner.remove(&id, delete).map_err(js_err)
+    }
+
+    /// Calls `callback` once for each job that leaves `running` (ended, killed,
+    /// timed out, found lost). Replaces any earlier callback of this registry,
+    /// from this or an earlier (pre-`/reload`) JS instance. The callback does
+    /// not keep Node alive; an exception it throws is swallowed.
+    #[napi(catch_unwind, ts_args_type = "callback: (job: ShellJob) => void")]
+    pub fn watch(&self, callback: Function<ShellJob, UnknownReturnValue>) -> Result<()> {
+        let tsfn = callback
+            .build_threadsafe_function::<ShellJob>()
+            .callee_handled::<false>()
+            .weak::<true>()
+            .build()?;
+        self.inner.set_listener(Some(Arc::new(move |v: &JobView| {
+            tsfn.call_with_return_value(
+                job_out(v.clone()),
+                ThreadsafeFunctionCallMode::NonBlocking,
+                |_returned, _env| Ok(()),
+            );
+        })));
+        Ok(())
+    }
+
+    /// Drops the callback set by `watch`.
+    #[napi(catch_unwind)]
+    pub fn unwatch(&self) {
+        self.inner.set_listener(None);
+    }
+
+    fn known(&self, id: &str) -> Result<()> {
+        match self.inner.get(id) {
+            Some(_) => Ok(()),
+            None => Err(js_err(ShellError::UnknownJob(id.to_string()))),
+        }
+    }
+}
+
+/// Opens the job registry stored at `sidecarPath` (created on first write;
+/// its directory is created now). Within one process the same path always
+/// yields the same registry, so jobs survive `/reload`. A registry loaded
+/// from disk is reconciled: running jobs that are still ours are adopted,
+/// ended ones read from their exit files, others marked `lost`. A damaged
+/// sidecar never throws: see `problems()`.
+#[napi(catch_unwind)]
+pub fn open_shell_registry(sidecar_path: String) -> Result<ShellRegistry> {
+    let (inner, from_memory) = shell::open_shared(Path::new(&sidecar_path)).map_err(js_err)?;
+    Ok(ShellRegistry { inner, from_memory })
+}
+
+/// The last `lines` lines within the last `maxBytes` of any file.
+#[napi(catch_unwind)]
+pub fn read_log_tail(path: String, options: Option<ShellTailOptions>) -> Result<ShellLogChunk> {
+    let lines = options.as_ref().and_then(|o| o.lines).map(u64::from);
+    let max = byte_limit(options.and_then(|o| o.max_bytes))?;
+    log::tail(Path::new(&path), lines, max, false)
+        .map(chunk_out)
+        .map_err(|e| Error::new(Status::InvalidArg, format!("Cannot read {path}: {e}")))
+}
+
+/// Up to `maxBytes` from `offset` on. A character cut at the end is left for
+/// the next read (continue from `end`); an offset past the end reads from 0.
+#[napi(catch_unwind)]
+pub fn read_log_from(
+    path: String,
+    offset: f64,
+    options: Option<ShellReadOptions>,
+) -> Result<ShellLogChunk> {
+    let keep = match options.as_ref().and_then(|o| o.keep.clone()) {
+        None => Keep::Head,
+        k => keep_of(&k)?,
+    };
+    let max = byte_limit(options.and_then(|o| o.max_bytes))?;
+    log::read_from(Path::new(&path), offset_of(offset)?, max, keep, false)
+        .map(chunk_out)
+        .map_err(|e| Error::new(Status::InvalidArg, format!("Cannot read {path}: {e}")))
+}

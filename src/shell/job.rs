@@ -1,0 +1,331 @@
+//! A job's persisted record and how its ending is interpreted.
+//!
+//! The exit status normally comes from the wrapper's exit file, written by
+//! the outer `sh` once the user's shell returns, so it survives the death of
+//! the process that started the job. Shells report a death by signal n as
+//! status 128+n; we report such a status as `signalled` and keep the raw
+//! code beside it, so a job that itself ran `exit 143` is not misread
+//! silently.
+
+use serde::{Deserialize, Serialize};
+use std::path::Path;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum JobState {
+    Running,
+    Exited,
+    Signalled,
+    /// We can no longer tell what became of it (pid reused, machine
+    /// rebooted, identity unverifiable). Never signalled.
+    Lost,
+}
+
+impl JobState {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            JobState::Running => "running",
+            JobState::Exited => "exited",
+            JobState::Signalled => "signalled",
+            JobState::Lost => "lost",
+        }
+    }
+}
+
+/// Everything the sidecar keeps about a job. Optional fields default so that
+/// a record written by an older version still loads.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct JobRecord {
+    pub id: String,
+    pub command: String,
+    pub cwd: String,
+    pub shell: String,
+    pub log_path: String,
+    pub exit_path: String,
+    pub pid: i32,
+    pub pgid: i32,
+    #[serde(default)]
+    pub start_ticks: Option<u64>,
+    #[serde(default)]
+    pub boot_id: Option<String>,
+    /// `PI_UTILS_JOB=<token>`, set in the job's environment; every process
+    /// the job starts inherits it, which is how escaped descendants are found.
+    #[serde(default)]
+    pub marker: String,
+    #[serde(default)]
+    pub host_pid: u32,
+    pub started_at_ms: u64,
+    #[serde(default)]
+    pub ended_at_ms: Option<u64>,
+    pub state: JobState,
+    #[serde(default)]
+    pub exit_code: Option<i32>,
+    #[serde(default)]
+    pub signal: Option<i32>,
+    #[serde(default)]
+    pub note: Option<String>,
+    #[serde(default)]
+    pub delivered: bool,
+    #[serde(default)]
+    pub read_offset: u64,
+    /// Log size when the job started (the log may have been appended to before).
+    #[serde(default)]
+    pub log_start: u64,
+    #[serde(default)]
+    pub kill_requested: bool,
+    #[serde(default)]
+    pub timed_out: bool,
+    #[serde(default)]
+    pub timeout_ms: Option<u64>,
+    /// Opaque to us: whatever the caller wants to find again after a restart.
+    #[serde(default)]
+    pub meta: Option<String>,
+}
+
+/// A record plus what is computed on each query.
+#[derive(Debug, Clone)]
+pub struct JobView {
+    pub record: JobRecord,
+    pub log_bytes: u64,
+    /// Not started by this process: watched by identity polling.
+    pub adopted: bool,
+    pub runtime_ms: u64,
+}
+
+impl JobRecord {
+    pub fn is_running(&self) -> bool {
+        self.state == JobState::Running
+    }
+}
+
+/// Reads `<log>.exit`: `Some(Ok(code))`, `Some(Err(why))` when present but
+/// unreadable, `None` when absent.
+pub fn read_exit_file(path: &Path) -> Option<Result<(i32, Option<u64>), String>> {
+    let text = match std::fs::read_to_string(path) {
+        Ok(t) => t,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return None,
+        Err(e) => return Some(Err(format!("cannot read exit file: {e}"))),
+    };
+    let mtime = std::fs::metadata(path)
+        .and_then(|m| m.modified())
+        .ok()
+        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+        .map(|d| d.as_millis() as u64);
+    match text.trim().parse::<i32>() {
+        Ok(code) => Some(Ok((code, mtime))),
+        Err(_) => Some(Err(format!("exit file holds {:?}", text.trim()))),
+    }
+}
+
+/// What we know about how a job ended, besides its exit file.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct EndEvidence {
+    /// `waitpid` status of the wrapper, when we reaped it ourselves.
+    pub wait_status: Option<i32>,
+    /// The strongest signal we sent to the job, if any.
+    pub sent_signal: Option<i32>,
+}
+
+/// Moves a running record to its final state.
+pub fn finish(rec: &mut JobRecord, evidence: EndEvidence) {
+    let exit = read_exit_file(Path::new(&rec.exit_path));
+    let mut ended_at = None;
+    rec.note = None;
+    match exit {
+        Some(Ok((code, mtime))) => {
+            ended_at = mtime;
+            set_from_code(rec, code);
+        }
+        other => {
+            if let Some(Err(why)) = other {
+                rec.note = Some(why);
+            }
+            if let Some(status) = evidence.wait_status {
+                if libc::WIFSIGNALED(status) {
+                    rec.state = JobState::Signalled;
+                    rec.signal = Some(libc::WTERMSIG(status));
+                    rec.exit_code = None;
+                } else {
+                    set_from_code(rec, libc::WEXITSTATUS(status));
+                }
+            } else if let Some(sig) = evidence.sent_signal {
+                rec.state = JobState::Signalled;
+                rec.signal = Some(sig);
+                rec.exit_code = None;
+                rec.note.get_or_insert_with(|| {
+                    "ended after pi-utils signalled it; no exit status was recorded".into()
+                });
+            } else {
+                rec.state = JobState::Exited;
+                rec.exit_code = None;
+                rec.signal = None;
+                rec.note.get_or_insert_with(|| {
+                    "ended while no process was watching it; no exit status was recorded".into()
+                });
+            }
+        }
+    }
+    rec.ended_at_ms = Some(ended_at.unwrap_or_else(super::now_ms));
+}
+
+fn set_from_code(rec: &mut JobRecord, code: i32) {
+    if (129..=128 + 64).contains(&code) {
+        rec.state = JobState::Signalled;
+        rec.signal = Some(code - 128);
+    } else {
+        rec.state = JobState::Exited;
+        rec.signal = None;
+    }
+    rec.exit_code = Some(code);
+}
+
+pub fn mark_lost(rec: &mut JobRecord, why: &str) {
+    rec.state = JobState::Lost;
+    rec.note = Some(why.to_string());
+    rec.ended_at_ms.get_or_insert_with(super::now_ms);
+}
+
+/// `SIGTERM` for 15 and so on; numbers differ between platforms, so the
+/// table is built from `libc`.
+pub fn signal_name(sig: i32) -> String {
+    const NAMES: &[(i32, &str)] = &[
+        (libc::SIGHUP, "SIGHUP"),
+        (libc::SIGINT, "SIGINT"),
+        (libc::SIGQUIT, "SIGQUIT"),
+        (libc::SIGILL, "SIGILL"),
+        (libc::SIGTRAP, "SIGTRAP"),
+        (libc::SIGABRT, "SIGABRT"),
+        (libc::SIGBUS, "SIGBUS"),
+        (libc::SIGFPE, "SIGFPE"),
+        (libc::SIGKILL, "SIGKILL"),
+        (libc::SIGUSR1, "SIGUSR1"),
+        (libc::SIGSEGV, "SIGSEGV"),
+        (libc::SIGUSR2, "SIGUSR2"),
+        (libc::SIGPIPE, "SIGPIPE"),
+        (libc::SIGALRM, "SIGALRM"),
+        (libc::SIGTERM, "SIGTERM"),
+        (libc::SIGCHLD, "SIGCHLD"),
+        (libc::SIGCONT, "SIGCONT"),
+        (libc::SIGSTOP, "SIGSTOP"),
+        (libc::SIGTSTP, "SIGTSTP"),
+        (libc::SIGTTIN, "SIGTTIN"),
+        (libc::SIGTTOU, "SIGTTOU"),
+        (libc::SIGURG, "SIGURG"),
+        (libc::SIGXCPU, "SIGXCPU"),
+        (libc::SIGXFSZ, "SIGXFSZ"),
+        (libc::SIGVTALRM, "SIGVTALRM"),
+        (libc::SIGPROF, "SIGPROF"),
+        (libc::SIGWINCH, "SIGWINCH"),
+        (libc::SIGIO, "SIGIO"),
+        (libc::SIGSYS, "SIGSYS"),
+    ];
+    NAMES
+        .iter()
+        .find(|(n, _)| *n == sig)
+        .map(|(_, name)| name.to_string())
+        .unwrap_or_else(|| format!("SIG{sig}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn record(exit_path: &Path) -> JobRecord {
+        JobRecord {
+            id: "bg-1".into(),
+            command: "true".into(),
+            cwd: "/".into(),
+            shell: "bash".into(),
+            log_path: String::new(),
+            exit_path: exit_path.to_string_lossy().into_owned(),
+            pid: 0,
+            pgid: 0,
+            start_ticks: None,
+            boot_id: None,
+            marker: String::new(),
+            host_pid: 0,
+            started_at_ms: 0,
+            ended_at_ms: None,
+            state: JobState::Running,
+            exit_code: None,
+            signal: None,
+            note: None,
+            delivered: false,
+            read_offset: 0,
+            log_start: 0,
+            kill_requested: false,
+            timed_out: false,
+            timeout_ms: None,
+            meta: None,
+        }
+    }
+
+    #[test]
+    fn exit_file_codes_map_to_exit_or_signal() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("x.exit");
+        for (text, state, code, sig) in [
+            ("0\n", JobState::Exited, Some(0), None),
+            ("7", JobState::Exited, Some(7), None),
+            ("143\n", JobState::Signalled, Some(143), Some(libc::SIGTERM)),
+            ("128", JobState::Exited, Some(128), None),
+        ] {
+            std::fs::write(&path, text).unwrap();
+            let mut rec = record(&path);
+            finish(&mut rec, EndEvidence::default());
+            assert_eq!(
+                (rec.state, rec.exit_code, rec.signal),
+                (state, code, sig),
+                "{text:?}"
+            );
+            assert!(rec.ended_at_ms.is_some());
+        }
+    }
+
+    #[test]
+    fn without_exit_file_the_wait_status_or_our_signal_decides() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut rec = record(&dir.path().join("none.exit"));
+        finish(
+            &mut rec,
+            EndEvidence {
+                wait_status: Some(libc::SIGKILL),
+                sent_signal: None,
+            },
+        );
+        assert_eq!(
+            (rec.state, rec.signal),
+            (JobState::Signalled, Some(libc::SIGKILL))
+        );
+
+        let mut rec = record(&dir.path().join("none.exit"));
+        finish(
+            &mut rec,
+            EndEvidence {
+                wait_status: None,
+                sent_signal: None,
+            },
+        );
+        assert_eq!((rec.state, rec.exit_code), (JobState::Exited, None));
+        assert!(rec.note.unwrap().contains("no exit status"));
+
+        std::fs::write(dir.path().join("bad.exit"), "garbage").unwrap();
+        let mut rec = record(&dir.path().join("bad.exit"));
+        finish(
+            &mut rec,
+            EndEvidence {
+                wait_status: None,
+                sent_signal: Some(libc::SIGTERM),
+            },
+        );
+        assert_eq!(rec.state, JobState::Signalled);
+        assert!(rec.note.unwrap().contains("garbage"));
+    }
+
+    #[test]
+    fn signal_names() {
+        assert_eq!(signal_name(libc::SIGKILL), "SIGKILL");
+        assert_eq!(signal_name(77), "SIG77");
+    }
+}

@@ -1,0 +1,389 @@
+//! Killing a job: everything it started, and nothing else.
+//!
+//! The sequence: re-verify the leader, SIGTERM (and SIGCONT, for stopped
+//! jobs) to its process group and to its processes outside the group, wait
+//! up to the grace for all of them to go, re-scan, SIGKILL what is left,
+//! and report what survived. A job that has ended with nothing left behind
+//! is not touched; a `lost` one is never signalled.
+//!
+//! A job's processes are its group (and session) while the leader lives,
+//! its descendants, and anything carrying its environment marker: a daemon
+//! that called `setsid` and was re-parented to init is still found by the
+//! marker. Every candidate must have started no earlier than the job, on
+//! this boot; processes found only by group, session or parentage count only
+//! while the leader is alive, because only then are those numbers pinned to
+//! our job. The descendant walk uses the parent links of one `/proc` scan
+//! (the same information as `/proc/<pid>/task/*/children`, without needing
+//! `CONFIG_PROC_CHILDREN`), and the same scan serves the marker search.
+//!
+//! Signals never go to pid or pgid 0 or 1, to ourselves or to our own
+//! process group. A single process is signalled through a pidfd opened and
+//! then re-checked where available, so a pid reused in between is spared.
+
+use super::identity::{self, ProcInfo, Verdict};
+use super::job::{JobRecord, JobState, JobView};
+use super::pidfd::PidFd;
+use super::reconcile;
+use super::registry::{find, find_mut, refresh, view, Inner, Registry};
+use super::spawn;
+use super::ShellError;
+use std::collections::HashMap;
+use std::time::{Duration, Instant};
+
+/// How long to wait for the tree to vanish after SIGKILL before reporting survivors.
+const AFTER_KILL: Duration = Duration::from_secs(2);
+const KILL_POLL: Duration = Duration::from_millis(10);
+/// See [`Registry::term_again`].
+const YOUNG_MS: u64 = 1000;
+const RETERM_AFTER: Duration = Duration::from_millis(50);
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum KillOutcome {
+    /// Signals were sent; see `survivors` for what is left.
+    Killed,
+    /// Nothing of the job was running: nothing was signalled.
+    AlreadyEnded,
+    /// The job is `lost` (its pid may name a stranger): nothing was signalled.
+    Refused,
+}
+
+#[derive(Debug, Clone)]
+pub struct KillReport {
+    pub outcome: KillOutcome,
+    pub sent_term: bool,
+    pub sent_kill: bool,
+    /// Processes outside the job's group that were signalled one by one.
+    pub escapees: Vec<i32>,
+    /// Still alive after SIGKILL and the wait that follows it.
+    pub survivors: Vec<i32>,
+    pub job: JobView,
+}
+
+fn target_of(rec: &JobRecord) -> Target {
+    Target {
+        pid: rec.pid,
+        pgid: rec.pgid,
+        start: rec.start_ticks.unwrap_or(0),
+        marker: format!("{}={}", spawn::MARKER_NAME, rec.marker).into_bytes(),
+    }
+}
+
+impl Registry {
+    /// SIGTERM to the group and to escaped descendants, up to `grace` for
+    /// them to go, SIGKILL to whatever is left, then up to 2 s to confirm.
+    /// Blocks for that long: call it off the JS thread.
+    pub fn kill(&self, id: &str, grace: Duration) -> Result<KillReport, ShellError> {
+        self.kill_job(id, grace, false)
+    }
+
+    pub(super) fn kill_job(
+        &self,
+        id: &str,
+        grace: Duration,
+        timed_out: bool,
+    ) -> Result<KillReport, ShellError> {
+        let mut report = KillReport {
+            outcome: KillOutcome::Killed,
+            sent_term: false,
+            sent_kill: false,
+            escapees: Vec::new(),
+            survivors: Vec::new(),
+            job: self
+                .get(id)
+                .ok_or_else(|| ShellError::UnknownJob(id.to_string()))?,
+        };
+        let (target, mut members) = {
+            let mut g = self.locked();
+            let leader = leader_check(&mut g, id)?;
+            let job = find_mut(&mut g.jobs, id)?;
+            let stop = match leader {
+                Leader::Stranger | Leader::Lost => Some(KillOutcome::Refused),
+                Leader::Alive | Leader::Gone => None,
+            };
+            let leader_alive = matches!(leader, Leader::Alive);
+            let target = target_of(&job.rec);
+            let members = match stop {
+                Some(_) => Vec::new(),
+                None => processes_of(&target, leader_alive),
+            };
+            let stop =
+                stop.or((!leader_alive && members.is_empty()).then_some(KillOutcome::AlreadyEnded));
+            if let Some(outcome) = stop {
+                report.outcome = outcome;
+                report.job = view(job);
+                self.release(g);
+                return Ok(report);
+            }
+            job.rec.kill_requested = true;
+            job.rec.timed_out |= timed_out;
+            job.sent_signal = Some(libc::SIGTERM);
+            send(
+                &target,
+                leader_alive,
+                &members,
+                libc::SIGTERM,
+                &mut report.escapees,
+            );
+            report.sent_term = true;
+            let young = super::now_ms().saturating_sub(job.rec.started_at_ms) < YOUNG_MS;
+            self.save(&mut g);
+            self.release(g);
+            if young && leader_alive {
+                self.term_again(id, &target);
+            }
+            (target, members)
+        };
+
+        let until = Instant::now() + grace;
+        while !self.all_gone(id, &members) && Instant::now() < until {
+            std::thread::sleep(KILL_POLL);
+        }
+
+        if !self.all_gone(id, &members) {
+            let mut g = self.locked();
+            let leader_alive = matches!(leader_check(&mut g, id)?, Leader::Alive);
+            // Members found earlier stay ours while their identity holds;
+            // the rescan adds what was started during the grace.
+            members.retain(alive);
+            for m in processes_of(&target, leader_alive) {
+                if !members.iter().any(|k| k.pid == m.pid) {
+                    members.push(m);
+                }
+            }
+            find_mut(&mut g.jobs, id)?.sent_signal = Some(libc::SIGKILL);
+            send(
+                &target,
+                leader_alive,
+                &members,
+                libc::SIGKILL,
+                &mut report.escapees,
+            );
+            report.sent_kill = true;
+            self.release(g);
+        }
+
+        let until = Instant::now() + AFTER_KILL;
+        while !self.all_gone(id, &members) && Instant::now() < until {
+            std::thread::sleep(KILL_POLL);
+        }
+        report.escapees.sort_unstable();
+        report.escapees.dedup();
+        report.job = self
+            .get(id)
+            .ok_or_else(|| ShellError::UnknownJob(id.to_string()))?;
+        if report.job.record.is_running() {
+            report.survivors.push(target.pid);
+        }
+        report
+            .survivors
+            .extend(members.iter().filter(|m| alive(m)).map(|m| m.pid));
+        Ok(report)
+    }
+
+    /// The wrapper traps SIGTERM so it can record the exit status. A child
+    /// it forks carries that trap until it execs, and a SIGTERM landing in
+    /// that instant is swallowed; a job killed in its first moments may hit
+    /// exactly that window. So a young job's processes other than the
+    /// wrapper get one more SIGTERM shortly after the first.
+    fn term_again(&self, id: &str, target: &Target) {
+        std::thread::sleep(RETERM_AFTER);
+        let g = self.locked();
+        let Ok(job) = find(&g.jobs, id) else { return };
+        if !(job.child && job.rec.is_running()) {
+            return;
+        }
+        for m in processes_of(target, true) {
+            if m.pgid == target.pgid {
+                signal_process(&m, libc::SIGTERM);
+            }
+        }
+    }
+
+    fn all_gone(&self, id: &str, members: &[identity::ProcInfo]) -> bool {
+        self.sync();
+        let leader_running = self
+            .locked()
+            .jobs
+            .iter()
+            .any(|j| j.rec.id == id && j.rec.is_running());
+        !leader_running && !members.iter().any(alive)
+    }
+}
+
+enum Leader {
+    Alive,
+    Gone,
+    /// Already `lost`: never signal.
+    Lost,
+    /// The recorded identity no longer matches (now marked `lost`): never signal.
+    Stranger,
+}
+
+/// Re-verifies the leader right before signalling. Our unreaped child is
+/// pinned, but its recorded start time is still compared: a record that
+/// does not match the process is not trusted with a signal.
+fn leader_check(g: &mut Inner, id: &str) -> Result<Leader, ShellError> {
+    let job = find_mut(&mut g.jobs, id)?;
+    let mut ended = refresh(job);
+    let leader = if job.rec.state == JobState::Lost {
+        Leader::Lost
+    } else if !job.rec.is_running() {
+        Leader::Gone
+    } else {
+        match reconcile::verify(&job.rec) {
+            Verdict::Alive(_) => Leader::Alive,
+            Verdict::Unverifiable if job.child => Leader::Alive,
+            Verdict::Ended => Leader::Gone,
+            other => {
+                reconcile::settle(&mut job.rec, other);
+                job.pidfd = None;
+                ended = true;
+                Leader::Stranger
+            }
+        }
+    };
+    if ended {
+        let v = view(job);
+        g.ended.push(v);
+    }
+    Ok(leader)
+}
+
+fn send(
+    target: &Target,
+    leader_alive: bool,
+    members: &[identity::ProcInfo],
+    sig: i32,
+    escapees: &mut Vec<i32>,
+) {
+    if leader_alive {
+        signal_group(target.pgid, sig);
+        if sig != libc::SIGKILL {
+            // A stopped job would sit on its SIGTERM until continued.
+            signal_group(target.pgid, libc::SIGCONT);
+        }
+    }
+    for m in members {
+        if leader_alive && m.pgid == target.pgid {
+            continue;
+        }
+        if signal_process(m, sig) {
+            if sig != libc::SIGKILL {
+                signal_process(m, libc::SIGCONT);
+            }
+            escapees.push(m.pid);
+        }
+    }
+}
+
+/// Whether descendants that left the job's group can still be found once
+/// the job's main process has ended. That needs each process's environment
+/// (the marker), which only Linux exposes; elsewhere such a process may
+/// survive a kill, and the kill report says so instead of claiming a sweep.
+pub const FINDS_ORPHANED_ESCAPEES: bool = cfg!(target_os = "linux");
+
+/// What identifies a job's processes.
+#[derive(Debug, Clone)]
+pub struct Target {
+    pub pid: i32,
+    pub pgid: i32,
+    pub start: u64,
+    /// `PI_UTILS_JOB=<token>`.
+    pub marker: Vec<u8>,
+}
+
+/// The job's processes other than the leader itself, alive right now.
+pub fn processes_of(target: &Target, leader_alive: bool) -> Vec<ProcInfo> {
+    let me = std::process::id() as i32;
+    let table: HashMap<i32, ProcInfo> = identity::all_pids()
+        .into_iter()
+        .filter_map(identity::proc_info)
+        .map(|p| (p.pid, p))
+        .collect();
+    let mut out: Vec<ProcInfo> = table
+        .values()
+        .filter(|p| p.pid > 1 && p.pid != me && p.pid != target.pid && !p.zombie)
+        .filter(|p| p.start >= target.start)
+        .filter(|p| {
+            (leader_alive
+                && (p.pgid == target.pgid
+                    || p.sid == target.pid
+                    || descends_from(p, target.pid, &table)))
+                || identity::environ_contains(p.pid, &target.marker)
+        })
+        .cloned()
+        .collect();
+    out.sort_by_key(|p| p.pid);
+    out
+}
+
+fn descends_from(p: &ProcInfo, ancestor: i32, table: &HashMap<i32, ProcInfo>) -> bool {
+    let mut cur = p.ppid;
+    for _ in 0..256 {
+        if cur == ancestor {
+            return true;
+        }
+        match table.get(&cur) {
+            Some(parent) if parent.ppid != cur => cur = parent.ppid,
+            _ => return false,
+        }
+    }
+    false
+}
+
+/// Still the same process and not yet dead.
+pub fn alive(p: &ProcInfo) -> bool {
+    matches!(identity::proc_info(p.pid), Some(now) if now.start == p.start && !now.zombie)
+}
+
+fn may_signal(pid: i32) -> bool {
+    pid > 1 && pid != std::process::id() as i32
+}
+
+fn may_signal_group(pgid: i32) -> bool {
+    pgid > 1 && pgid != unsafe { libc::getpgrp() } && pgid != std::process::id() as i32
+}
+
+/// `killpg` after the guards. The caller has verified the leader.
+pub fn signal_group(pgid: i32, sig: i32) -> bool {
+    may_signal_group(pgid) && unsafe { libc::killpg(pgid, sig) } == 0
+}
+
+/// Signals one process if it is still the one described by `p`.
+pub fn signal_process(p: &ProcInfo, sig: i32) -> bool {
+    if !may_signal(p.pid) {
+        return false;
+    }
+    if let Some(fd) = PidFd::open(p.pid) {
+        return alive(p) && fd.signal(sig).is_ok();
+    }
+    alive(p) && unsafe { libc::kill(p.pid, sig) } == 0
+}
+
+#[cfg(all(test, target_os = "linux"))]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn guards_refuse_init_ourselves_and_our_group() {
+        assert!(!may_signal(0) && !may_signal(1) && !may_signal(-5));
+        assert!(!may_signal(std::process::id() as i32));
+        assert!(!may_signal_group(0) && !may_signal_group(1));
+        assert!(!may_signal_group(unsafe { libc::getpgrp() }));
+        assert!(!signal_group(unsafe { libc::getpgrp() }, 0));
+    }
+
+    #[test]
+    fn a_stranger_started_before_the_job_is_never_a_member() {
+        // Our own test process shares nothing with a made-up job but is the
+        // parent of everything we start; it must not be swept.
+        let me = identity::proc_info(std::process::id() as i32).unwrap();
+        let t = Target {
+            pid: me.pid,
+            pgid: me.pgid,
+            start: me.start,
+            marker: b"PI_UTILS_JOB=none".to_vec(),
+        };
+        assert!(processes_of(&t, true).iter().all(|p| p.pid != me.pid));
+    }
+}

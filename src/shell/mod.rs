@@ -1,0 +1,93 @@
+//! Background shell jobs: processes we start, watch, read and kill, and that
+//! outlive a reload of the JS side (and, for reading their status, a crash of
+//! the whole host process).
+//!
+//! Everything here is napi-free so it runs under plain `cargo test`;
+//! `src/napi/shell.rs` only converts types. The pieces:
+//!
+//! - [`spawn`]: `posix_spawn` of a tiny `/bin/sh` wrapper in a new session,
+//!   output appended to a log file, exit status written next to it.
+//! - [`identity`]: who is behind a pid right now (start time, boot id).
+//! - [`job`]: the persisted record and how an ending is interpreted.
+//! - [`kill`]: group TERM, grace, KILL, and the sweep of escaped descendants.
+//! - [`log`]: bounded tail and incremental reads of a log.
+//! - [`sidecar`]: the JSON file of records, written atomically, loaded leniently.
+//! - [`reconcile`]: what a record from an earlier process means now.
+//! - [`registry`]: one session's jobs, shared across reloads.
+//! - [`monitor`]: the one thread that notices exits and timeouts.
+//!
+//! Unix only: on other platforms the module is empty and the JS API simply
+//! lacks these functions, which the extension detects.
+#![cfg(unix)]
+
+pub mod identity;
+pub mod job;
+pub mod kill;
+pub mod log;
+mod monitor;
+mod pidfd;
+pub mod reconcile;
+pub mod registry;
+pub mod sidecar;
+pub mod spawn;
+#[cfg(test)]
+mod tests;
+
+pub use job::{JobRecord, JobState, JobView};
+pub use kill::{KillOutcome, KillReport};
+pub use registry::{open_shared, Registry, SpawnRequest, WaitEnd};
+
+/// Errors a caller can act on; the `Display` text reaches the user as is, so
+/// each one names the offending input.
+#[derive(Debug)]
+pub enum ShellError {
+    EmptyCommand,
+    NulByte(&'static str),
+    CwdNotFound(String),
+    CwdNotDirectory(String),
+    ShellNotFound(String),
+    LogDirectory { dir: String, error: String },
+    LogFile { path: String, error: String },
+    Sidecar { path: String, error: String },
+    Spawn(String),
+    UnknownJob(String),
+    DuplicateId(String),
+    StillRunning(String),
+}
+
+impl std::fmt::Display for ShellError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ShellError::EmptyCommand => write!(f, "Command must not be empty"),
+            ShellError::NulByte(what) => write!(f, "{what} must not contain a NUL byte"),
+            ShellError::CwdNotFound(p) => write!(f, "Working directory not found: {p}"),
+            ShellError::CwdNotDirectory(p) => {
+                write!(f, "Working directory is not a directory: {p}")
+            }
+            ShellError::ShellNotFound(p) => write!(f, "Shell not found: {p}"),
+            ShellError::LogDirectory { dir, error } => {
+                write!(f, "Cannot create log directory {dir}: {error}")
+            }
+            ShellError::LogFile { path, error } => {
+                write!(f, "Cannot open log file {path}: {error}")
+            }
+            ShellError::Sidecar { path, error } => {
+                write!(f, "Cannot use job registry file {path}: {error}")
+            }
+            ShellError::Spawn(e) => write!(f, "Cannot start the job: {e}"),
+            ShellError::UnknownJob(id) => write!(f, "Unknown job: {id}"),
+            ShellError::DuplicateId(id) => write!(f, "A job with id {id} already exists"),
+            ShellError::StillRunning(id) => write!(f, "Job {id} is still running"),
+        }
+    }
+}
+
+impl std::error::Error for ShellError {}
+
+/// Milliseconds since the Unix epoch, the unit every timestamp in a record uses.
+pub(crate) fn now_ms() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_millis() as u64)
+        .unwrap_or(0)
+}

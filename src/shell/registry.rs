@@ -1,0 +1,620 @@
+//! One Pi session's jobs: spawn, query, wait, kill, read, persist.
+//!
+//! Registries opened through [`open_shared`] live in a process-wide static,
+//! so Pi's `/reload` (which re-runs the JS but keeps the native module
+//! loaded) finds the same jobs, still reaped and still watched. All state
+//! changes go through one mutex per registry; the sidecar is rewritten under
+//! it after every change so the file never lags behind what JS was told.
+//!
+//! Reaping is by pid only (`waitpid(pid, WNOHANG)`), never wait-for-any:
+//! Node reaps its own children by pid too, and a global reaper would steal
+//! their statuses. While our child is unreaped its pid cannot be reused, so
+//! the group may be signalled without a race; reaping and signalling take
+//! the same lock. Killing lives in `kill.rs`, on the same struct.
+
+use super::identity::{self, Verdict};
+use super::job::{self, EndEvidence, JobRecord, JobState, JobView};
+use super::log::{self, Keep, LogChunk};
+use super::pidfd::PidFd;
+use super::{monitor, reconcile, sidecar, spawn, ShellError};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::time::{Duration, Instant};
+
+/// Called (from any thread) whenever a job leaves `running`.
+pub type Listener = Arc<dyn Fn(&JobView) + Send + Sync>;
+
+/// Grace between SIGTERM and SIGKILL when a job's own timeout fires.
+pub const TIMEOUT_GRACE: Duration = Duration::from_secs(3);
+const WAIT_SLICE: Duration = Duration::from_millis(50);
+pub struct SpawnRequest {
+    pub command: String,
+    pub cwd: PathBuf,
+    /// Path or name of the shell run as `<shell> -c <command>`; `None` picks
+    /// `/bin/bash`, else `sh`.
+    pub shell: Option<String>,
+    /// The complete environment; `None` inherits ours.
+    pub env: Option<Vec<(String, String)>>,
+    /// Absolute; created (with its directory) if missing, appended to otherwise.
+    pub log_path: PathBuf,
+    /// Killed (TERM, grace, KILL) once this has passed since the start.
+    pub timeout: Option<Duration>,
+    /// Default: `bg-<n>`.
+    pub id: Option<String>,
+    pub meta: Option<String>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WaitEnd {
+    Ended,
+    TimedOut,
+    Cancelled,
+}
+
+pub(super) struct Job {
+    pub(super) rec: JobRecord,
+    /// Started by this process (as opposed to adopted from a sidecar).
+    pub(super) ours: bool,
+    /// Our child, not yet reaped: its pid cannot be reused.
+    pub(super) child: bool,
+    pub(super) pidfd: Option<Arc<PidFd>>,
+    pub(super) sent_signal: Option<i32>,
+    /// The record as last serialized, so a save re-serializes only what changed.
+    line: Option<(JobRecord, String)>,
+}
+
+pub(super) struct Inner {
+    pub(super) jobs: Vec<Job>,
+    save_error: Option<String>,
+    /// Jobs that left `running` under the lock and are yet to be announced.
+    pub(super) ended: Vec<JobView>,
+}
+
+pub struct Registry {
+    sidecar: PathBuf,
+    inner: Mutex<Inner>,
+    changed: Condvar,
+    listener: Mutex<Option<Listener>>,
+    problems: Vec<String>,
+}
+
+/// Opens the registry for `sidecar`, or returns the one this process already
+/// has open for it (the `bool` says which): the state that survives `/reload`.
+pub fn open_shared(sidecar: &Path) -> Result<(Arc<Registry>, bool), ShellError> {
+    static SHARED: Mutex<Vec<Arc<Registry>>> = Mutex::new(Vec::new());
+    let key = normalize(sidecar)?;
+    let mut shared = SHARED.lock().unwrap_or_else(|p| p.into_inner());
+    if let Some(r) = shared.iter().find(|r| r.sidecar == key) {
+        return Ok((r.clone(), true));
+    }
+    let r = Registry::open(&key)?;
+    shared.push(r.clone());
+    Ok((r, false))
+}
+
+fn normalize(path: &Path) -> Result<PathBuf, ShellError> {
+    let err = |e: String| ShellError::Sidecar {
+        path: path.display().to_string(),
+        error: e,
+    };
+    let abs = std::path::absolute(path).map_err(|e| err(e.to_string()))?;
+    let (Some(dir), Some(name)) = (abs.parent(), abs.file_name()) else {
+        return Err(err("not a file path".into()));
+    };
+    std::fs::create_dir_all(dir).map_err(|e| err(e.to_string()))?;
+    let dir = dir.canonicalize().map_err(|e| err(e.to_string()))?;
+    let c = std::ffi::CString::new(std::os::unix::ffi::OsStrExt::as_bytes(dir.as_os_str()))
+        .map_err(|_| err("contains a NUL byte".into()))?;
+    if unsafe { libc::access(c.as_ptr(), libc::W_OK) } != 0 {
+        return Err(err(format!("{} is not writable", dir.display())));
+    }
+    Ok(dir.join(name))
+}
+
+impl Registry {
+    /// A registry of its own (not shared): loads and reconciles the sidecar.
+    pub fn open(sidecar_path: &Path) -> Result<Arc<Registry>, ShellError> {
+        let path = normalize(sidecar_path)?;
+        let loaded = sidecar::load(&path);
+        let mut changed = !loaded.problems.is_empty();
+        let jobs = loaded
+            .records
+            .into_iter()
+            .map(|mut rec| {
+                let before = rec.state;
+                let pidfd = reconcile::reconcile(&mut rec).map(Arc::new);
+                changed |= rec.state != before;
+                Job {
+                    rec,
+                    ours: false,
+                    child: false,
+                    pidfd,
+                    sent_signal: None,
+                    line: None,
+                }
+            })
+            .collect();
+        let reg = Arc::new(Registry {
+            sidecar: path,
+            inner: Mutex::new(Inner {
+                jobs,
+                save_error: None,
+                ended: Vec::new(),
+            }),
+            changed: Condvar::new(),
+            listener: Mutex::new(None),
+            problems: loaded.problems,
+        });
+        if changed {
+            let mut g = reg.locked();
+            reg.save(&mut g);
+        }
+        monitor::register(&reg);
+        Ok(reg)
+    }
+
+    pub fn sidecar(&self) -> &Path {
+        &self.sidecar
+    }
+
+    /// What could not be read from the sidecar when it was loaded.
+    pub fn problems(&self) -> &[String] {
+        &self.problems
+    }
+
+    /// The last failure to write the sidecar, if the latest write failed.
+    pub fn save_error(&self) -> Option<String> {
+        self.locked().save_error.clone()
+    }
+
+    pub fn set_listener(&self, listener: Option<Listener>) {
+        *self.listener.lock().unwrap_or_else(|p| p.into_inner()) = listener;
+    }
+
+    pub fn spawn(&self, req: SpawnRequest) -> Result<JobView, ShellError> {
+        if req.command.trim().is_empty() {
+            return Err(ShellError::EmptyCommand);
+        }
+        match std::fs::metadata(&req.cwd) {
+            Ok(m) if m.is_dir() => {}
+            Ok(_) => return Err(ShellError::CwdNotDirectory(req.cwd.display().to_string())),
+            Err(_) => return Err(ShellError::CwdNotFound(req.cwd.display().to_string())),
+        }
+        let shell = req.shell.clone().unwrap_or_else(default_shell);
+        if shell.is_empty() || (shell.contains('/') && !Path::new(&shell).is_file()) {
+            return Err(ShellError::ShellNotFound(shell));
+        }
+        if !req.log_path.is_absolute() {
+            return Err(ShellError::LogFile {
+                path: req.log_path.display().to_string(),
+                error: "the log path must be absolute".into(),
+            });
+        }
+        let log_file = spawn::open_log(&req.log_path)?;
+        let exit_path = spawn::exit_path_for(&req.log_path);
+        spawn::clear_exit_file(&exit_path)?;
+        let log_start = log_file.metadata().map(|m| m.len()).unwrap_or(0);
+
+        let mut g = self.locked();
+        let id = match req.id {
+            Some(id) if g.jobs.iter().any(|j| j.rec.id == id) => {
+                return Err(ShellError::DuplicateId(id))
+            }
+            Some(id) if id.is_empty() => return Err(ShellError::UnknownJob(id)),
+            Some(id) => id,
+            None => next_id(&g.jobs),
+        };
+        let token = spawn::new_marker(&id);
+        let env = spawn::build_env(req.env.as_deref(), &token);
+        let started_at_ms = super::now_ms();
+        let pid = spawn::spawn(&spawn::Spec {
+            shell: &shell,
+            command: &req.command,
+            cwd: &req.cwd,
+            exit_path: &exit_path,
+            env: &env,
+            log: spawn::log_fd(&log_file),
+        })?;
+        drop(log_file);
+        // Our unreaped child: this reads its start time, not a successor's.
+        let start_ticks = identity::proc_info(pid).map(|i| i.start);
+        let pidfd = PidFd::open(pid).map(Arc::new);
+        let rec = JobRecord {
+            id,
+            command: req.command,
+            cwd: req.cwd.display().to_string(),
+            shell,
+            log_path: req.log_path.display().to_string(),
+            exit_path: exit_path.display().to_string(),
+            pid,
+            pgid: pid,
+            start_ticks,
+            boot_id: identity::boot_id().map(str::to_string),
+            marker: token,
+            host_pid: std::process::id(),
+            started_at_ms,
+            ended_at_ms: None,
+            state: JobState::Running,
+            exit_code: None,
+            signal: None,
+            note: None,
+            delivered: false,
+            read_offset: log_start,
+            log_start,
+            kill_requested: false,
+            timed_out: false,
+            timeout_ms: req.timeout.map(|t| t.as_millis() as u64),
+            meta: req.meta,
+        };
+        g.jobs.push(Job {
+            rec,
+            ours: true,
+            child: true,
+            pidfd,
+            sent_signal: None,
+            line: None,
+        });
+        self.save(&mut g);
+        let v = view(g.jobs.last().expect("just pushed"));
+        drop(g);
+        monitor::wake();
+        Ok(v)
+    }
+
+    pub fn get(&self, id: &str) -> Option<JobView> {
+        self.sync();
+        let g = self.locked();
+        g.jobs.iter().find(|j| j.rec.id == id).map(view)
+    }
+
+    pub fn list(&self) -> Vec<JobView> {
+        self.sync();
+        self.locked().jobs.iter().map(view).collect()
+    }
+
+    /// Blocks until the job leaves `running`, `timeout` passes or
+    /// `cancelled()` turns true (checked every 50 ms). Call it off the JS thread.
+    pub fn wait(
+        &self,
+        id: &str,
+        timeout: Option<Duration>,
+        cancelled: &dyn Fn() -> bool,
+    ) -> Result<(JobView, WaitEnd), ShellError> {
+        let deadline = timeout.map(|t| Instant::now() + t);
+        loop {
+            self.sync();
+            let g = self.locked();
+            let job = find(&g.jobs, id)?;
+            if !job.rec.is_running() {
+                return Ok((view(job), WaitEnd::Ended));
+            }
+            if cancelled() {
+                return Ok((view(job), WaitEnd::Cancelled));
+            }
+            let slice = match deadline {
+                Some(d) => {
+                    let left = d.saturating_duration_since(Instant::now());
+                    if left.is_zero() {
+                        return Ok((view(job), WaitEnd::TimedOut));
+                    }
+                    left.min(WAIT_SLICE)
+                }
+                None => WAIT_SLICE,
+            };
+            let _ = self.changed.wait_timeout(g, slice);
+        }
+    }
+
+    /// The last lines (or bytes) of the job's own output (not what the log
+    /// held before it started); does not move the cursor.
+    pub fn tail(
+        &self,
+        id: &str,
+        lines: Option<u64>,
+        max_bytes: u64,
+    ) -> Result<LogChunk, ShellError> {
+        self.sync();
+        let g = self.locked();
+        let job = find(&g.jobs, id)?;
+        let (path, origin, done) = (
+            PathBuf::from(&job.rec.log_path),
+            job.rec.log_start,
+            !job.rec.is_running(),
+        );
+        drop(g);
+        Ok(log::tail_after(&path, origin, lines, max_bytes, done).unwrap_or_default())
+    }
+
+    /// Output since the job's read cursor (at most `max_bytes`, keeping the
+    /// head or the tail of a longer stretch); moves the cursor past it.
+    pub fn read_new(&self, id: &str, max_bytes: u64, keep: Keep) -> Result<LogChunk, ShellError> {
+        self.sync();
+        let mut g = self.locked();
+        let job = find_mut(&mut g.jobs, id)?;
+        let chunk = log::read_from(
+            Path::new(&job.rec.log_path),
+            job.rec.read_offset,
+            max_bytes,
+            keep,
+            !job.rec.is_running(),
+        )
+        .unwrap_or_default();
+        if chunk.end != job.rec.read_offset && chunk.size > 0 {
+            job.rec.read_offset = chunk.end;
+            self.save(&mut g);
+        }
+        Ok(chunk)
+    }
+
+    pub fn set_read_offset(&self, id: &str, offset: u64) -> Result<(), ShellError> {
+        let mut g = self.locked();
+        find_mut(&mut g.jobs, id)?.rec.read_offset = offset;
+        self.save(&mut g);
+        Ok(())
+    }
+
+    /// Test-and-set of the `delivered` flag: true for exactly one caller, so
+    /// a completion is announced once even across `/reload` and restarts.
+    pub fn claim_delivery(&self, id: &str) -> Result<bool, ShellError> {
+        let mut g = self.locked();
+        let job = find_mut(&mut g.jobs, id)?;
+        if job.rec.delivered {
+            return Ok(false);
+        }
+        job.rec.delivered = true;
+        self.save(&mut g);
+        Ok(true)
+    }
+
+    pub fn set_meta(&self, id: &str, meta: Option<String>) -> Result<JobView, ShellError> {
+        let mut g = self.locked();
+        let job = find_mut(&mut g.jobs, id)?;
+        job.rec.meta = meta;
+        let v = view(job);
+        self.save(&mut g);
+        Ok(v)
+    }
+
+    /// Forgets a finished job (and optionally deletes its log and exit file).
+    pub fn remove(&self, id: &str, delete_files: bool) -> Result<(), ShellError> {
+        self.sync();
+        let mut g = self.locked();
+        let at = g
+            .jobs
+            .iter()
+            .position(|j| j.rec.id == id)
+            .ok_or_else(|| ShellError::UnknownJob(id.to_string()))?;
+        if g.jobs[at].rec.is_running() {
+            return Err(ShellError::StillRunning(id.to_string()));
+        }
+        let job = g.jobs.remove(at);
+        if job.child {
+            // A lost child of ours still needs reaping; keep watching it.
+            g.jobs.insert(at, job);
+            return Err(ShellError::StillRunning(id.to_string()));
+        }
+        if delete_files {
+            let _ = std::fs::remove_file(&job.rec.log_path);
+            let _ = std::fs::remove_file(&job.rec.exit_path);
+        }
+        self.save(&mut g);
+        Ok(())
+    }
+
+    pub(super) fn locked(&self) -> MutexGuard<'_, Inner> {
+        self.inner.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    pub(super) fn save(&self, g: &mut Inner) {
+        for j in g.jobs.iter_mut() {
+            if !matches!(&j.line, Some((rec, _)) if *rec == j.rec) {
+                j.line = Some((j.rec.clone(), sidecar::record_line(&j.rec)));
+            }
+        }
+        let lines: Vec<&str> = g
+            .jobs
+            .iter()
+            .filter_map(|j| j.line.as_ref().map(|(_, l)| l.as_str()))
+            .collect();
+        let result = sidecar::save_lines(&self.sidecar, &lines);
+        g.save_error = result
+            .err()
+            .map(|e| format!("cannot write {}: {e}", self.sidecar.display()));
+    }
+
+    fn emit(&self, changed: &[JobView]) {
+        if changed.is_empty() {
+            return;
+        }
+        let listener = self
+            .listener
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone();
+        if let Some(l) = listener {
+            for v in changed {
+                l(v);
+            }
+        }
+    }
+
+    /// Reaps and re-checks every running job; persists, wakes waiters and
+    /// tells the listener about those that ended.
+    pub(super) fn sync(&self) {
+        let mut g = self.locked();
+        for i in 0..g.jobs.len() {
+            if refresh(&mut g.jobs[i]) {
+                let v = view(&g.jobs[i]);
+                g.ended.push(v);
+            }
+        }
+        self.release(g);
+    }
+
+    /// Unlocks; if jobs ended meanwhile, first persists and wakes waiters,
+    /// then tells the listener (outside the lock, so it may call back in).
+    pub(super) fn release(&self, mut g: MutexGuard<'_, Inner>) {
+        if g.ended.is_empty() {
+            return;
+        }
+        let ended = std::mem::take(&mut g.ended);
+        self.save(&mut g);
+        self.changed.notify_all();
+        drop(g);
+        self.emit(&ended);
+    }
+
+    /// For the monitor: what to sleep on, and when to wake up anyway.
+    pub(super) fn plan(&self, plan: &mut monitor::Plan) {
+        let g = self.locked();
+        for job in &g.jobs {
+            if job.child && !job.rec.is_running() {
+                plan.poll_within(monitor::CHILD_POLL);
+            }
+            if !job.rec.is_running() {
+                continue;
+            }
+            match (&job.pidfd, job.child) {
+                (Some(fd), _) => plan.watch(fd.clone()),
+                (None, true) => plan.poll_within(monitor::CHILD_POLL),
+                (None, false) => plan.poll_within(monitor::ADOPTED_POLL),
+            }
+            if let (Some(t), false) = (job.rec.timeout_ms, job.rec.kill_requested) {
+                plan.wake_at_ms(job.rec.started_at_ms + t);
+            }
+        }
+    }
+
+    /// For the monitor: notice endings, fire timeouts.
+    pub(super) fn tick(self: &Arc<Self>) {
+        self.sync();
+        let now = super::now_ms();
+        let due: Vec<String> = {
+            let mut g = self.locked();
+            let mut due = Vec::new();
+            for job in g.jobs.iter_mut().filter(|j| j.rec.is_running()) {
+                if let (Some(t), false) = (job.rec.timeout_ms, job.rec.kill_requested) {
+                    if now >= job.rec.started_at_ms + t {
+                        job.rec.kill_requested = true;
+                        job.rec.timed_out = true;
+                        due.push(job.rec.id.clone());
+                    }
+                }
+            }
+            if !due.is_empty() {
+                self.save(&mut g);
+            }
+            due
+        };
+        for id in due {
+            let reg = self.clone();
+            let _ = std::thread::Builder::new()
+                .name("pi-utils-timeout".into())
+                .spawn(move || {
+                    let _ = reg.kill_job(&id, TIMEOUT_GRACE, true);
+                });
+        }
+    }
+
+    #[cfg(test)]
+    pub(crate) fn tamper_start_ticks(&self, id: &str, ticks: u64) {
+        let mut g = self.locked();
+        find_mut(&mut g.jobs, id).unwrap().rec.start_ticks = Some(ticks);
+    }
+}
+
+fn default_shell() -> String {
+    if Path::new("/bin/bash").is_file() {
+        "/bin/bash".into()
+    } else {
+        "sh".into()
+    }
+}
+
+fn next_id(jobs: &[Job]) -> String {
+    let max = jobs
+        .iter()
+        .filter_map(|j| j.rec.id.strip_prefix("bg-")?.parse::<u64>().ok())
+        .max()
+        .unwrap_or(0);
+    format!("bg-{}", max + 1)
+}
+
+pub(super) fn find<'a>(jobs: &'a [Job], id: &str) -> Result<&'a Job, ShellError> {
+    jobs.iter()
+        .find(|j| j.rec.id == id)
+        .ok_or_else(|| ShellError::UnknownJob(id.to_string()))
+}
+
+pub(super) fn find_mut<'a>(jobs: &'a mut [Job], id: &str) -> Result<&'a mut Job, ShellError> {
+    jobs.iter_mut()
+        .find(|j| j.rec.id == id)
+        .ok_or_else(|| ShellError::UnknownJob(id.to_string()))
+}
+
+pub(super) fn view(job: &Job) -> JobView {
+    let end = job.rec.ended_at_ms.unwrap_or_else(super::now_ms);
+    JobView {
+        log_bytes: std::fs::metadata(&job.rec.log_path)
+            .map(|m| m.len())
+            .unwrap_or(0),
+        adopted: !job.ours,
+        runtime_ms: end.saturating_sub(job.rec.started_at_ms),
+        record: job.rec.clone(),
+    }
+}
+
+/// Brings one job's state up to date; true if it just left `running`.
+pub(super) fn refresh(job: &mut Job) -> bool {
+    let mut unreaped = false;
+    if job.child {
+        let mut status = 0;
+        let r = unsafe { libc::waitpid(job.rec.pid, &mut status, libc::WNOHANG) };
+        if r == job.rec.pid {
+            job.child = false;
+            if job.rec.is_running() {
+                end(job, Some(status));
+                return true;
+            }
+            return false;
+        } else if r == 0 {
+            unreaped = true;
+        } else if std::io::Error::last_os_error().raw_os_error() == Some(libc::EINTR) {
+            return false;
+        } else {
+            // ECHILD: someone reaped it behind our back; fall back to identity.
+            job.child = false;
+        }
+    }
+    if !job.rec.is_running() {
+        return false;
+    }
+    match reconcile::verify(&job.rec) {
+        Verdict::Alive(_) => false,
+        // It exited a moment ago; the next waitpid collects its status.
+        Verdict::Ended | Verdict::Unverifiable if unreaped => false,
+        Verdict::Ended => {
+            end(job, None);
+            true
+        }
+        other => {
+            reconcile::settle(&mut job.rec, other);
+            job.pidfd = None;
+            true
+        }
+    }
+}
+
+fn end(job: &mut Job, wait_status: Option<i32>) {
+    let sent = job
+        .sent_signal
+        .or(job.rec.kill_requested.then_some(libc::SIGTERM));
+    job::finish(
+        &mut job.rec,
+        EndEvidence {
+            wait_status,
+            sent_signal: sent,
+        },
+    );
+    job.pidfd = None;
+}

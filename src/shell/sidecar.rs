@@ -1,0 +1,257 @@
+//! The registry file: one JSON document with one job record per line.
+//!
+//! It is valid JSON for any reader, and the one-record-per-line layout lets
+//! a damaged file (a crash mid-copy, a stray edit) be salvaged line by line.
+//! Writes go to a temp file in the same directory and are renamed over the
+//! old one, so a reader never sees half a file from us. Loading never fails:
+//! what is readable is kept, the rest is reported, and a damaged original is
+//! kept beside the sidecar (`<name>.corrupt`) before anything overwrites it.
+
+use super::job::JobRecord;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+pub const VERSION: u64 = 1;
+/// Far above any real registry; a bigger file is not ours.
+const MAX_BYTES: u64 = 64 * 1024 * 1024;
+
+#[derive(Debug, Default)]
+pub struct Loaded {
+    pub records: Vec<JobRecord>,
+    /// One line per problem, for the user.
+    pub problems: Vec<String>,
+}
+
+pub fn load(path: &Path) -> Loaded {
+    let mut out = Loaded::default();
+    let text = match std::fs::metadata(path) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return out,
+        Err(e) => {
+            out.problems
+                .push(format!("cannot read {}: {e}", path.display()));
+            return out;
+        }
+        Ok(m) if m.len() > MAX_BYTES => {
+            out.problems.push(format!(
+                "{} is {} bytes, too large to be a job registry; ignored",
+                path.display(),
+                m.len()
+            ));
+            return out;
+        }
+        Ok(_) => match std::fs::read(path) {
+            Ok(bytes) => String::from_utf8_lossy(&bytes).into_owned(),
+            Err(e) => {
+                out.problems
+                    .push(format!("cannot read {}: {e}", path.display()));
+                return out;
+            }
+        },
+    };
+    if text.trim().is_empty() {
+        return out;
+    }
+    match serde_json::from_str::<serde_json::Value>(&text) {
+        Ok(doc) => load_document(doc, &mut out),
+        Err(e) => {
+            out.problems.push(format!(
+                "{} is not valid JSON ({e}); recovering line by line",
+                path.display()
+            ));
+            salvage(&text, &mut out);
+        }
+    }
+    dedupe(&mut out);
+    if !out.problems.is_empty() {
+        keep_damaged_copy(path, &mut out.problems);
+    }
+    out
+}
+
+fn load_document(doc: serde_json::Value, out: &mut Loaded) {
+    let version = doc.get("version").and_then(|v| v.as_u64());
+    if version.is_some_and(|v| v > VERSION) {
+        out.problems.push(format!(
+            "registry version {} is newer than this build understands ({VERSION}); reading what it can",
+            version.unwrap_or_default()
+        ));
+    }
+    let Some(jobs) = doc.get("jobs").and_then(|j| j.as_array()) else {
+        out.problems.push("registry has no \"jobs\" list".into());
+        return;
+    };
+    for (i, job) in jobs.iter().enumerate() {
+        match serde_json::from_value::<JobRecord>(job.clone()) {
+            Ok(rec) => out.records.push(rec),
+            Err(e) => out.problems.push(format!("job #{} unreadable: {e}", i + 1)),
+        }
+    }
+}
+
+fn salvage(text: &str, out: &mut Loaded) {
+    for (n, line) in text.lines().enumerate() {
+        let line = line.trim().trim_end_matches(',');
+        if !line.starts_with("{\"id\"") {
+            continue;
+        }
+        match serde_json::from_str::<JobRecord>(line) {
+            Ok(rec) => out.records.push(rec),
+            Err(e) => out.problems.push(format!("line {} unreadable: {e}", n + 1)),
+        }
+    }
+}
+
+fn dedupe(out: &mut Loaded) {
+    let mut seen = std::collections::HashSet::new();
+    let mut dropped = Vec::new();
+    out.records.retain(|r| {
+        let fresh = seen.insert(r.id.clone());
+        if !fresh {
+            dropped.push(r.id.clone());
+        }
+        fresh
+    });
+    for id in dropped {
+        out.problems
+            .push(format!("duplicate record for {id}; kept the first"));
+    }
+}
+
+fn keep_damaged_copy(path: &Path, problems: &mut Vec<String>) {
+    let copy = with_suffix(path, ".corrupt");
+    match std::fs::copy(path, &copy) {
+        Ok(_) => problems.push(format!("the original file was kept as {}", copy.display())),
+        Err(e) => problems.push(format!("could not keep a copy of the damaged file: {e}")),
+    }
+}
+
+fn with_suffix(path: &Path, suffix: &str) -> PathBuf {
+    let mut s = path.as_os_str().to_owned();
+    s.push(suffix);
+    s.into()
+}
+
+/// One record as it appears on its line.
+pub fn record_line(r: &JobRecord) -> String {
+    // A record of strings and numbers always serializes.
+    serde_json::to_string(r).unwrap_or_default()
+}
+
+pub fn render_lines<S: AsRef<str>>(lines: &[S]) -> String {
+    let mut s = format!("{{\"version\":{VERSION},\"jobs\":[\n");
+    for (i, line) in lines.iter().enumerate() {
+        s.push_str(line.as_ref());
+        s.push_str(if i + 1 < lines.len() { ",\n" } else { "\n" });
+    }
+    s.push_str("]}\n");
+    s
+}
+
+pub fn render(records: &[JobRecord]) -> String {
+    render_lines(&records.iter().map(record_line).collect::<Vec<_>>())
+}
+
+pub fn save(path: &Path, records: &[JobRecord]) -> std::io::Result<()> {
+    save_lines(path, &records.iter().map(record_line).collect::<Vec<_>>())
+}
+
+/// Temp file + rename. The temp name carries our pid so two processes that
+/// share a sidecar never write into each other's temp file.
+pub fn save_lines<S: AsRef<str>>(path: &Path, lines: &[S]) -> std::io::Result<()> {
+    let tmp = with_suffix(path, &format!(".{}.tmp", std::process::id()));
+    let result = (|| {
+        let mut f = std::fs::File::create(&tmp)?;
+        f.write_all(render_lines(lines).as_bytes())?;
+        drop(f);
+        std::fs::rename(&tmp, path)
+    })();
+    if result.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    result
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::shell::job::JobState;
+
+    fn rec(id: &str) -> JobRecord {
+        serde_json::from_value(serde_json::json!({
+            "id": id, "command": "sleep 1", "cwd": "/", "shell": "bash", "logPath": "/tmp/x.log",
+            "exitPath": "/tmp/x.log.exit", "pid": 123, "pgid": 123, "startedAtMs": 1, "state": "running"
+        }))
+        .unwrap()
+    }
+
+    #[test]
+    fn round_trips_and_a_missing_file_is_empty() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("jobs.json");
+        assert!(load(&p).records.is_empty() && load(&p).problems.is_empty());
+        save(&p, &[rec("bg-1"), rec("bg-2")]).unwrap();
+        let l = load(&p);
+        assert_eq!(l.records, vec![rec("bg-1"), rec("bg-2")]);
+        assert!(l.problems.is_empty());
+        assert_eq!(
+            std::fs::read_dir(dir.path()).unwrap().count(),
+            1,
+            "no temp file left"
+        );
+    }
+
+    #[test]
+    fn a_truncated_file_keeps_complete_records_and_reports_the_rest() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("jobs.json");
+        let full = render(&[rec("bg-1"), rec("bg-2"), rec("bg-3")]);
+        let cut = &full[..full.len() - 40];
+        std::fs::write(&p, cut).unwrap();
+        let l = load(&p);
+        assert_eq!(
+            l.records.iter().map(|r| r.id.as_str()).collect::<Vec<_>>(),
+            ["bg-1", "bg-2"]
+        );
+        assert!(l.problems.iter().any(|m| m.contains("not valid JSON")));
+        assert!(l.problems.iter().any(|m| m.contains("line 4 unreadable")));
+        assert_eq!(
+            std::fs::read_to_string(dir.path().join("jobs.json.corrupt")).unwrap(),
+            cut
+        );
+    }
+
+    #[test]
+    fn a_bad_record_in_valid_json_is_skipped_alone() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("jobs.json");
+        let mut bad = serde_json::to_value(rec("bg-2")).unwrap();
+        bad.as_object_mut().unwrap().remove("pid");
+        let doc =
+            serde_json::json!({"version": 1, "jobs": [rec("bg-1"), bad, rec("bg-3"), rec("bg-1")]});
+        std::fs::write(&p, doc.to_string()).unwrap();
+        let l = load(&p);
+        assert_eq!(
+            l.records.iter().map(|r| r.id.as_str()).collect::<Vec<_>>(),
+            ["bg-1", "bg-3"]
+        );
+        assert!(l
+            .problems
+            .iter()
+            .any(|m| m.contains("job #2") && m.contains("pid")));
+        assert!(l
+            .problems
+            .iter()
+            .any(|m| m.contains("duplicate record for bg-1")));
+        assert_eq!(l.records[0].state, JobState::Running);
+    }
+
+    #[test]
+    fn garbage_loads_empty_with_a_problem() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("jobs.json");
+        std::fs::write(&p, b"\x00\xFFnot json at all").unwrap();
+        let l = load(&p);
+        assert!(l.records.is_empty());
+        assert!(!l.problems.is_empty());
+    }
+}

@@ -1,0 +1,275 @@
+//! Starting a job: `posix_spawn` of a small `/bin/sh` wrapper that becomes a
+//! new session and process group leader, reads `/dev/null`, appends stdout
+//! and stderr to the log, runs `<shell> -c <command>` in the job's cwd and
+//! records the exit status atomically in the exit file.
+//!
+//! Why `posix_spawn` and not `std::process::Command`: std cannot `setsid`
+//! without a `pre_exec` hook, and a hook forces `fork()`, whose cost grows
+//! with the host's memory (Pi's Node process is hundreds of MB).
+//! `posix_spawn` is vfork-fast and `POSIX_SPAWN_SETSID` does the `setsid`.
+//! The cwd change happens in the wrapper because the portable file action
+//! for it (`addchdir_np`) needs a newer libc than the addon may meet.
+//!
+//! The wrapper traps HUP/INT/TERM. A trapped signal runs only after the
+//! foreground command returns, so a group SIGTERM kills the user's command
+//! while the wrapper survives long enough to write the exit file. Trapped
+//! (as opposed to ignored) signals are reset in the command it execs, so the
+//! job itself sees default dispositions.
+
+use std::ffi::{CString, OsStr};
+use std::os::fd::{AsRawFd, RawFd};
+use std::os::unix::ffi::OsStrExt;
+use std::path::Path;
+
+pub const WRAPPER: &str = "/bin/sh";
+
+/// `$1` shell, `$2` command, `$3` exit file, `$4` cwd.
+///
+/// The wrapper's own stderr goes to `/dev/null` once the cwd is set, so its
+/// notices ("Terminated" when the command dies by a signal) stay out of the
+/// user's log; the command gets the log back as stderr inside a subshell,
+/// where the redirection applies to the child only (and where `sh` execs the
+/// shell instead of forking again), so "not found" errors still reach the log.
+const SCRIPT: &str = "trap : HUP INT TERM
+if cd -- \"$4\"; then
+  exec 3>&2 2>/dev/null
+  (\"$1\" -c \"$2\") 2>&3 3>&-
+  ec=$?
+else
+  ec=126
+fi
+printf '%s\\n' \"$ec\" >\"$3.tmp\" && mv -f -- \"$3.tmp\" \"$3\"
+exit \"$ec\"";
+
+#[cfg(target_os = "linux")]
+const POSIX_SPAWN_SETSID: libc::c_int = 0x80;
+#[cfg(target_os = "macos")]
+const POSIX_SPAWN_SETSID: libc::c_int = 0x400;
+/// Elsewhere the job shares our session (but still not our stdio).
+#[cfg(not(any(target_os = "linux", target_os = "macos")))]
+const POSIX_SPAWN_SETSID: libc::c_int = 0;
+
+pub struct Spec<'a> {
+    pub shell: &'a str,
+    pub command: &'a str,
+    pub cwd: &'a Path,
+    pub exit_path: &'a Path,
+    /// The complete environment, `NAME=value` each.
+    pub env: &'a [Vec<u8>],
+    /// Opened for appending; becomes the job's stdout and stderr.
+    pub log: RawFd,
+}
+
+fn cstring(bytes: &[u8], what: &'static str) -> Result<CString, super::ShellError> {
+    CString::new(bytes).map_err(|_| super::ShellError::NulByte(what))
+}
+
+/// Starts the wrapper and returns its pid (which is also its pgid and sid).
+pub fn spawn(spec: &Spec) -> Result<i32, super::ShellError> {
+    let argv = [
+        cstring(WRAPPER.as_bytes(), "shell")?,
+        cstring(b"-c", "shell")?,
+        cstring(SCRIPT.as_bytes(), "shell")?,
+        cstring(b"pi-utils-job", "shell")?,
+        cstring(spec.shell.as_bytes(), "Shell path")?,
+        cstring(spec.command.as_bytes(), "Command")?,
+        cstring(spec.exit_path.as_os_str().as_bytes(), "Log path")?,
+        cstring(spec.cwd.as_os_str().as_bytes(), "Working directory")?,
+    ];
+    let envp: Vec<CString> = spec
+        .env
+        .iter()
+        .map(|v| cstring(v, "Environment"))
+        .collect::<Result<_, _>>()?;
+    let mut argv_ptrs: Vec<*mut libc::c_char> = argv.iter().map(|s| s.as_ptr() as *mut _).collect();
+    argv_ptrs.push(std::ptr::null_mut());
+    let mut envp_ptrs: Vec<*mut libc::c_char> = envp.iter().map(|s| s.as_ptr() as *mut _).collect();
+    envp_ptrs.push(std::ptr::null_mut());
+    let dev_null = c"/dev/null";
+
+    unsafe {
+        let mut attr: libc::posix_spawnattr_t = std::mem::zeroed();
+        let mut actions: libc::posix_spawn_file_actions_t = std::mem::zeroed();
+        check(libc::posix_spawnattr_init(&mut attr))?;
+        if let Err(e) = check(libc::posix_spawn_file_actions_init(&mut actions)) {
+            libc::posix_spawnattr_destroy(&mut attr);
+            return Err(e);
+        }
+        let result = (|| {
+            // Node ignores SIGPIPE and may block signals in the calling
+            // thread; a job must start with default dispositions and an
+            // empty mask, or `yes | head` would never end.
+            let mut all: libc::sigset_t = std::mem::zeroed();
+            libc::sigfillset(&mut all);
+            libc::sigdelset(&mut all, libc::SIGKILL);
+            libc::sigdelset(&mut all, libc::SIGSTOP);
+            let mut none: libc::sigset_t = std::mem::zeroed();
+            libc::sigemptyset(&mut none);
+            check(libc::posix_spawnattr_setsigdefault(&mut attr, &all))?;
+            check(libc::posix_spawnattr_setsigmask(&mut attr, &none))?;
+            let flags = POSIX_SPAWN_SETSID
+                | libc::POSIX_SPAWN_SETSIGDEF as libc::c_int
+                | libc::POSIX_SPAWN_SETSIGMASK as libc::c_int;
+            check(libc::posix_spawnattr_setflags(
+                &mut attr,
+                flags as libc::c_short,
+            ))?;
+            check(libc::posix_spawn_file_actions_addopen(
+                &mut actions,
+                0,
+                dev_null.as_ptr(),
+                libc::O_RDONLY,
+                0,
+            ))?;
+            check(libc::posix_spawn_file_actions_adddup2(
+                &mut actions,
+                spec.log,
+                1,
+            ))?;
+            check(libc::posix_spawn_file_actions_adddup2(
+                &mut actions,
+                spec.log,
+                2,
+            ))?;
+            for fd in inheritable_fds() {
+                check(libc::posix_spawn_file_actions_addclose(&mut actions, fd))?;
+            }
+            let mut pid: libc::pid_t = 0;
+            check(libc::posix_spawn(
+                &mut pid,
+                argv[0].as_ptr(),
+                &actions,
+                &attr,
+                argv_ptrs.as_ptr(),
+                envp_ptrs.as_ptr(),
+            ))?;
+            Ok(pid)
+        })();
+        libc::posix_spawn_file_actions_destroy(&mut actions);
+        libc::posix_spawnattr_destroy(&mut attr);
+        result
+    }
+}
+
+/// Descriptors above stderr that would leak into the job: ones this process
+/// inherited without close-on-exec (Node marks only its own). A leaked pipe
+/// end held by a daemon keeps whoever reads that pipe waiting forever.
+fn inheritable_fds() -> Vec<RawFd> {
+    let dir = if cfg!(target_os = "linux") {
+        "/proc/self/fd"
+    } else {
+        "/dev/fd"
+    };
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    entries
+        .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<RawFd>().ok())
+        .filter(|&fd| fd > 2)
+        .filter(|&fd| {
+            let flags = unsafe { libc::fcntl(fd, libc::F_GETFD) };
+            flags >= 0 && flags & libc::FD_CLOEXEC == 0
+        })
+        .collect()
+}
+
+fn check(rc: libc::c_int) -> Result<(), super::ShellError> {
+    if rc == 0 {
+        Ok(())
+    } else {
+        Err(super::ShellError::Spawn(
+            std::io::Error::from_raw_os_error(rc).to_string(),
+        ))
+    }
+}
+
+/// Opens (creating its directory) the log for appending, close-on-exec so
+/// only the dup'ed stdout/stderr of the job keep it.
+pub fn open_log(path: &Path) -> Result<std::fs::File, super::ShellError> {
+    use std::os::unix::fs::OpenOptionsExt;
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir).map_err(|e| super::ShellError::LogDirectory {
+            dir: dir.display().to_string(),
+            error: e.to_string(),
+        })?;
+    }
+    std::fs::OpenOptions::new()
+        .append(true)
+        .create(true)
+        .mode(0o644)
+        .custom_flags(libc::O_CLOEXEC)
+        .open(path)
+        .map_err(|e| super::ShellError::LogFile {
+            path: path.display().to_string(),
+            error: e.to_string(),
+        })
+}
+
+/// The exit file lives next to the log: `<log>.exit`.
+pub fn exit_path_for(log: &Path) -> std::path::PathBuf {
+    let mut s = log.as_os_str().to_owned();
+    s.push(".exit");
+    s.into()
+}
+
+/// A stale exit file from an earlier job on the same log would be read as
+/// this job's ending, so it goes before the job starts.
+pub fn clear_exit_file(exit: &Path) -> Result<(), super::ShellError> {
+    for p in [exit.to_path_buf(), {
+        let mut t = exit.as_os_str().to_owned();
+        t.push(".tmp");
+        t.into()
+    }] {
+        match std::fs::remove_file(&p) {
+            Ok(()) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => {
+                return Err(super::ShellError::LogFile {
+                    path: p.display().to_string(),
+                    error: e.to_string(),
+                })
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The caller's environment (or ours), minus any inherited marker, plus this
+/// job's marker.
+pub fn build_env(given: Option<&[(String, String)]>, marker: &str) -> Vec<Vec<u8>> {
+    let mut out: Vec<Vec<u8>> = Vec::new();
+    let mut push = |k: &OsStr, v: &OsStr| {
+        if k.as_bytes() == MARKER_NAME.as_bytes() || k.is_empty() {
+            return;
+        }
+        let mut kv = k.as_bytes().to_vec();
+        kv.push(b'=');
+        kv.extend_from_slice(v.as_bytes());
+        out.push(kv);
+    };
+    match given {
+        Some(vars) => vars
+            .iter()
+            .for_each(|(k, v)| push(OsStr::new(k), OsStr::new(v))),
+        None => std::env::vars_os().for_each(|(k, v)| push(&k, &v)),
+    }
+    out.push(format!("{MARKER_NAME}={marker}").into_bytes());
+    out
+}
+
+pub const MARKER_NAME: &str = "PI_UTILS_JOB";
+
+/// Unique on this machine for this boot: our pid, a clock reading and a counter.
+pub fn new_marker(id: &str) -> String {
+    static SEQ: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let n = SEQ.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos())
+        .unwrap_or(0);
+    format!("{}.{nanos:x}.{n}.{id}", std::process::id())
+}
+
+pub fn log_fd(f: &std::fs::File) -> RawFd {
+    f.as_raw_fd()
+}

@@ -1,0 +1,537 @@
+//! Whole-module tests with real processes, one per fault the issue lists.
+//! They share one lock: they count file descriptors and children of this
+//! process, which parallel tests would disturb.
+
+use super::identity;
+use super::job::JobState;
+use super::kill::KillOutcome;
+use super::registry::{Registry, SpawnRequest, WaitEnd};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::{Duration, Instant};
+
+static SERIAL: Mutex<()> = Mutex::new(());
+
+struct Fixture {
+    _serial: MutexGuard<'static, ()>,
+    dir: tempfile::TempDir,
+    reg: Arc<Registry>,
+}
+
+impl Fixture {
+    fn new() -> Fixture {
+        let serial = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
+        let dir = tempfile::tempdir().unwrap();
+        let reg = Registry::open(&dir.path().join("session/jobs.json")).unwrap();
+        Fixture {
+            _serial: serial,
+            dir,
+            reg,
+        }
+    }
+
+    fn path(&self, rel: &str) -> PathBuf {
+        self.dir.path().join(rel)
+    }
+
+    fn req(&self, command: &str) -> SpawnRequest {
+        static N: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+        let n = N.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        SpawnRequest {
+            command: command.into(),
+            cwd: self.dir.path().to_path_buf(),
+            shell: None,
+            env: None,
+            log_path: self.path(&format!("logs/job-{n}.log")),
+            timeout: None,
+            id: None,
+            meta: None,
+        }
+    }
+
+    fn wait(&self, id: &str) -> super::JobView {
+        let (v, end) = self
+            .reg
+            .wait(id, Some(Duration::from_secs(10)), &|| false)
+            .unwrap();
+        assert_eq!(end, WaitEnd::Ended, "{id} did not end");
+        v
+    }
+}
+
+impl Drop for Fixture {
+    fn drop(&mut self) {
+        for j in self.reg.list() {
+            if j.record.is_running() {
+                let _ = self.reg.kill(&j.record.id, Duration::from_millis(200));
+            }
+        }
+    }
+}
+
+fn alive(pid: i32) -> bool {
+    matches!(identity::proc_info(pid), Some(p) if !p.zombie)
+}
+
+fn until(what: &str, mut f: impl FnMut() -> bool) {
+    let t = Instant::now();
+    while !f() {
+        assert!(
+            t.elapsed() < Duration::from_secs(10),
+            "timed out waiting for {what}"
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+#[test]
+fn output_exit_code_cwd_and_env_are_those_of_the_job() {
+    let f = Fixture::new();
+    let mut req = f.req("pwd; echo \"$GREETING\"; echo oops >&2; exit 3");
+    req.env = Some(vec![
+        ("GREETING".into(), "hello".into()),
+        ("PATH".into(), "/usr/bin:/bin".into()),
+    ]);
+    let id = f.reg.spawn(req).unwrap().record.id;
+    let v = f.wait(&id);
+    assert_eq!(
+        (v.record.state, v.record.exit_code),
+        (JobState::Exited, Some(3))
+    );
+    let tail = f.reg.tail(&id, Some(10), 4096).unwrap();
+    let cwd = f.dir.path().canonicalize().unwrap();
+    assert_eq!(tail.text, format!("{}\nhello\noops\n", cwd.display()));
+    assert_eq!(v.log_bytes, tail.size);
+    assert!(v.record.ended_at_ms.unwrap() >= v.record.started_at_ms);
+}
+
+#[test]
+fn a_signal_death_is_reported_as_the_signal() {
+    let f = Fixture::new();
+    let id = f.reg.spawn(f.req("kill -USR1 $$")).unwrap().record.id;
+    let v = f.wait(&id);
+    assert_eq!(v.record.state, JobState::Signalled);
+    assert_eq!(v.record.signal, Some(libc::SIGUSR1));
+    assert_eq!(v.record.exit_code, Some(128 + libc::SIGUSR1));
+}
+
+#[test]
+fn nonexistent_cwd_is_a_clear_error_and_no_job() {
+    let f = Fixture::new();
+    let mut req = f.req("true");
+    req.cwd = f.path("no/such/dir");
+    let err = f.reg.spawn(req).unwrap_err().to_string();
+    assert_eq!(
+        err,
+        format!(
+            "Working directory not found: {}",
+            f.path("no/such/dir").display()
+        )
+    );
+    assert!(f.reg.list().is_empty());
+}
+
+#[test]
+fn unwritable_log_dir_is_a_clear_error_and_no_job() {
+    let f = Fixture::new();
+    std::fs::write(f.path("plain-file"), "x").unwrap();
+    let mut req = f.req("true");
+    req.log_path = f.path("plain-file/logs/job.log");
+    let err = f.reg.spawn(req).unwrap_err().to_string();
+    assert!(
+        err.starts_with(&format!(
+            "Cannot create log directory {}",
+            f.path("plain-file/logs").display()
+        )),
+        "{err}"
+    );
+    assert!(f.reg.list().is_empty());
+}
+
+#[test]
+fn a_daemon_forked_by_an_exited_job_is_found_and_killed() {
+    let f = Fixture::new();
+    let pids = f.path("daemon.pids");
+    // One daemon leaves the session with setsid; one stays in the group.
+    let cmd = format!(
+        "setsid sleep 300 >/dev/null 2>&1 & echo $! >{p}; sleep 300 & echo $! >>{p}; echo started",
+        p = pids.display()
+    );
+    let id = f.reg.spawn(f.req(&cmd)).unwrap().record.id;
+    let v = f.wait(&id);
+    assert_eq!(
+        (v.record.state, v.record.exit_code),
+        (JobState::Exited, Some(0))
+    );
+    let daemons: Vec<i32> = std::fs::read_to_string(&pids)
+        .unwrap()
+        .lines()
+        .map(|l| l.parse().unwrap())
+        .collect();
+    assert_eq!(daemons.len(), 2);
+    until("daemons to start", || daemons.iter().all(|&p| alive(p)));
+    until("the first daemon to leave the job's session", || {
+        identity::proc_info(daemons[0]).is_some_and(|p| p.sid != v.record.pid)
+    });
+    let report = f.reg.kill(&id, Duration::from_secs(2)).unwrap();
+    assert_eq!(report.outcome, KillOutcome::Killed);
+    assert!(report.survivors.is_empty(), "{:?}", report.survivors);
+    for p in &daemons {
+        assert!(
+            report.escapees.contains(p),
+            "{p} not in {:?}",
+            report.escapees
+        );
+    }
+    until("daemons to die", || daemons.iter().all(|&p| !alive(p)));
+    assert_eq!(
+        f.reg.get(&id).unwrap().record.exit_code,
+        Some(0),
+        "the job's own ending is kept"
+    );
+}
+
+#[test]
+fn a_job_ignoring_sigterm_is_gone_after_the_grace() {
+    let f = Fixture::new();
+    let id = f
+        .reg
+        .spawn(f.req("trap '' TERM; echo ready; sleep 300"))
+        .unwrap()
+        .record
+        .id;
+    until("the trap to be set", || {
+        f.reg.tail(&id, None, 100).unwrap().text == "ready\n"
+    });
+    let t = Instant::now();
+    let report = f.reg.kill(&id, Duration::from_millis(300)).unwrap();
+    assert!(report.sent_term && report.sent_kill);
+    assert!(t.elapsed() >= Duration::from_millis(300));
+    assert!(t.elapsed() < Duration::from_secs(3));
+    assert!(report.survivors.is_empty());
+    let v = f.reg.get(&id).unwrap();
+    assert_eq!(
+        (v.record.state, v.record.signal),
+        (JobState::Signalled, Some(libc::SIGKILL))
+    );
+    assert!(!alive(v.record.pid));
+}
+
+#[test]
+fn a_reused_pid_is_lost_and_the_real_process_is_never_signalled() {
+    let f = Fixture::new();
+    let job = f.reg.spawn(f.req("sleep 300")).unwrap().record;
+    let real_start = identity::proc_info(job.pid).unwrap().start;
+    f.reg.tamper_start_ticks(&job.id, real_start + 12345);
+
+    let report = f.reg.kill(&job.id, Duration::from_millis(100)).unwrap();
+    assert_eq!(report.outcome, KillOutcome::Refused);
+    assert!(!report.sent_term && !report.sent_kill);
+    assert_eq!(f.reg.get(&job.id).unwrap().record.state, JobState::Lost);
+    std::thread::sleep(Duration::from_millis(200));
+    assert!(
+        alive(job.pid),
+        "the process behind the reused pid must live"
+    );
+    assert_eq!(identity::proc_info(job.pid).unwrap().start, real_start);
+
+    // The same through a sidecar another process wrote: a stranger's pid.
+    let mut stranger = std::process::Command::new("sleep")
+        .arg("300")
+        .spawn()
+        .unwrap();
+    let spid = stranger.id() as i32;
+    let mut rec = job.clone();
+    rec.id = "bg-9".into();
+    rec.pid = spid;
+    rec.pgid = spid;
+    rec.start_ticks = Some(identity::proc_info(spid).unwrap().start + 1);
+    rec.state = JobState::Running;
+    rec.exit_path = f.path("none.exit").display().to_string();
+    let other = f.path("other/jobs.json");
+    std::fs::create_dir_all(other.parent().unwrap()).unwrap();
+    super::sidecar::save(&other, &[rec]).unwrap();
+    let reg2 = Registry::open(&other).unwrap();
+    let v = reg2.get("bg-9").unwrap();
+    assert_eq!(v.record.state, JobState::Lost);
+    assert!(v.record.note.unwrap().contains("another process"));
+    assert_eq!(
+        reg2.kill("bg-9", Duration::from_millis(100))
+            .unwrap()
+            .outcome,
+        KillOutcome::Refused
+    );
+    assert!(alive(spid));
+
+    stranger.kill().unwrap();
+    stranger.wait().unwrap();
+    unsafe { libc::killpg(job.pgid, libc::SIGKILL) };
+    until("the tampered job to be reaped", || {
+        f.reg.list();
+        identity::proc_info(job.pid).is_none()
+    });
+}
+
+#[test]
+fn killing_an_exited_job_is_a_no_op() {
+    let f = Fixture::new();
+    let id = f.reg.spawn(f.req("echo done")).unwrap().record.id;
+    let before = f.wait(&id).record;
+    let report = f.reg.kill(&id, Duration::from_secs(1)).unwrap();
+    assert_eq!(report.outcome, KillOutcome::AlreadyEnded);
+    assert!(!report.sent_term && !report.sent_kill);
+    assert_eq!(report.job.record.state, before.state);
+    assert!(!report.job.record.kill_requested);
+}
+
+fn our_fds(dir: &Path) -> usize {
+    std::fs::read_dir("/proc/self/fd")
+        .unwrap()
+        .filter_map(|e| std::fs::read_link(e.ok()?.path()).ok())
+        .filter(|t| t.starts_with(dir) || t.to_string_lossy().contains("pidfd"))
+        .count()
+}
+
+fn zombie_children() -> Vec<i32> {
+    let me = std::process::id() as i32;
+    identity::all_pids()
+        .into_iter()
+        .filter_map(identity::proc_info)
+        .filter(|p| p.ppid == me && p.zombie)
+        .map(|p| p.pid)
+        .collect()
+}
+
+#[test]
+fn a_hundred_jobs_started_and_killed_leave_no_zombie_and_no_fd() {
+    let f = Fixture::new();
+    let fds_before = our_fds(f.dir.path());
+    let mut pids = Vec::new();
+    for _ in 0..100 {
+        let job = f.reg.spawn(f.req("sleep 300")).unwrap().record;
+        pids.push(job.pid);
+        let report = f.reg.kill(&job.id, Duration::from_secs(2)).unwrap();
+        assert_eq!(report.outcome, KillOutcome::Killed);
+        assert!(report.survivors.is_empty());
+    }
+    assert!(f.reg.list().iter().all(|j| !j.record.is_running()));
+    until("pidfds held by the monitor to close", || {
+        our_fds(f.dir.path()) == fds_before
+    });
+    assert_eq!(zombie_children(), Vec::<i32>::new());
+    assert!(pids.iter().all(|&p| !alive(p)));
+}
+
+#[test]
+fn timeout_kills_the_job_and_says_so() {
+    let f = Fixture::new();
+    let mut req = f.req("sleep 300");
+    req.timeout = Some(Duration::from_millis(200));
+    let id = f.reg.spawn(req).unwrap().record.id;
+    let v = f.wait(&id);
+    assert!(v.record.timed_out && v.record.kill_requested);
+    assert_eq!(
+        (v.record.state, v.record.signal),
+        (JobState::Signalled, Some(libc::SIGTERM))
+    );
+}
+
+#[test]
+fn wait_times_out_and_cancels_without_touching_the_job() {
+    let f = Fixture::new();
+    let id = f.reg.spawn(f.req("sleep 300")).unwrap().record.id;
+    let t = Instant::now();
+    let (v, end) = f
+        .reg
+        .wait(&id, Some(Duration::from_millis(100)), &|| false)
+        .unwrap();
+    assert_eq!(end, WaitEnd::TimedOut);
+    assert!(t.elapsed() >= Duration::from_millis(100) && v.record.is_running());
+    let (_, end) = f.reg.wait(&id, None, &|| true).unwrap();
+    assert_eq!(end, WaitEnd::Cancelled);
+}
+
+#[test]
+fn a_later_process_adopts_running_jobs_and_reads_finished_ones() {
+    let f = Fixture::new();
+    let quick = f.reg.spawn(f.req("sleep 0.3; exit 7")).unwrap().record.id;
+    let long = f.reg.spawn(f.req("sleep 300")).unwrap().record;
+    let done = f.reg.spawn(f.req("exit 5")).unwrap().record.id;
+    f.wait(&done);
+    let mut rebooted = f.reg.spawn(f.req("sleep 300")).unwrap().record;
+
+    // A second registry on the same file sees them as a restarted Pi would.
+    let later = Registry::open(&f.path("session/jobs.json")).unwrap();
+    let v = later.get(&long.id).unwrap();
+    assert!(v.adopted && v.record.is_running());
+    assert_eq!(later.get(&done).unwrap().record.exit_code, Some(5));
+    let (v, end) = later
+        .wait(&quick, Some(Duration::from_secs(5)), &|| false)
+        .unwrap();
+    assert_eq!((end, v.record.exit_code), (WaitEnd::Ended, Some(7)));
+    let report = later.kill(&long.id, Duration::from_secs(2)).unwrap();
+    assert_eq!(report.outcome, KillOutcome::Killed);
+    until("the adopted job to die", || !alive(long.pid));
+
+    // A record from before a reboot is lost and never signalled.
+    let real = rebooted.clone();
+    rebooted.boot_id = Some("00000000-0000-0000-0000-000000000000".into());
+    let other = f.path("rebooted/jobs.json");
+    std::fs::create_dir_all(other.parent().unwrap()).unwrap();
+    super::sidecar::save(&other, &[rebooted]).unwrap();
+    let reg3 = Registry::open(&other).unwrap();
+    assert_eq!(reg3.get(&real.id).unwrap().record.state, JobState::Lost);
+    assert_eq!(
+        reg3.kill(&real.id, Duration::from_millis(50))
+            .unwrap()
+            .outcome,
+        KillOutcome::Refused
+    );
+    assert!(alive(real.pid));
+}
+
+#[test]
+fn a_corrupt_sidecar_loads_partially_and_keeps_the_original() {
+    let f = Fixture::new();
+    let a = f.reg.spawn(f.req("exit 1")).unwrap().record.id;
+    f.wait(&a);
+    let b = f.reg.spawn(f.req("exit 2")).unwrap().record.id;
+    f.wait(&b);
+    let path = f.path("session/jobs.json");
+    let text = std::fs::read_to_string(&path).unwrap();
+    std::fs::write(&path, &text[..text.len() - 30]).unwrap();
+    let later = Registry::open(&path).unwrap();
+    let ids: Vec<String> = later.list().into_iter().map(|j| j.record.id).collect();
+    assert_eq!(ids, vec![a.clone()]);
+    assert!(
+        later.problems().iter().any(|p| p.contains("line 3")),
+        "{:?}",
+        later.problems()
+    );
+    assert!(f.path("session/jobs.json.corrupt").exists());
+    assert_eq!(later.get(&a).unwrap().record.exit_code, Some(1));
+}
+
+#[test]
+fn cursor_reads_and_delivery_claims() {
+    let f = Fixture::new();
+    let id = f.reg.spawn(f.req("printf 'a\\nb\\n'")).unwrap().record.id;
+    f.wait(&id);
+    let first = f
+        .reg
+        .read_new(&id, 1 << 20, super::log::Keep::Tail)
+        .unwrap();
+    assert_eq!(first.text, "a\nb\n");
+    assert_eq!(
+        f.reg
+            .read_new(&id, 1 << 20, super::log::Keep::Tail)
+            .unwrap()
+            .text,
+        ""
+    );
+    assert_eq!(f.reg.get(&id).unwrap().record.read_offset, 4);
+    assert!(f.reg.claim_delivery(&id).unwrap());
+    assert!(!f.reg.claim_delivery(&id).unwrap());
+    let later = Registry::open(&f.path("session/jobs.json")).unwrap();
+    assert!(
+        !later.claim_delivery(&id).unwrap(),
+        "the claim survives a restart"
+    );
+    assert_eq!(later.get(&id).unwrap().record.read_offset, 4);
+}
+
+#[test]
+fn the_listener_hears_each_ending_once() {
+    let f = Fixture::new();
+    let heard = Arc::new(Mutex::new(Vec::new()));
+    let sink = heard.clone();
+    f.reg.set_listener(Some(Arc::new(move |v: &super::JobView| {
+        sink.lock().unwrap().push(v.record.id.clone());
+    })));
+    let id = f.reg.spawn(f.req("sleep 0.1")).unwrap().record.id;
+    until("the listener", || !heard.lock().unwrap().is_empty());
+    f.reg.list();
+    std::thread::sleep(Duration::from_millis(100));
+    assert_eq!(*heard.lock().unwrap(), vec![id]);
+}
+
+#[test]
+fn the_wrapper_stays_out_of_the_log_but_shell_errors_do_not() {
+    let f = Fixture::new();
+    let id = f
+        .reg
+        .spawn(f.req("echo before; sleep 300"))
+        .unwrap()
+        .record
+        .id;
+    until("output", || {
+        f.reg.tail(&id, None, 100).unwrap().text == "before\n"
+    });
+    f.reg.kill(&id, Duration::from_secs(2)).unwrap();
+    assert_eq!(
+        f.reg.tail(&id, None, 1000).unwrap().text,
+        "before\n",
+        "no 'Terminated' notice"
+    );
+
+    let mut req = f.req("true");
+    req.shell = Some("no-such-shell-xyz".into());
+    let id = f.reg.spawn(req).unwrap().record.id;
+    let v = f.wait(&id);
+    assert_eq!(v.record.exit_code, Some(127));
+    assert!(f
+        .reg
+        .tail(&id, None, 1000)
+        .unwrap()
+        .text
+        .contains("no-such-shell-xyz: not found"));
+}
+
+#[test]
+fn descriptors_we_inherited_without_cloexec_do_not_reach_the_job() {
+    let f = Fixture::new();
+    // A high number, so nothing the job's shell opens can be mistaken for it.
+    const LEAKY: i32 = 987;
+    let fd = unsafe { libc::open(c"/dev/null".as_ptr(), libc::O_RDONLY) };
+    assert_eq!(unsafe { libc::dup2(fd, LEAKY) }, LEAKY);
+    unsafe { libc::close(fd) };
+    let cmd = format!("test -e /proc/$$/fd/{LEAKY} && echo leaked || echo clean; test -e /proc/$$/fd/1 && echo has-stdout");
+    let id = f.reg.spawn(f.req(&cmd)).unwrap().record.id;
+    f.wait(&id);
+    unsafe { libc::close(LEAKY) };
+    assert_eq!(
+        f.reg.tail(&id, None, 4096).unwrap().text,
+        "clean\nhas-stdout\n"
+    );
+}
+
+#[test]
+fn a_reused_log_shows_only_this_jobs_output() {
+    let f = Fixture::new();
+    let mut req = f.req("echo new");
+    std::fs::create_dir_all(req.log_path.parent().unwrap()).unwrap();
+    std::fs::write(&req.log_path, "old run\n").unwrap();
+    std::fs::write(spawn_exit_path(&req.log_path), "9\n").unwrap();
+    req.id = Some("again".into());
+    let v = f.reg.spawn(req).unwrap();
+    assert_eq!(v.record.log_start, 8);
+    let v = f.wait("again");
+    assert_eq!(
+        v.record.exit_code,
+        Some(0),
+        "a stale exit file is not this job's"
+    );
+    let t = f.reg.tail("again", None, 1 << 20).unwrap();
+    assert_eq!((t.text.as_str(), t.skipped), ("new\n", 0));
+    assert_eq!(
+        f.reg
+            .read_new("again", 1 << 20, super::log::Keep::Head)
+            .unwrap()
+            .text,
+        "new\n"
+    );
+}
+
+fn spawn_exit_path(log: &Path) -> PathBuf {
+    super::spawn::exit_path_for(log)
+}

@@ -1,0 +1,35 @@
+//! File structure from tree-sitter syntax trees: the symbols of a file
+//! (outline) and the symbol enclosing a line (grep grouping).
+//!
+//! Napi-free and search-free: callers hand in bytes they already read, so
+//! grep outlines a matched file from the buffer it searched, and only for
+//! files it will show.
+//!
+//! ```ignore
+//! let lang = Language::detect(path, &buf)?;          // None: no structure
+//! let outline = structure::outline(lang, &buf);      // or outline_cancellable
+//! let group = outline.enclosing(hit_line);           // None: <file scope>
+//! ```
+
+pub mod enclosing;
+pub mod languages;
+pub mod limit;
+mod matching;
+pub mod outline;
+mod ranges;
+pub mod render;
+
+pub use languages::Language;
+pub use limit::{limit, Limited};
+pub use outline::{count_lines, outline, outline_cancellable, Outline, Symbol, SymbolKind};
+pub use render::{render_outline, render_symbols, symbol_label};
+
+/// Outline `source` if `path` names a language we have a grammar for.
+pub fn outline_path(path: &std::path::Path, source: &[u8]) -> Option<Outline> {
+    Language::detect(path, source).map(|lang| outline(lang, source))
+}
+
+#[cfg(test)]
+mod language_tests;
+#[cfg(test)]
+mod tests;
