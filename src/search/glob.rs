@@ -14,6 +14,7 @@ use globset::{Candidate, GlobBuilder, GlobMatcher};
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
 use std::time::{Duration, Instant, SystemTime};
 
@@ -259,6 +260,31 @@ impl GlobPlan {
 }
 
 /// Convenience for tests and the CLI: validate and run in one call.
+/// Visitor for the ignored trees: like `visitor`, but each entry's group is
+/// the deferred root it lies under, and matches are counted per group.
+fn ignored_visitor<'a>(
+    opts: &'a GlobOptions,
+    matcher: &'a PatternMatcher,
+    root: &'a Path,
+    deferred: &'a [Deferred],
+    per_group: &'a [AtomicU64],
+    top: &'a Mutex<TopK>,
+) -> impl FnMut(&ignore::DirEntry) -> bool + Send + 'a {
+    move |e| {
+        let is_dir = e.file_type().is_some_and(|t| t.is_dir());
+        if kind_matches(opts.kind, is_dir) && matcher.matches(root, e.path()) {
+            let group = Walker::group_of(deferred, e.path());
+            if let Some(g) = group {
+                per_group[g].fetch_add(1, Ordering::Relaxed);
+            }
+            let meta = e.metadata().ok();
+            let c = candidate(opts.sort, e.path(), meta.as_ref(), is_dir, group);
+            top.lock().unwrap_or_else(|p| p.into_inner()).push(c);
+        }
+        true
+    }
+}
+
 pub fn run(
     cwd: &Path,
     path: Option<&str>,
@@ -276,7 +302,7 @@ fn run_plan(plan: &GlobPlan, cancel: &CancelToken) -> GlobResult {
     let walker = &plan.walker;
     let errors = Mutex::new(ErrorLog::default());
     let project = Mutex::new(TopK::new(opts.limit));
-    let deferred = walker.walk_parallel(None, cancel, &errors, || {
+    let deferred = walker.walk_parallel(&[], cancel, &errors, || {
         visitor(opts, matcher, root, None, &project)
     });
     let project = project.into_inner().unwrap_or_else(|p| p.into_inner());
@@ -295,24 +321,26 @@ fn run_plan(plan: &GlobPlan, cancel: &CancelToken) -> GlobResult {
     };
     if room > 0 && !deferred.is_empty() && !cancel.is_stopped() {
         let ignored = Mutex::new(TopK::new(room));
+        let per_group: Vec<AtomicU64> = deferred.iter().map(|_| AtomicU64::new(0)).collect();
         for (i, d) in deferred.iter().enumerate() {
-            if cancel.is_stopped() {
-                result.ignored_unsearched.push(label(d));
-                continue;
-            }
-            let before = ignored.lock().unwrap_or_else(|p| p.into_inner()).total;
-            let meta = std::fs::symlink_metadata(&d.path).ok();
             if kind_matches(opts.kind, d.is_dir) && matcher.matches(root, &d.path) {
+                let meta = std::fs::symlink_metadata(&d.path).ok();
                 let c = candidate(opts.sort, &d.path, meta.as_ref(), d.is_dir, Some(i));
                 ignored.lock().unwrap_or_else(|p| p.into_inner()).push(c);
+                per_group[i].fetch_add(1, Ordering::Relaxed);
             }
-            if d.is_dir {
-                walker.walk_parallel(Some(d), cancel, &errors, || {
-                    visitor(opts, matcher, root, Some(i), &ignored)
-                });
-            }
-            let after = ignored.lock().unwrap_or_else(|p| p.into_inner()).total;
-            ignored_totals[i] = after - before;
+        }
+        let dirs: Vec<Deferred> = deferred.iter().filter(|d| d.is_dir).cloned().collect();
+        if !dirs.is_empty() {
+            walker.walk_parallel(&dirs, cancel, &errors, || {
+                ignored_visitor(opts, matcher, root, &deferred, &per_group, &ignored)
+            });
+        }
+        if cancel.is_stopped() {
+            result.ignored_unsearched = deferred.iter().map(label).collect();
+        }
+        for (i, n) in per_group.iter().enumerate() {
+            ignored_totals[i] = n.load(Ordering::Relaxed);
         }
         let ignored = ignored.into_inner().unwrap_or_else(|p| p.into_inner());
         result.total += ignored.total;

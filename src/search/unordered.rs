@@ -88,7 +88,7 @@ pub(super) fn run(
         }
         None => plan
             .walker
-            .walk_parallel(None, cancel, &walk_errors, || visitor(None)),
+            .walk_parallel(&[], cancel, &walk_errors, || visitor(None)),
     };
     for (i, d) in deferred.iter().enumerate() {
         if cancel.is_stopped() {
@@ -96,7 +96,9 @@ pub(super) fn run(
         }
         if d.is_dir {
             plan.walker
-                .walk_parallel(Some(d), cancel, &walk_errors, || visitor(Some(i)));
+                .walk_parallel(std::slice::from_ref(d), cancel, &walk_errors, || {
+                    visitor(Some(i))
+                });
         } else {
             let mut v = visitor(Some(i));
             // A deferred file is visited through a one-entry walk so it

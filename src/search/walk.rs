@@ -244,6 +244,14 @@ impl Walker {
         out
     }
 
+    /// Index of the deferred entry that `path` lies under (`deferred` sorted
+    /// by path, as the walks return it).
+    pub fn group_of(deferred: &[Deferred], path: &Path) -> Option<usize> {
+        let i = deferred.partition_point(|d| d.path.as_path() <= path);
+        let i = i.checked_sub(1)?;
+        path.starts_with(&deferred[i].path).then_some(i)
+    }
+
     /// Walks one deferred entry in path order. `group` is the index of the
     /// deferred entry, passed through to `on_file`.
     pub fn walk_deferred_sorted(
@@ -286,11 +294,14 @@ impl Walker {
     }
 
     /// Parallel walk for callers that do not need path order (glob sorts
-    /// its own top-K). `make_visitor` is called once per thread; each
-    /// visitor returns false to stop the whole walk.
+    /// its own top-K). With no `starts` it walks the project from the root,
+    /// setting ignored entries aside; otherwise it walks the given deferred
+    /// entries in one parallel walk (one thread pool, however many roots).
+    /// `make_visitor` is called once per thread; each visitor returns false
+    /// to stop the whole walk.
     pub fn walk_parallel<F, V>(
         &self,
-        start: Option<&Deferred>,
+        starts: &[Deferred],
         cancel: &CancelToken,
         errors: &Mutex<ErrorLog>,
         make_visitor: F,
@@ -300,7 +311,7 @@ impl Walker {
         V: FnMut(&DirEntry) -> bool + Send,
     {
         let deferred = Arc::new(Mutex::new(Vec::new()));
-        let (start_path, classifier) = match start {
+        let (start_path, classifier) = match starts.first() {
             Some(d) => (d.path.clone(), None),
             None => (
                 self.root.clone(),
@@ -309,7 +320,10 @@ impl Walker {
                     .then(|| Arc::new(Classifier::new(&self.root))),
             ),
         };
-        let b = self.builder(&start_path, classifier, deferred.clone());
+        let mut b = self.builder(&start_path, classifier, deferred.clone());
+        for d in starts.iter().skip(1) {
+            b.add(&d.path);
+        }
         b.build_parallel().run(|| {
             let mut visit = make_visitor();
             Box::new(move |item| {
