@@ -1,0 +1,94 @@
+// The overridden bash, run in the foreground, must read exactly like Pi's built-in bash: same text, truncation
+// footers, spilled temp file, error wording and `details`, and it must honour Pi's shellPath and
+// shellCommandPrefix settings and put <agentDir>/bin first on PATH.
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { createBashToolDefinition } from "@mariozechner/pi-coding-agent";
+import { fauxAssistantMessage, fauxToolCall, openLiveSession } from "./helpers/faux-live-session.ts";
+
+const TEMP_FILE = /\/[^\s\]]*\/pi-bash-[0-9a-f]{16}\.log/g;
+
+interface Outcome {
+	text: string;
+	isError: boolean;
+	details: unknown;
+}
+
+/** Pi's own bash tool (its local process backend) on the same command. */
+async function builtin(cwd: string, command: string, options: { commandPrefix?: string; shellPath?: string }): Promise<Outcome> {
+	const def = createBashToolDefinition(cwd, options);
+	try {
+		const r = await def.execute("builtin", { command }, undefined, undefined, undefined as never);
+		const text = r.content.map((c) => (c.type === "text" ? c.text : "")).join("");
+		return { text, isError: false, details: r.details };
+	} catch (e) {
+		return { text: (e as Error).message, isError: true, details: undefined };
+	}
+}
+
+function fullOutputOf(details: unknown): string | undefined {
+	const p = (details as { fullOutputPath?: string } | undefined)?.fullOutputPath;
+	return p ? fs.readFileSync(p, "utf8") : undefined;
+}
+
+function withoutPath(details: unknown): unknown {
+	if (!details || typeof details !== "object") return details;
+	const { fullOutputPath: _dropped, ...rest } = details as Record<string, unknown>;
+	return rest;
+}
+
+test("foreground bash matches Pi's built-in text, footers, spill, errors and details", async (t) => {
+	const root = fs.mkdtempSync(path.join(os.tmpdir(), "pi-utils-shellbg-compat-"));
+	const agentDir = path.join(root, "agent");
+	const project = path.join(root, "project");
+	fs.mkdirSync(agentDir);
+	fs.mkdirSync(project);
+	// Pi's own settings: a shell that announces itself (on stdout: Pi's two pipes would make the order of a
+	// stderr line a race), and a prefix run before every command.
+	const shell = path.join(root, "announcing-shell");
+	fs.writeFileSync(shell, '#!/bin/sh\necho "via announcing-shell"\nexec /bin/bash "$@"\n', { mode: 0o755 });
+	const piSettings = { shellPath: shell, shellCommandPrefix: "export PI_UTILS_PREFIX=from-prefix" };
+	fs.writeFileSync(path.join(agentDir, "settings.json"), JSON.stringify(piSettings));
+	const commands = [
+		"seq 1 3000",
+		"head -c 60000 /dev/zero | tr '\\0' x",
+		"printf 'a\\nb\\n'; exit 3",
+		"printf 'no newline'",
+		"true",
+		"echo \"$PI_UTILS_PREFIX\"; echo \"${PATH%%:*}\"",
+		"echo out; sleep 0.05; echo err >&2; sleep 0.05; echo more",
+	];
+	const live = await openLiveSession({ cwd: project, agentDir });
+	const spilled: string[] = [];
+	t.after(async () => {
+		await live.quit();
+		for (const f of spilled) fs.rmSync(f, { force: true });
+		fs.rmSync(root, { recursive: true, force: true });
+	});
+	live.reply(...commands.map((command) => fauxAssistantMessage([fauxToolCall("bash", { command })], { stopReason: "toolUse" })), fauxAssistantMessage("done"));
+	await live.prompt("run them");
+	assert.equal(live.toolResults.length, commands.length);
+
+	for (const [i, command] of commands.entries()) {
+		const ours = live.toolResults[i];
+		const theirs = await builtin(project, command, { commandPrefix: piSettings.shellCommandPrefix, shellPath: shell });
+		for (const d of [ours.details, theirs.details]) {
+			const p = (d as { fullOutputPath?: string } | undefined)?.fullOutputPath;
+			if (p) spilled.push(p);
+		}
+		assert.equal(ours.text.replace(TEMP_FILE, "<spill>"), theirs.text.replace(TEMP_FILE, "<spill>"), command);
+		assert.equal(ours.isError, theirs.isError, command);
+		// A thrown error has no details of its own (Pi's agent loop records {}).
+		if (!theirs.isError) assert.deepEqual(withoutPath(ours.details), withoutPath(theirs.details), command);
+		assert.equal(fullOutputOf(ours.details), fullOutputOf(theirs.details), `spilled output of ${command}`);
+	}
+	const [seq, longLine, failed, , empty, env] = live.toolResults;
+	assert.match(seq.text, /\n\n\[Showing lines 1003-3002 of 3002\. Full output: \/.*pi-bash-[0-9a-f]{16}\.log\]$/);
+	assert.match(longLine.text, /\[Showing last 50\.0KB of line 2 \(line is 58\.6KB\)\./);
+	assert.equal(failed.text, "via announcing-shell\na\nb\n\n\nCommand exited with code 3");
+	assert.equal(empty.text, "via announcing-shell\n");
+	assert.equal(env.text, `via announcing-shell\nfrom-prefix\n${path.join(agentDir, "bin")}\n`, "prefix applied, <agentDir>/bin first on PATH");
+});

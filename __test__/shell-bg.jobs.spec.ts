@@ -1,0 +1,222 @@
+// The session-level job logic (extensions/lib/shell-jobs.ts), the bash backend (shell-runner.ts) and the
+// no-addon fallback registry, on real processes and the real native registry (no Pi session).
+import { test, type TestContext } from "node:test";
+import assert from "node:assert/strict";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { native } from "./helpers/native.ts";
+import { DEFAULT_SETTINGS, type ShellSettings } from "../extensions/lib/settings.ts";
+import { openFallbackRegistry } from "../extensions/lib/shell-fallback.ts";
+import { ShellJobs, type JobsHost } from "../extensions/lib/shell-jobs.ts";
+import type { JobRegistry, ShellJob } from "../extensions/lib/shell-registry.ts";
+import { jobOperations } from "../extensions/lib/shell-runner.ts";
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+async function until(what: string, check: () => boolean, ms = 10_000): Promise<void> {
+	const end = Date.now() + ms;
+	while (!check()) {
+		if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+		await sleep(10);
+	}
+}
+
+function alive(pid: number): boolean {
+	try {
+		const stat = fs.readFileSync(`/proc/${pid}/stat`, "utf8");
+		return stat.slice(stat.lastIndexOf(")") + 2)[0] !== "Z";
+	} catch {
+		return false;
+	}
+}
+
+interface Recorded {
+	host: JobsHost;
+	deliveries: Array<{ id: string; text: string; how: string }>;
+	canDeliver: { value: boolean };
+}
+
+function recordingHost(): Recorded {
+	const deliveries: Recorded["deliveries"] = [];
+	const canDeliver = { value: true };
+	return { deliveries, canDeliver, host: { canDeliver: () => canDeliver.value, deliver: (job, text, how) => void deliveries.push({ id: job.id, text, how }), changed: () => {} } };
+}
+
+const settings = (over: Partial<ShellSettings> = {}) => () => ({ ...DEFAULT_SETTINGS.shell, killGraceMs: 300, ...over });
+
+/** A job dir with a registry (native unless told otherwise); running jobs are killed and the dir removed afterwards. */
+function setup(t: TestContext, registry: "native" | "fallback" = "native"): { dir: string; reg: JobRegistry } {
+	const dir = fs.mkdtempSync(path.join(os.tmpdir(), "pi-utils-jobs-"));
+	const reg: JobRegistry = registry === "native" ? native.openShellRegistry(path.join(dir, "jobs.json")) : openFallbackRegistry(path.join(dir, "jobs.json"));
+	t.after(async () => {
+		reg.unwatch();
+		for (const j of reg.list()) if (j.state === "running") await reg.kill(j.id, { graceMs: 100 });
+		fs.rmSync(dir, { recursive: true, force: true });
+	});
+	return { dir, reg };
+}
+
+function attach(reg: JobRegistry, dir: string, rec: Recorded, over: Partial<ShellSettings> = {}): ShellJobs {
+	const jobs = new ShellJobs(reg, dir, settings(over), rec.host);
+	reg.watch((job) => jobs.onEnded(job));
+	return jobs;
+}
+
+const bg = (jobs: ShellJobs, dir: string, command: string, timeoutMs?: number): ShellJob => jobs.spawn({ command, cwd: dir, shell: "/bin/bash", mode: "bg", timeoutMs });
+
+test("each ending is announced once: never for a foreground job, not after shell_status showed it, once across a reload", async (t) => {
+	const { dir, reg } = setup(t);
+	const rec = recordingHost();
+	const a = attach(reg, dir, rec);
+
+	const fg = a.spawn({ command: "exit 2", cwd: dir, shell: "/bin/bash", mode: "fg" });
+	assert.deepEqual(a.visible().map((j) => j.id), [], "a foreground job is invisible to the model");
+	await reg.wait(fg.id, { timeoutMs: 5000 });
+	await sleep(100);
+	a.finishForeground(fg.id);
+	assert.equal(reg.get(fg.id), null);
+	assert.equal(fs.existsSync(fg.logPath), false, "its log is deleted");
+
+	const b = bg(a, dir, "echo b-out; exit 3");
+	await until("bg's follow-up", () => rec.deliveries.length === 1);
+	assert.equal(rec.deliveries[0].id, b.id);
+	assert.equal(rec.deliveries[0].how, "followUp");
+	assert.equal(rec.deliveries[0].text, `Background job ${b.id} exited with code 3 after ${/after (\S+)\./.exec(rec.deliveries[0].text)![1]}.\nCommand: echo b-out; exit 3\nLast 20 lines of output (full log: ${b.logPath}):\nb-out`);
+
+	const c = bg(a, dir, "sleep 0.3; exit 4");
+	const status = await a.status({ id: c.id, wait: 5 });
+	assert.match(status.text, new RegExp(`^${c.id} exited with code 4 after `));
+	await sleep(200);
+	assert.equal(rec.deliveries.length, 1, "shell_status showed the ending: no follow-up");
+
+	// /reload: the old instance stops listening before the job ends; the new one announces it once.
+	const d = bg(a, dir, "sleep 0.2; exit 6");
+	a.detach();
+	await reg.wait(d.id, { timeoutMs: 5000 });
+	await sleep(100);
+	assert.equal(rec.deliveries.length, 1, "a detached instance announces nothing");
+	const rec2 = recordingHost();
+	const b2 = attach(reg, dir, rec2);
+	b2.announcePending("followUp");
+	b2.announcePending("followUp");
+	a.announcePending("followUp");
+	assert.deepEqual(rec2.deliveries.map((x) => x.id), [d.id]);
+	assert.equal(rec.deliveries.length, 1);
+	assert.match(rec2.deliveries[0].text, /exited with code 6/);
+});
+
+test("nothing is claimed where it cannot be delivered (print mode after its last turn)", async (t) => {
+	const { dir, reg } = setup(t);
+	const rec = recordingHost();
+	rec.canDeliver.value = false;
+	const jobs = attach(reg, dir, rec);
+	const j = bg(jobs, dir, "exit 0");
+	await reg.wait(j.id, { timeoutMs: 5000 });
+	await sleep(100);
+	assert.equal(rec.deliveries.length, 0);
+	assert.equal(reg.get(j.id)!.delivered, false, "left for a resumed session to report");
+	rec.canDeliver.value = true;
+	jobs.announcePending("nextTurn");
+	assert.deepEqual(rec.deliveries.map((x) => [x.id, x.how]), [[j.id, "nextTurn"]]);
+});
+
+test("the limit refuses by name; kill all reports each job; a job the user stops is told with the next prompt", async (t) => {
+	const { dir, reg } = setup(t);
+	const rec = recordingHost();
+	const jobs = attach(reg, dir, rec, { maxBackgroundJobs: 2 });
+	assert.equal(jobs.refusal(), undefined);
+	const one = bg(jobs, dir, "sleep 60");
+	const two = bg(jobs, dir, "trap '' TERM; sleep 60");
+	assert.match(jobs.refusal()!, new RegExp(`^Not started: 2 background jobs are already running.*\\n${one.id} \\(.*\\): sleep 60\\n${two.id} \\(.*\\): trap '' TERM; sleep 60\\n`));
+	await sleep(100); // let the trap be installed
+	const killed = await jobs.kill("all", "user");
+	assert.equal(killed.text, `${one.id}: stopped with SIGTERM.\n${two.id}: did not stop on SIGTERM within 300ms; killed with SIGKILL.`);
+	assert.deepEqual([one.pid, two.pid].map(alive), [false, false]);
+	await sleep(100);
+	assert.deepEqual(rec.deliveries.map((d) => [d.id, d.how]), [[one.id, "nextTurn"], [two.id, "nextTurn"]]);
+	assert.match(rec.deliveries[0].text, /^The user stopped background job bg-1 \(sleep 60\): it was stopped \(SIGTERM\) after /);
+	assert.equal((await jobs.kill("all", "model")).text, "No running background jobs.");
+	await assert.rejects(jobs.kill("bg-99", "model"), /^Error: Unknown job: bg-99\. Jobs in this session: bg-1, bg-2\.$/);
+	assert.deepEqual(jobs.clear(), [one.id, two.id]);
+	assert.equal(fs.existsSync(one.logPath), false, "clear deletes the logs");
+	assert.equal(jobs.table(), "No background jobs in this session.");
+	assert.equal(bg(jobs, dir, "true").id, "bg-3", "ids are not reused after a clear");
+});
+
+test("shell_status caps long output like bash and spills the whole range to a temp file", async (t) => {
+	const { dir, reg } = setup(t);
+	const jobs = attach(reg, dir, recordingHost());
+	const j = bg(jobs, dir, "seq 1 5000");
+	const first = await jobs.status({ id: j.id, wait: 10 });
+	const spill = first.details.fullOutputPath!;
+	t.after(() => fs.rmSync(spill, { force: true }));
+	assert.match(spill, /\/pi-shell-[0-9a-f]{16}\.log$/);
+	assert.match(first.text, /\nOutput since the last read:\n3001\n3002\n[\s\S]*\n5000\n\n\[Showing the last 2000 lines \(9\.8KB\) of 23\.3KB\. Full output: .*pi-shell-.*\.log\]/);
+	assert.equal(fs.readFileSync(spill, "utf8"), Array.from({ length: 5000 }, (_, i) => `${i + 1}\n`).join(""));
+	assert.match((await jobs.status({ id: j.id })).text, /\(no new output since the last read\)/);
+	assert.match((await jobs.status({ id: j.id, lines: 3 })).text, /\nLast lines of output:\n4998\n4999\n5000\n/);
+});
+
+test("a finished in-memory session's job directory is tidied away; a session with a running job keeps it", async (t) => {
+	const { dir, reg } = setup(t);
+	const jobs = attach(reg, dir, recordingHost());
+	const j = bg(jobs, dir, "sleep 60");
+	jobs.tidy(true);
+	assert.ok(fs.existsSync(j.logPath));
+	await jobs.killAll();
+	jobs.tidy(false);
+	assert.ok(fs.existsSync(dir), "a resumable session keeps its finished jobs");
+	jobs.tidy(true);
+	assert.equal(fs.existsSync(dir), false);
+});
+
+test("the bash backend streams raw bytes, and an abort kills the job and leaves nothing behind", async (t) => {
+	const { dir, reg } = setup(t);
+	const jobs = attach(reg, dir, recordingHost());
+	const chunks: Buffer[] = [];
+	const ops = jobOperations(jobs, { background: false, resolveShell: () => "/bin/bash" }, {});
+	const r = await ops.exec("printf 'a\\377b\\n'; exit 7", dir, { onData: (d) => chunks.push(d) });
+	assert.deepEqual(r, { exitCode: 7 });
+	assert.deepEqual(Buffer.concat(chunks), Buffer.from([0x61, 0xff, 0x62, 0x0a]), "bytes reach Pi's accumulator undecoded");
+	assert.deepEqual(reg.list(), [], "a finished foreground job is forgotten");
+
+	const pidFile = path.join(dir, "pid");
+	const ac = new AbortController();
+	setTimeout(() => ac.abort(), 300);
+	await assert.rejects(ops.exec(`echo $$ > ${pidFile}; sleep 60`, dir, { onData: () => {}, signal: ac.signal }), /^Error: aborted$/);
+	assert.equal(alive(Number(fs.readFileSync(pidFile, "utf8"))), false);
+	assert.deepEqual(reg.list(), []);
+	await assert.rejects(ops.exec("true", path.join(dir, "missing"), { onData: () => {} }), /^Error: Working directory does not exist: .*missing\nCannot execute bash commands\.$/);
+});
+
+test("the fallback registry: output, cursor, timeout, group kill past an ignored SIGTERM, one delivery claim", async (t) => {
+	const { dir, reg } = setup(t, "fallback");
+	const ended: string[] = [];
+	reg.watch((j) => ended.push(`${j.id}:${j.state}`));
+	const spawn = (command: string, timeoutMs?: number) => reg.spawn({ command, cwd: dir, logPath: path.join(dir, "logs", `${Math.random()}.log`), ...(timeoutMs ? { timeoutMs } : {}) });
+
+	const a = spawn("echo one; echo two; echo three; exit 3");
+	const done = await reg.wait(a.id, { timeoutMs: 5000 });
+	assert.deepEqual([done.job.state, done.job.exitCode], ["exited", 3]);
+	assert.equal(reg.tail(a.id, { lines: 2 }).text, "two\nthree\n");
+	assert.equal(reg.readNew(a.id).text, "one\ntwo\nthree\n");
+	assert.equal(reg.readNew(a.id).text, "");
+	assert.deepEqual([reg.claimDelivery(a.id), reg.claimDelivery(a.id)], [true, false]);
+
+	const slow = spawn("sleep 60", 200);
+	const timedOut = await reg.wait(slow.id, { timeoutMs: 5000 });
+	assert.equal(timedOut.job.timedOut, true);
+	assert.equal(timedOut.job.state, "signalled");
+
+	const stubborn = spawn("trap '' TERM; sleep 60 & wait");
+	await sleep(200);
+	const report = await reg.kill(stubborn.id, { graceMs: 200 });
+	assert.equal(report.outcome, "killed");
+	assert.equal(report.sentKill, true);
+	assert.equal(report.job.state, "signalled");
+	assert.equal((await reg.kill(stubborn.id)).outcome, "already-ended");
+	await until("the watch callbacks", () => ended.length === 3);
+	assert.deepEqual(ended.sort(), [`${a.id}:exited`, `${slow.id}:signalled`, `${stubborn.id}:signalled`].sort());
+	assert.equal(openFallbackRegistry(reg.sidecarPath), reg, "the same registry after /reload");
+});

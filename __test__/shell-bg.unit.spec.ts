@@ -1,0 +1,156 @@
+// The pure parts of shell-bg: text formatting, argument parsing and completion, job directories and ids.
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import fc from "fast-check";
+import { truncateTail as piTruncateTail } from "@mariozechner/pi-coding-agent";
+import {
+	completeShellBgArgs,
+	cut,
+	describeState,
+	formatDuration,
+	jobTable,
+	killLine,
+	parseMeta,
+	parseShellBgArgs,
+	sanitizeOutput,
+	truncateTail,
+	widgetLine,
+} from "../extensions/lib/shell-format.ts";
+import { commitJobId, idNumber, jobDirFor, nextJobId, type ShellJob, type ShellKillReport } from "../extensions/lib/shell-registry.ts";
+
+function job(over: Partial<ShellJob> = {}): ShellJob {
+	return {
+		id: "bg-1",
+		command: "npm run dev",
+		cwd: "/p",
+		shell: "/bin/bash",
+		logPath: "/p/logs/bg-1.log",
+		exitPath: "/p/logs/bg-1.log.exit",
+		pid: 4321,
+		pgid: 4321,
+		state: "running",
+		startedAtMs: 0,
+		runtimeMs: 12_000,
+		logBytes: 0,
+		logStart: 0,
+		readOffset: 0,
+		delivered: false,
+		adopted: false,
+		killRequested: false,
+		timedOut: false,
+		...over,
+	};
+}
+
+test("durations read short and exact", () => {
+	assert.deepEqual(
+		[0, 850, 4_249, 12_000, 59_999, 185_000, 7_260_000, -5].map(formatDuration),
+		["0ms", "850ms", "4.2s", "12s", "59s", "3m 05s", "2h 01m", "0ms"],
+	);
+});
+
+test("truncateTail is Pi's truncateTail", () => {
+	const samples = ["", "a", "a\nb\n", "x".repeat(60_000), `${"line\n".repeat(2500)}tail`, `€${"é".repeat(30_000)}`];
+	for (const s of samples) {
+		const ours = truncateTail(s, 2000, 51200);
+		const pi = piTruncateTail(s, { maxLines: 2000, maxBytes: 51200 });
+		assert.deepEqual({ ...ours }, { content: pi.content, truncated: pi.truncated, truncatedBy: pi.truncatedBy, totalLines: pi.totalLines, totalBytes: pi.totalBytes, outputLines: pi.outputLines, outputBytes: pi.outputBytes, lastLinePartial: pi.lastLinePartial });
+	}
+	fc.assert(
+		fc.property(fc.string({ unit: fc.constantFrom("a", "\n", "é", "€", "😀", " ") , maxLength: 400 }), fc.integer({ min: 1, max: 30 }), fc.integer({ min: 4, max: 200 }), (s, lines, bytes) => {
+			const ours = truncateTail(s, lines, bytes);
+			const pi = piTruncateTail(s, { maxLines: lines, maxBytes: bytes });
+			return ours.content === pi.content && ours.truncatedBy === pi.truncatedBy && ours.outputLines === pi.outputLines && ours.lastLinePartial === pi.lastLinePartial;
+		}),
+	);
+});
+
+test("sanitizing removes colours, control characters and redrawn progress", () => {
+	assert.equal(sanitizeOutput("\x1b[31mred\x1b[0m\n10%\r50%\r100%\nbell\x07 osc\x1b]0;title\x07end\r\n"), "red\n100%\nbell oscend\n");
+	assert.equal(cut("a  b\nc", 10), "a b c");
+	assert.equal(cut("abcdefghijk", 5), "abcd…");
+});
+
+test("job states are described for the model", () => {
+	assert.equal(describeState(job()), "running for 12s");
+	assert.equal(describeState(job({ state: "exited", exitCode: 3, runtimeMs: 3200 })), "exited with code 3 after 3.2s");
+	assert.equal(describeState(job({ state: "exited", note: "exit file missing" })), "ended (exit code unknown: exit file missing) after 12s");
+	assert.equal(describeState(job({ state: "signalled", signal: "SIGTERM", timedOut: true, timeoutMs: 5000 })), "timed out after 5.0s and was stopped (SIGTERM)");
+	assert.equal(describeState(job({ state: "signalled", signal: "SIGKILL", killRequested: true })), "was stopped (SIGKILL) after 12s");
+	assert.equal(describeState(job({ state: "signalled", signal: "SIGSEGV" })), "was killed by SIGSEGV after 12s");
+	assert.match(describeState(job({ state: "lost", note: "pid 4321 now belongs to another process" })), /^was lost \(pid 4321 now belongs to another process\); .* will not be signalled$/);
+});
+
+test("the job table aligns its columns", () => {
+	const jobs = [job(), job({ id: "bg-12", state: "exited", exitCode: 0, runtimeMs: 3000, command: "make test && make lint" })];
+	const last = new Map([["bg-1", "Listening on :3000"], ["bg-12", "ok"]]);
+	assert.equal(
+		jobTable(jobs, last),
+		[
+			"id     state    exit  runtime  command                 last output",
+			"bg-1   running  -     12s      npm run dev             Listening on :3000",
+			"bg-12  exited   0     3.0s     make test && make lint  ok",
+		].join("\n"),
+	);
+	assert.equal(jobTable([], last), "No background jobs in this session.");
+});
+
+test("kill reports say what happened", () => {
+	const report = (over: Partial<ShellKillReport>): ShellKillReport => ({ outcome: "killed", sentTerm: true, sentKill: false, escapees: [], survivors: [], orphanSweep: true, job: job({ state: "signalled", signal: "SIGTERM" }), ...over });
+	assert.equal(killLine(report({}), 3000), "bg-1: stopped with SIGTERM.");
+	assert.equal(killLine(report({ sentKill: true, escapees: [77], survivors: [78] }), 3000), "bg-1: did not stop on SIGTERM within 3.0s; killed with SIGKILL. Also signalled 1 process(es) that had left its group (pids 77). WARNING: still alive afterwards: pids 78.");
+	assert.equal(killLine(report({ outcome: "already-ended", job: job({ state: "exited", exitCode: 0, runtimeMs: 1000 }) }), 3000), "bg-1: had already ended (exited with code 0 after 1.0s); nothing was signalled.");
+	assert.equal(killLine(report({ outcome: "refused", job: job({ state: "lost", note: "pid reused" }) }), 3000), "bg-1: not signalled: pid reused (lost).");
+});
+
+test("widget lines cut the command and the last output line", () => {
+	assert.equal(widgetLine(job({ command: "x".repeat(50) }), "y".repeat(70)), `⟳ bg-1  12s  ${"x".repeat(39)}…  › ${"y".repeat(59)}…`);
+	assert.equal(widgetLine(job(), ""), "⟳ bg-1  12s  npm run dev");
+});
+
+test("/shell-bg arguments parse and complete", () => {
+	assert.deepEqual(parseShellBgArgs(""), { kind: "list" });
+	assert.deepEqual(parseShellBgArgs(" kill  bg-2 "), { kind: "kill", target: "bg-2" });
+	assert.deepEqual(parseShellBgArgs("kill all"), { kind: "kill", target: "all" });
+	assert.deepEqual(parseShellBgArgs("logs bg-1"), { kind: "logs", id: "bg-1" });
+	assert.deepEqual(parseShellBgArgs("clear"), { kind: "clear" });
+	assert.deepEqual(parseShellBgArgs("kill"), { kind: "usage", problem: "kill needs a job id" });
+	assert.deepEqual(parseShellBgArgs("stop bg-1"), { kind: "usage", problem: 'unknown subcommand "stop"' });
+
+	const jobs = [job(), job({ id: "bg-2", state: "exited", exitCode: 0 }), job({ id: "bg-10" })];
+	assert.deepEqual(completeShellBgArgs("", jobs)?.map((c) => c.value), ["list", "kill ", "logs ", "clear"]);
+	assert.deepEqual(completeShellBgArgs("k", jobs)?.map((c) => c.value), ["kill "]);
+	assert.deepEqual(completeShellBgArgs("kill ", jobs)?.map((c) => c.value), ["kill bg-1", "kill bg-10", "kill all"], "only running jobs can be killed");
+	assert.deepEqual(completeShellBgArgs("kill bg-1", jobs)?.map((c) => c.value), ["kill bg-1", "kill bg-10"]);
+	assert.deepEqual(completeShellBgArgs("logs bg-", jobs)?.map((c) => c.value), ["logs bg-1", "logs bg-2", "logs bg-10"]);
+	assert.equal(completeShellBgArgs("logs bg-9", jobs), null);
+	assert.equal(completeShellBgArgs("kill bg-1 x", jobs), null);
+});
+
+test("job meta: foreground/background, tolerant of foreign text", () => {
+	assert.deepEqual(parseMeta('{"mode":"fg"}'), { mode: "fg" });
+	assert.deepEqual(parseMeta('{"mode":"bg","auto":true}'), { mode: "bg", auto: true });
+	assert.deepEqual(parseMeta("garbage"), { mode: "bg" });
+	assert.deepEqual(parseMeta(undefined), { mode: "bg" });
+});
+
+test("job directories sit next to the session file, or under the agent dir by session id", () => {
+	assert.equal(jobDirFor({ sessionFile: "/a/sessions/--p--/2026_abc.jsonl", sessionId: "abc", agentDir: "/ag" }), "/a/sessions/--p--/2026_abc.shell-bg");
+	assert.equal(jobDirFor({ sessionFile: undefined, sessionId: "01a2-x/y", agentDir: "/ag" }), "/ag/pi-utils/shell-bg/01a2-x_y");
+});
+
+test("job ids never repeat, even after the highest ones were forgotten", (t) => {
+	const dir = fs.mkdtempSync(path.join(os.tmpdir(), "pi-utils-ids-"));
+	t.after(() => fs.rmSync(dir, { recursive: true, force: true }));
+	assert.equal(nextJobId(dir, []), "bg-1");
+	assert.equal(nextJobId(dir, [job({ id: "bg-1" }), job({ id: "bg-4" })]), "bg-5");
+	commitJobId(dir, "bg-4");
+	assert.equal(nextJobId(dir, []), "bg-5", "bg-1..bg-4 were shown; after a clear the next is still bg-5");
+	commitJobId(dir, "bg-2");
+	assert.equal(fs.readFileSync(path.join(dir, "next-id"), "utf8"), "5\n", "never lowered");
+	assert.equal(idNumber("bg-17"), 17);
+	assert.equal(idNumber("job"), 0);
+});

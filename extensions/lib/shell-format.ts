@@ -1,0 +1,286 @@
+// Text the shell-bg tools, command, widget and follow-ups show. Pure: no Pi import, no I/O, so every wording
+// is unit-tested and one change of phrasing happens in one place.
+import type { ShellJob, ShellKillReport } from "./shell-registry.ts";
+
+export const DEFAULT_MAX_LINES = 2000;
+export const DEFAULT_MAX_BYTES = 50 * 1024;
+
+/** `850ms`, `4.2s`, `59s`, `3m 05s`, `2h 01m`: short enough for a widget line, exact enough for a model. */
+export function formatDuration(ms: number): string {
+	if (!Number.isFinite(ms) || ms < 0) ms = 0;
+	if (ms < 1000) return `${Math.round(ms)}ms`;
+	if (ms < 10_000) return `${(Math.floor(ms / 100) / 10).toFixed(1)}s`;
+	const s = Math.floor(ms / 1000);
+	if (s < 60) return `${s}s`;
+	const m = Math.floor(s / 60);
+	if (m < 60) return `${m}m ${String(s % 60).padStart(2, "0")}s`;
+	return `${Math.floor(m / 60)}h ${String(m % 60).padStart(2, "0")}m`;
+}
+
+/** Pi's `formatSize` (same thresholds and digits), so sizes read alike across tools. */
+export function formatSize(bytes: number): string {
+	if (bytes < 1024) return `${bytes}B`;
+	if (bytes < 1024 * 1024) return `${(bytes / 1024).toFixed(1)}KB`;
+	return `${(bytes / (1024 * 1024)).toFixed(1)}MB`;
+}
+
+// CSI (`ESC [ ... final`), OSC (`ESC ] ... BEL|ST`) and two-character escapes.
+const ANSI = /\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[@-Z\\-_]/g;
+// Control characters other than TAB and LF, and the Unicode interlinear annotation characters that break
+// terminal width computations (Pi filters the same range).
+const CONTROL = /[\x00-\x08\x0b-\x1f\x7f\ufff9-\ufffb]/g;
+
+/**
+ * Log text as a model or a widget should see it: colours and cursor codes removed, and a line redrawn with
+ * carriage returns (progress bars) reduced to what the terminal would finally show. The log keeps the raw bytes.
+ */
+export function sanitizeOutput(text: string): string {
+	return text
+		.replace(ANSI, "")
+		.split("\n")
+		.map((line) => {
+			const trimmed = line.endsWith("\r") ? line.slice(0, -1) : line;
+			const cr = trimmed.lastIndexOf("\r");
+			return (cr === -1 ? trimmed : trimmed.slice(cr + 1)).replace(CONTROL, "");
+		})
+		.join("\n");
+}
+
+/** Cuts to `max` characters with an ellipsis; whitespace runs (newlines included) become one space. */
+export function cut(text: string, max: number): string {
+	const flat = text.replace(/\s+/g, " ").trim();
+	if (flat.length <= max) return flat;
+	return `${flat.slice(0, Math.max(0, max - 1))}…`;
+}
+
+/** The last non-empty line of some output, sanitized. */
+export function lastLine(text: string): string {
+	const lines = sanitizeOutput(text).split("\n");
+	for (let i = lines.length - 1; i >= 0; i--) if (lines[i].trim()) return lines[i].trim();
+	return "";
+}
+
+export interface TailTruncation {
+	content: string;
+	truncated: boolean;
+	truncatedBy: "lines" | "bytes" | null;
+	totalLines: number;
+	totalBytes: number;
+	outputLines: number;
+	outputBytes: number;
+	lastLinePartial: boolean;
+}
+
+/** Pi's `truncateTail` (0.73.1, MIT): the last whole lines within both limits; one over-long line is cut from its start. */
+export function truncateTail(content: string, maxLines = DEFAULT_MAX_LINES, maxBytes = DEFAULT_MAX_BYTES): TailTruncation {
+	const totalBytes = Buffer.byteLength(content, "utf8");
+	const lines = content.split("\n");
+	const totalLines = lines.length;
+	if (totalLines <= maxLines && totalBytes <= maxBytes) {
+		return { content, truncated: false, truncatedBy: null, totalLines, totalBytes, outputLines: totalLines, outputBytes: totalBytes, lastLinePartial: false };
+	}
+	const kept: string[] = [];
+	let bytes = 0;
+	let truncatedBy: "lines" | "bytes" = "lines";
+	let lastLinePartial = false;
+	for (let i = lines.length - 1; i >= 0 && kept.length < maxLines; i--) {
+		const lineBytes = Buffer.byteLength(lines[i], "utf8") + (kept.length > 0 ? 1 : 0);
+		if (bytes + lineBytes > maxBytes) {
+			truncatedBy = "bytes";
+			if (kept.length === 0) {
+				const buf = Buffer.from(lines[i], "utf8");
+				let start = buf.length - maxBytes;
+				while (start < buf.length && (buf[start] & 0xc0) === 0x80) start++;
+				kept.push(buf.subarray(start).toString("utf8"));
+				lastLinePartial = true;
+			}
+			break;
+		}
+		kept.unshift(lines[i]);
+		bytes += lineBytes;
+	}
+	if (kept.length >= maxLines && bytes <= maxBytes) truncatedBy = "lines";
+	const out = kept.join("\n");
+	return { content: out, truncated: true, truncatedBy, totalLines, totalBytes, outputLines: kept.length, outputBytes: Buffer.byteLength(out, "utf8"), lastLinePartial };
+}
+
+// ---------------------------------------------------------------- job descriptions
+
+/** What the extension stores in a job's `meta`: whether a tool call still owns it and how it got to the background. */
+export interface JobMeta {
+	mode: "fg" | "bg";
+	auto?: boolean;
+}
+
+export function parseMeta(meta: string | undefined): JobMeta {
+	try {
+		const v = JSON.parse(meta ?? "") as Partial<JobMeta>;
+		if (v && (v.mode === "fg" || v.mode === "bg")) return { mode: v.mode, ...(v.auto ? { auto: true } : {}) };
+	} catch {
+		// Not ours (or written by a later version): treat as a background job, which is what a visible job is.
+	}
+	return { mode: "bg" };
+}
+
+/** `exited with code 0 after 3.2s`, `timed out after 5s and was stopped (SIGTERM)`, `running for 12s`, ... */
+export function describeState(job: ShellJob): string {
+	const after = `after ${formatDuration(job.runtimeMs)}`;
+	switch (job.state) {
+		case "running":
+			return `running for ${formatDuration(job.runtimeMs)}`;
+		case "exited":
+			return job.exitCode === undefined
+				? `ended (exit code unknown${job.note ? `: ${job.note}` : ""}) ${after}`
+				: `exited with code ${job.exitCode} ${after}`;
+		case "signalled": {
+			const sig = job.signal ?? "a signal";
+			if (job.timedOut) return `timed out after ${formatDuration(job.timeoutMs ?? job.runtimeMs)} and was stopped (${sig})`;
+			if (job.killRequested) return `was stopped (${sig}) ${after}`;
+			return `was killed by ${sig} ${after}`;
+		}
+		case "lost":
+			return `was lost${job.note ? ` (${job.note})` : ""}; it is no longer tracked and will not be signalled`;
+	}
+}
+
+/** Exit column of the job table. */
+function exitColumn(job: ShellJob): string {
+	if (job.state === "running") return "-";
+	if (job.state === "signalled") return job.timedOut ? `timeout` : (job.signal ?? "signal");
+	if (job.state === "lost") return "lost";
+	return job.exitCode === undefined ? "?" : String(job.exitCode);
+}
+
+/** The no-id `shell_status` answer and `/shell-bg`: one aligned row per job. */
+export function jobTable(jobs: ShellJob[], lastLines: Map<string, string>): string {
+	if (jobs.length === 0) return "No background jobs in this session.";
+	const rows = jobs.map((j) => [j.id, j.state, exitColumn(j), formatDuration(j.runtimeMs), cut(j.command, 40), cut(lastLines.get(j.id) ?? "", 60)]);
+	const head = ["id", "state", "exit", "runtime", "command", "last output"];
+	const widths = head.map((h, c) => Math.max(h.length, ...rows.map((r) => r[c].length)));
+	const line = (r: string[]) => r.map((cell, c) => (c === r.length - 1 ? cell : cell.padEnd(widths[c]))).join("  ").trimEnd();
+	return [line(head), ...rows.map(line)].join("\n");
+}
+
+export function followHint(id: string): string {
+	return `Read its new output with shell_status {"id":"${id}"} (add "wait": <seconds> to block until it ends, at most 300); stop it with shell_kill {"id":"${id}"}.`;
+}
+
+/** Told to the model when nothing can reach it after its final answer (print and json modes). */
+export const HEADLESS_NOTE =
+	"This session has no UI: a completion message reaches you only while you are still working, so collect the result with shell_status and \"wait\" before you finish.";
+
+export function startedText(job: ShellJob, o: { timeoutSec?: number; headless: boolean }): string {
+	const lines = [
+		`Started ${job.id} in the background (pid ${job.pid}).`,
+		`Log: ${job.logPath}`,
+		...(o.timeoutSec ? [`Timeout: it is stopped after ${o.timeoutSec}s.`] : []),
+		followHint(job.id),
+		o.headless ? HEADLESS_NOTE : "You will get a message when it ends.",
+	];
+	return lines.join("\n");
+}
+
+/** Appended to the output-so-far that Pi's bash formatting produced when a foreground command moves to the background. */
+export function movedText(job: ShellJob, o: { afterSec: number; timeoutSec?: number }): string {
+	return [
+		`[Still running after ${o.afterSec}s: moved to the background as ${job.id} (pid ${job.pid}); the output above is what it printed so far.`,
+		`Log: ${job.logPath}`,
+		...(o.timeoutSec ? [`Its timeout still applies: it is stopped ${o.timeoutSec}s after it started.`] : []),
+		`${followHint(job.id)} You will get a message when it ends.]`,
+	].join("\n");
+}
+
+export function refusalText(running: ShellJob[], max: number): string {
+	const list = running.map((j) => `${j.id} (${formatDuration(j.runtimeMs)}): ${cut(j.command, 60)}`).join("\n");
+	return [
+		`Not started: ${running.length} background jobs are already running, the limit (shell.maxBackgroundJobs = ${max}).`,
+		list,
+		"Nothing was stopped. Stop one with shell_kill, wait for one with shell_status and \"wait\", or run this command in the foreground.",
+	].join("\n");
+}
+
+export function followUpText(job: ShellJob, tail: string, tailLines: number): string {
+	const out = sanitizeOutput(tail).replace(/\n+$/, "");
+	return [
+		`Background job ${job.id} ${describeState(job)}.`,
+		`Command: ${job.command.length > 500 ? `${job.command.slice(0, 499)}…` : job.command}`,
+		out ? `Last ${tailLines} lines of output (full log: ${job.logPath}):\n${out}` : `(no output; log: ${job.logPath})`,
+	].join("\n");
+}
+
+export function killLine(report: ShellKillReport, graceMs: number): string {
+	const job = report.job;
+	switch (report.outcome) {
+		case "already-ended":
+			return `${job.id}: had already ended (${describeState(job)}); nothing was signalled.`;
+		case "refused":
+			return `${job.id}: not signalled: ${job.note ?? "its process can no longer be identified as ours"} (lost).`;
+		case "killed": {
+			let text = report.sentKill
+				? `${job.id}: did not stop on SIGTERM within ${formatDuration(graceMs)}; killed with SIGKILL.`
+				: `${job.id}: stopped with SIGTERM.`;
+			if (report.escapees.length) text += ` Also signalled ${report.escapees.length} process(es) that had left its group (pids ${report.escapees.join(", ")}).`;
+			if (report.survivors.length) text += ` WARNING: still alive afterwards: pids ${report.survivors.join(", ")}.`;
+			return text;
+		}
+	}
+}
+
+/** One widget line per running job: id, elapsed, command and last output line, each cut to a fixed width. */
+export function widgetLine(job: ShellJob, last: string): string {
+	const tailPart = last ? `  › ${cut(last, 60)}` : "";
+	return `⟳ ${job.id}  ${formatDuration(job.runtimeMs)}  ${cut(job.command, 40)}${tailPart}`;
+}
+
+// ---------------------------------------------------------------- /shell-bg
+
+export type ShellBgCommand =
+	| { kind: "list" }
+	| { kind: "kill"; target: string }
+	| { kind: "logs"; id: string }
+	| { kind: "clear" }
+	| { kind: "usage"; problem: string };
+
+export const SHELL_BG_USAGE = "Usage: /shell-bg [list] | kill <id|all> | logs <id> | clear";
+
+export function parseShellBgArgs(args: string): ShellBgCommand {
+	const [verb = "", arg, ...rest] = args.trim().split(/\s+/).filter(Boolean);
+	if (verb === "" || verb === "list") return rest.length || arg ? { kind: "usage", problem: `unexpected "${[arg, ...rest].join(" ")}"` } : { kind: "list" };
+	if (verb === "clear") return arg ? { kind: "usage", problem: `unexpected "${arg}"` } : { kind: "clear" };
+	if (verb === "kill" || verb === "logs") {
+		if (!arg) return { kind: "usage", problem: `${verb} needs a job id` };
+		if (rest.length) return { kind: "usage", problem: `unexpected "${rest.join(" ")}"` };
+		return verb === "kill" ? { kind: "kill", target: arg } : { kind: "logs", id: arg };
+	}
+	return { kind: "usage", problem: `unknown subcommand "${verb}"` };
+}
+
+export interface Completion {
+	value: string;
+	label: string;
+	description?: string;
+}
+
+/** Completions for the whole argument text (Pi replaces the typed argument with `value`). */
+export function completeShellBgArgs(prefix: string, jobs: ShellJob[]): Completion[] | null {
+	const verbs: Completion[] = [
+		{ value: "list", label: "list", description: "list this session's jobs" },
+		{ value: "kill ", label: "kill", description: "stop a job (or all)" },
+		{ value: "logs ", label: "logs", description: "show a job's last output" },
+		{ value: "clear", label: "clear", description: "forget finished jobs and delete their logs" },
+	];
+	const m = /^(kill|logs)\s+(\S*)$/.exec(prefix.trimStart());
+	if (!m) {
+		const typed = prefix.trim();
+		if (/\s/.test(typed)) return null;
+		const hits = verbs.filter((v) => v.label.startsWith(typed));
+		return hits.length ? hits : null;
+	}
+	const [, verb, partial] = m;
+	const candidates = verb === "kill" ? jobs.filter((j) => j.state === "running") : jobs;
+	const items: Completion[] = candidates
+		.filter((j) => j.id.startsWith(partial))
+		.map((j) => ({ value: `${verb} ${j.id}`, label: j.id, description: `${j.state} · ${cut(j.command, 40)}` }));
+	if (verb === "kill" && "all".startsWith(partial) && candidates.length) items.push({ value: "kill all", label: "all", description: "stop every running job" });
+	return items.length ? items : null;
+}

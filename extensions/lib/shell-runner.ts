@@ -1,0 +1,187 @@
+// The process backend behind Pi's own bash tool definition (`createBashToolDefinition(cwd, {operations})`):
+// every command runs as a registry job whose output goes to a log file, and Pi's accumulator is fed from that
+// file. Pi keeps doing the text, truncation, temp-file spill, footers and error messages; the job can move to
+// the background without being restarted, because it never depended on this call's pipes.
+import { closeSync, existsSync, fstatSync, openSync, readSync } from "node:fs";
+import type { ShellJob } from "./shell-registry.ts";
+import type { ShellJobs } from "./shell-jobs.ts";
+
+/** Pi's `BashOperations.exec` options (structurally; extensions/lib does not import Pi). */
+export interface ExecOptions {
+	onData: (data: Buffer) => void;
+	signal?: AbortSignal;
+	timeout?: number;
+	env?: NodeJS.ProcessEnv;
+}
+
+export interface JobOperations {
+	exec(command: string, cwd: string, options: ExecOptions): Promise<{ exitCode: number | null }>;
+}
+
+export interface RunPlan {
+	/** Start in the background and return at once. */
+	background: boolean;
+	/** Move a foreground command to the background after this long (interactive and RPC sessions only). */
+	autoBackgroundMs?: number;
+	/** Pi's shell for this call; may throw Pi's own "Custom shell path not found" error. */
+	resolveShell: () => string;
+}
+
+/** What happened to the job, for the tool to tell the model. */
+export interface RunOutcome {
+	started?: ShellJob;
+	moved?: ShellJob;
+}
+
+const PUMP_MS = 40;
+const PUMP_CHUNK = 256 * 1024;
+const PUMP_TICK_LIMIT = 8 * 1024 * 1024;
+/** With the job limit reached, an overdue foreground command looks again this often for a free slot. */
+const RECHECK_MS = 5000;
+
+/** Streams a growing log file to `onData` as raw bytes (Pi's accumulator decodes them itself). */
+export class LogPump {
+	private fd: number | undefined;
+	private timer: NodeJS.Timeout | undefined;
+	position: number;
+
+	constructor(
+		private readonly path: string,
+		start: number,
+		private readonly onData: (data: Buffer) => void,
+	) {
+		this.position = start;
+	}
+
+	/**
+	 * Polls until stopped. The timer is deliberately not unref'd: while a foreground command runs, the host
+	 * must stay alive even if nothing else holds its event loop (print mode awaits the tool, nothing more).
+	 */
+	start(): void {
+		const tick = () => {
+			this.drain(PUMP_TICK_LIMIT);
+			this.timer = setTimeout(tick, PUMP_MS);
+		};
+		tick();
+	}
+
+	/** Feeds what the log holds beyond `position`, at most `limit` bytes (a flood must not stall the event loop). */
+	drain(limit = Number.POSITIVE_INFINITY): void {
+		if (this.fd === undefined) {
+			try {
+				this.fd = openSync(this.path, "r");
+			} catch {
+				return;
+			}
+		}
+		try {
+			const size = Math.min(fstatSync(this.fd).size, this.position + limit);
+			while (this.position < size) {
+				const buf = Buffer.allocUnsafe(Math.min(PUMP_CHUNK, size - this.position));
+				const n = readSync(this.fd, buf, 0, buf.length, this.position);
+				if (n <= 0) break;
+				this.position += n;
+				this.onData(buf.subarray(0, n));
+			}
+		} catch {
+			// A log deleted under us ends the stream; the exit status still arrives through the registry.
+		}
+	}
+
+	stop(): void {
+		clearTimeout(this.timer);
+		this.timer = undefined;
+		if (this.fd !== undefined) {
+			try {
+				closeSync(this.fd);
+			} catch {
+				// Already closed.
+			}
+			this.fd = undefined;
+		}
+	}
+}
+
+function cleanEnv(env: NodeJS.ProcessEnv | undefined): Record<string, string> | undefined {
+	if (!env) return undefined;
+	const out: Record<string, string> = {};
+	for (const [k, v] of Object.entries(env)) if (v !== undefined) out[k] = v;
+	return out;
+}
+
+type Event =
+	| { kind: "ended"; job: ShellJob }
+	| { kind: "aborted" }
+	| { kind: "background" }
+	| { kind: "failed"; error: unknown };
+
+export function jobOperations(jobs: ShellJobs, plan: RunPlan, outcome: RunOutcome): JobOperations {
+	return {
+		async exec(command, cwd, { onData, signal, timeout, env }) {
+			// Pi's local backend checks these first, with these words; keep them.
+			if (!existsSync(cwd)) throw new Error(`Working directory does not exist: ${cwd}\nCannot execute bash commands.`);
+			if (signal?.aborted) throw new Error("aborted");
+			const shell = plan.resolveShell();
+			const timeoutMs = timeout !== undefined && timeout > 0 ? Math.round(timeout * 1000) : undefined;
+
+			if (plan.background) {
+				const refusal = jobs.refusal();
+				if (refusal) throw new Error(refusal);
+				outcome.started = jobs.spawn({ command, cwd, shell, env: cleanEnv(env), timeoutMs, mode: "bg" });
+				return { exitCode: 0 };
+			}
+
+			const job = jobs.spawn({ command, cwd, shell, env: cleanEnv(env), timeoutMs, mode: "fg" });
+			const pump = new LogPump(job.logPath, job.logStart, onData);
+			pump.start();
+			const stopWait = new AbortController();
+			let settle!: (e: Event) => void;
+			const event = new Promise<Event>((r) => (settle = r));
+			jobs.registry.wait(job.id, { signal: AbortSignal.any([stopWait.signal, jobs.lifetime]) }).then(
+				(r) => settle(r.cancelled ? { kind: "background" } : { kind: "ended", job: r.job }),
+				(error) => settle({ kind: "failed", error }),
+			);
+			const onAbort = () => settle({ kind: "aborted" });
+			signal?.addEventListener("abort", onAbort, { once: true });
+			let timer: NodeJS.Timeout | undefined;
+			const overdue = () => {
+				// A full job table keeps the command in the foreground (its timeout still ends it) rather than refusing.
+				if (jobs.refusal()) timer = setTimeout(overdue, RECHECK_MS);
+				else settle({ kind: "background" });
+			};
+			if (plan.autoBackgroundMs !== undefined) timer = setTimeout(overdue, plan.autoBackgroundMs);
+
+			try {
+				let ev = await event;
+				if (ev.kind === "background") {
+					// Decided synchronously from here on: no registry callback can run in between, so the job is
+					// either finished here (and never announced) or handed to the background (and announced once).
+					const now = jobs.registry.get(job.id);
+					if (now && now.state !== "running") ev = { kind: "ended", job: now };
+					else if (now) {
+						pump.drain();
+						outcome.moved = jobs.moveToBackground(job.id, pump.position);
+						return { exitCode: 0 };
+					}
+				}
+				if (ev.kind === "aborted") {
+					await jobs.registry.kill(job.id, { graceMs: 0 });
+					pump.drain();
+					jobs.finishForeground(job.id);
+					throw new Error("aborted");
+				}
+				if (ev.kind === "failed") throw ev.error;
+				pump.drain();
+				jobs.finishForeground(job.id);
+				const ended = ev.kind === "ended" ? ev.job : job;
+				if (ended.timedOut) throw new Error(`timeout:${timeout}`);
+				return { exitCode: ended.exitCode ?? null };
+			} finally {
+				clearTimeout(timer);
+				signal?.removeEventListener("abort", onAbort);
+				stopWait.abort();
+				pump.stop();
+			}
+		},
+	};
+}

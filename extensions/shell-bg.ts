@@ -1,0 +1,347 @@
+// shell-bg: Pi's `bash` with background jobs, plus `shell_status`, `shell_kill`, `/shell-bg`, a widget and
+// follow-up messages. The tool surface follows @pify/shell-background (MIT, pifydev/shell-background); the
+// processes are owned by the native registry (extensions/lib/shell-registry.ts), so jobs survive /reload,
+// are reconciled after a restart and are never confused with strangers. This file only wires Pi's API to
+// extensions/lib/shell-*.ts.
+import type { AgentToolResult, ExtensionAPI, ExtensionContext } from "@mariozechner/pi-coding-agent";
+import { createBashToolDefinition, getAgentDir, getShellConfig, SettingsManager } from "@mariozechner/pi-coding-agent";
+import { Type } from "typebox";
+import { loadNative } from "./lib/native.ts";
+import { agentDir, isToolEnabled, loadSettings, takeWarningsOnce } from "./lib/settings.ts";
+import { completeShellBgArgs, movedText, parseShellBgArgs, SHELL_BG_USAGE, startedText, widgetLine } from "./lib/shell-format.ts";
+import { MAX_WAIT_SEC, ShellJobs, type JobsHost } from "./lib/shell-jobs.ts";
+import { jobDirFor, jobRegistryExists, nativeRegistryAvailable, openJobRegistry, type ShellJob } from "./lib/shell-registry.ts";
+import { jobOperations, type RunOutcome } from "./lib/shell-runner.ts";
+
+const WIDGET = "shell-bg";
+const MESSAGE_TYPE = "shell-bg";
+const NOTIFIED = Symbol.for("pi-utils.shell-bg.notified");
+
+interface BackgroundDetails {
+	id: string;
+	pid: number;
+	logPath: string;
+	auto: boolean;
+}
+
+function warnOnce(ctx: ExtensionContext, key: string, messages: string[]): void {
+	const store = globalThis as unknown as Record<symbol, Set<string> | undefined>;
+	const seen = (store[NOTIFIED] ??= new Set<string>());
+	for (const msg of messages) {
+		if (seen.has(`${key}\u0000${msg}`)) continue;
+		seen.add(`${key}\u0000${msg}`);
+		if (ctx.hasUI) ctx.ui.notify(msg, "warning");
+		else process.stderr.write(`${msg}\n`);
+	}
+}
+
+/** Pi applies `shellPath` and `shellCommandPrefix` only to its own bash; an override reads them itself. */
+function piShellSettings(cwd: string): { shellPath?: string; commandPrefix?: string } {
+	try {
+		const sm = SettingsManager.create(cwd, getAgentDir());
+		return { shellPath: sm.getShellPath(), commandPrefix: sm.getShellCommandPrefix() };
+	} catch {
+		return {};
+	}
+}
+
+const textOf = (r: AgentToolResult<unknown>) => r.content.map((c) => (c.type === "text" ? c.text : "")).join("");
+const backgroundDetails = (job: ShellJob, auto: boolean): BackgroundDetails => ({ id: job.id, pid: job.pid, logPath: job.logPath, auto });
+
+export default function shellBg(pi: ExtensionAPI): void {
+	let settings = loadSettings().settings;
+	const enabled = (name: string) => isToolEnabled(settings, name);
+	if (!["bash", "shell_status", "shell_kill"].some(enabled)) return;
+
+	const nativeLoad = loadNative();
+	const native = "native" in nativeLoad ? nativeLoad.native : undefined;
+	const fallbackReason = nativeRegistryAvailable(native)
+		? undefined
+		: "error" in nativeLoad
+			? nativeLoad.error
+			: `pi-utils native core has no process registry on ${process.platform}`;
+
+	// This instance's view of the session; everything async checks `active` first (a /reload or quit makes
+	// `pi` stale, and a stale call throws).
+	let active = false;
+	let ctxRef: ExtensionContext | undefined;
+	let jobs: ShellJobs | undefined;
+	let dir: string | undefined;
+	let inMemorySession = false;
+	let piShell: { shellPath?: string; commandPrefix?: string } = {};
+	let widgetTimer: NodeJS.Timeout | undefined;
+	let widgetText = "";
+
+	const host: JobsHost = {
+		canDeliver: (how) => {
+			if (!active || !ctxRef) return false;
+			// Print mode ends with the last turn: a follow-up sent when idle would start a turn nobody awaits.
+			return how === "nextTurn" || ctxRef.hasUI || !ctxRef.isIdle();
+		},
+		deliver: (job, text, how) => {
+			if (!active) return;
+			try {
+				pi.sendMessage(
+					{
+						customType: MESSAGE_TYPE,
+						content: text,
+						display: true,
+						details: { id: job.id, state: job.state, exitCode: job.exitCode, signal: job.signal, runtimeMs: job.runtimeMs, logPath: job.logPath },
+					},
+					how === "followUp" ? { deliverAs: "followUp", triggerTurn: true } : { deliverAs: "nextTurn" },
+				);
+			} catch {
+				// A stale ctx after a shutdown race: the ending stays claimed, which is better than a crashed host.
+			}
+		},
+		changed: () => refreshWidget(),
+	};
+
+	function refreshWidget(): void {
+		try {
+			if (!active || !ctxRef?.hasUI || !jobs) return stopWidget(false);
+			const running = jobs.running();
+			if (running.length === 0) return stopWidget(true);
+			const current = jobs;
+			const lines = running.map((j) => widgetLine(j, current.lastLineOf(j)));
+			const text = lines.join("\n");
+			if (text !== widgetText) {
+				ctxRef.ui.setWidget(WIDGET, lines, { placement: "aboveEditor" });
+				widgetText = text;
+			}
+			if (!widgetTimer) {
+				widgetTimer = setInterval(refreshWidget, 1000);
+				widgetTimer.unref();
+			}
+		} catch {
+			stopWidget(false);
+		}
+	}
+
+	function stopWidget(clear: boolean): void {
+		clearInterval(widgetTimer);
+		widgetTimer = undefined;
+		if (clear && widgetText && active && ctxRef?.hasUI) {
+			try {
+				ctxRef.ui.setWidget(WIDGET, undefined);
+			} catch {
+				// Stale UI.
+			}
+		}
+		if (clear || !active) widgetText = "";
+	}
+
+	/** Opens the session's registry on first use (a session that never runs bash gets no directory). */
+	function openJobs(): ShellJobs {
+		if (jobs) return jobs;
+		if (!active || !dir) throw new Error("shell-bg: no active session");
+		const opened = new ShellJobs(openJobRegistry(dir, native), dir, () => settings.shell, host);
+		const problems = opened.registry.problems();
+		if (problems.length && ctxRef) warnOnce(ctxRef, dir, problems.map((p) => `shell-bg: ${p}`));
+		// Said when it first matters (the first command of a process), not at startup: fs-search already
+		// reports the missing core there, and a user who never runs a command needs no second notice.
+		if (fallbackReason && ctxRef) {
+			warnOnce(ctxRef, "process", [
+				`${fallbackReason}. shell-bg runs commands as plain child processes: background jobs are not reconciled after a restart and not identity-checked before a kill.`,
+			]);
+		}
+		opened.registry.watch((job) => {
+			try {
+				if (active && jobs === opened) opened.onEnded(job);
+			} catch {
+				// Never let a late callback take Pi down.
+			}
+		});
+		jobs = opened;
+		return opened;
+	}
+
+	function useCtx(ctx: ExtensionContext): ShellJobs {
+		if (active) ctxRef = ctx;
+		return openJobs();
+	}
+
+	// ------------------------------------------------------------ bash
+
+	if (enabled("bash")) {
+		const base = createBashToolDefinition(process.cwd());
+		pi.registerTool({
+			name: "bash",
+			label: base.label,
+			description:
+				`${base.description} Without a timeout, a foreground command is stopped after ${settings.shell.foregroundTimeoutSec}s. ` +
+				"With background: true it starts as a background job and the call returns at once with its id.",
+			promptSnippet: base.promptSnippet,
+			promptGuidelines: [
+				...(base.promptGuidelines ?? []),
+				"Use bash with background: true for commands that keep running (dev servers, watchers, long builds or test runs) instead of appending &; you get a job id at once and a message when the job ends.",
+				`A foreground bash command still running after ${settings.shell.autoBackgroundAfterSec}s may be moved to the background (you get its id and the output so far); its timeout keeps applying.`,
+				...(enabled("shell_status")
+					? ["Read a background job's new output with shell_status (only what you have not seen yet, or lines: N for the last N lines; wait: seconds blocks until it ends)."]
+					: []),
+				...(enabled("shell_kill") ? ["Stop a background job and everything it started with shell_kill, not with kill in bash."] : []),
+			],
+			parameters: Type.Object({
+				command: base.parameters.properties.command,
+				timeout: Type.Optional(
+					Type.Number({
+						description: `Timeout in seconds (default ${settings.shell.foregroundTimeoutSec} for foreground commands, none for background ones); it keeps applying after a command moves to the background`,
+					}),
+				),
+				background: Type.Optional(
+					Type.Boolean({
+						description: "Start as a background job and return at once with its id, pid and log path (default: false)",
+					}),
+				),
+			}),
+			// No renderCall/renderResult: Pi's built-in bash renderer draws this tool; `details` keeps its shape.
+			async execute(toolCallId, params, signal, onUpdate, ctx): Promise<AgentToolResult<unknown>> {
+				const current = useCtx(ctx);
+				const s = settings.shell;
+				const background = params.background === true;
+				if (background) {
+					const refusal = current.refusal();
+					if (refusal) throw new Error(refusal);
+				}
+				const timeout = params.timeout ?? (background ? undefined : s.foregroundTimeoutSec);
+				const outcome: RunOutcome = {};
+				const operations = jobOperations(
+					current,
+					{
+						background,
+						// Print and json modes never auto-background: nothing could tell the model when the job ends.
+						autoBackgroundMs: !background && ctx.hasUI ? s.autoBackgroundAfterSec * 1000 : undefined,
+						resolveShell: () => getShellConfig(piShell.shellPath).shell,
+					},
+					outcome,
+				);
+				const def = createBashToolDefinition(ctx.cwd, { operations, commandPrefix: piShell.commandPrefix, shellPath: piShell.shellPath });
+				const result = (await def.execute(toolCallId, { command: params.command, timeout }, signal, onUpdate, ctx)) as AgentToolResult<unknown>;
+				if (outcome.started) {
+					const text = startedText(outcome.started, { timeoutSec: timeout, headless: !ctx.hasUI });
+					return { content: [{ type: "text", text }], details: { shellBg: backgroundDetails(outcome.started, false) } };
+				}
+				if (outcome.moved) {
+					const text = `${textOf(result).replace(/\n+$/, "")}\n\n${movedText(outcome.moved, { afterSec: s.autoBackgroundAfterSec, timeoutSec: timeout })}`;
+					const details = { ...(result.details as object | undefined), shellBg: backgroundDetails(outcome.moved, true) };
+					return { content: [{ type: "text", text }], details };
+				}
+				return result;
+			},
+		});
+	}
+
+	// ------------------------------------------------------------ shell_status, shell_kill
+
+	if (enabled("shell_status")) {
+		pi.registerTool({
+			name: "shell_status",
+			label: "shell_status",
+			description:
+				"Background jobs started by bash. Without id: a table of this session's jobs (id, state, exit code, runtime, command, last line). " +
+				"With id: the job's state and its output since your last read (or the last N lines with lines), capped at 2000 lines / 50KB with the rest saved to a temp file. " +
+				`wait: seconds (at most ${MAX_WAIT_SEC}) to block until the job ends first.`,
+			promptSnippet: "Check background jobs: state and new output; optionally wait for one to end",
+			parameters: Type.Object({
+				id: Type.Optional(Type.String({ description: "Job id, e.g. bg-1 (omit to list all jobs)" })),
+				lines: Type.Optional(Type.Number({ description: "Show the last N lines instead of the output since the last read" })),
+				wait: Type.Optional(Type.Number({ description: `Seconds to wait for the job to end before answering (0-${MAX_WAIT_SEC}, default 0)` })),
+			}),
+			async execute(_toolCallId, params, signal, _onUpdate, ctx) {
+				const current = useCtx(ctx);
+				if (!params.id) return { content: [{ type: "text", text: current.table() }], details: undefined };
+				const r = await current.status({ id: params.id, lines: params.lines, wait: params.wait, signal });
+				return { content: [{ type: "text", text: r.text }], details: r.details };
+			},
+		});
+	}
+
+	if (enabled("shell_kill")) {
+		pi.registerTool({
+			name: "shell_kill",
+			label: "shell_kill",
+			description:
+				"Stop a background job and everything it started: SIGTERM to its process group, then SIGKILL after a grace period. " +
+				'id: a job id, or "all" for every running job. Reports what happened to each job.',
+			promptSnippet: "Stop a background job (or all of them)",
+			parameters: Type.Object({
+				id: Type.String({ description: 'Job id (e.g. bg-1), or "all"' }),
+			}),
+			async execute(_toolCallId, params, _signal, _onUpdate, ctx) {
+				const r = await useCtx(ctx).kill(params.id.trim(), "model");
+				return { content: [{ type: "text", text: r.text }], details: { jobs: r.reports.map((k) => ({ id: k.job.id, outcome: k.outcome, state: k.job.state })) } };
+			},
+		});
+	}
+
+	// ------------------------------------------------------------ /shell-bg
+
+	pi.registerCommand("shell-bg", {
+		description: "Background jobs: list | kill <id|all> | logs <id> | clear",
+		getArgumentCompletions: (prefix) => {
+			try {
+				return completeShellBgArgs(prefix, jobs?.visible() ?? []);
+			} catch {
+				return null;
+			}
+		},
+		handler: async (args, ctx) => {
+			const say = (text: string, level: "info" | "warning" | "error" = "info") => {
+				if (ctx.hasUI) ctx.ui.notify(text, level);
+				else process.stderr.write(`${text}\n`);
+			};
+			const cmd = parseShellBgArgs(args);
+			if (cmd.kind === "usage") return say(`${cmd.problem}. ${SHELL_BG_USAGE}`, "warning");
+			if (!active) return say("shell-bg: no active session", "warning");
+			ctxRef = ctx;
+			const current = jobs || jobRegistryExists(dir!, native) ? openJobs() : undefined;
+			try {
+				if (cmd.kind === "list") return say(current?.table() ?? "No background jobs in this session.");
+				if (!current) return say("No background jobs in this session.", "warning");
+				if (cmd.kind === "kill") return say((await current.kill(cmd.target, "user")).text);
+				if (cmd.kind === "logs") return say(current.logs(cmd.id));
+				const gone = current.clear();
+				return say(gone.length ? `Forgot ${gone.join(", ")} and deleted their logs.` : "No finished jobs to clear.");
+			} catch (e) {
+				say((e as Error).message, "error");
+			}
+		},
+	});
+
+	// ------------------------------------------------------------ lifecycle
+
+	pi.on("session_start", (event, ctx) => {
+		const loaded = loadSettings();
+		settings = loaded.settings;
+		const sessionId = ctx.sessionManager.getSessionId();
+		warnOnce(ctx, sessionId, takeWarningsOnce(loaded, sessionId));
+		active = true;
+		ctxRef = ctx;
+		jobs = undefined;
+		const sessionFile = ctx.sessionManager.getSessionFile();
+		inMemorySession = !sessionFile;
+		dir = jobDirFor({ sessionFile, sessionId, agentDir: agentDir() });
+		piShell = piShellSettings(ctx.cwd);
+		if (!jobRegistryExists(dir, native)) return;
+		// Reconcile now: adopted jobs get watched, and endings nobody announced yet are told once.
+		const current = openJobs();
+		if (event.reason === "reload") {
+			setTimeout(() => {
+				if (active && jobs === current) current.announcePending("followUp");
+			}, 0);
+		} else current.announcePending("nextTurn");
+		refreshWidget();
+	});
+
+	pi.on("session_shutdown", async (event) => {
+		const current = jobs;
+		stopWidget(true);
+		active = false;
+		jobs = undefined;
+		if (!current) return;
+		current.detach();
+		if (event.reason === "reload") return; // the next instance takes over the same registry
+		if (settings.shell.onQuit === "kill") await current.killAll();
+		current.tidy(inMemorySession);
+	});
+}
