@@ -1,10 +1,12 @@
 #!/usr/bin/env node
-// Builds the native addon from source when no usable binary is present.
+// The package's `install` script: makes sure index.js finds a native addon, building it from source when the
+// package has none.
 //
-// Runs as the package's `install` script, including under `pi install git:`
-// (which runs `npm install --omit=dev`, so the napi CLI is absent: we call
-// cargo directly). It ALWAYS exits 0: without Rust the extensions fall back
-// to ripgrep and tell the user how to get the fast path.
+// It runs in three places: a `pi install git:` clone (npm install --omit=dev, so the napi CLI, a devDependency,
+// is absent and plain cargo builds the library), this repository's own `npm install`/`npm ci`, and an npm
+// consumer's node_modules when no prebuilt @sting8k/pi-utils-<platform> package matched. It ALWAYS exits 0:
+// without Rust (or when the build fails) the extensions fall back to ripgrep and tell the user once how to get
+// the native core; an install that fails would instead make `pi install` fail altogether.
 'use strict';
 
 const { spawnSync, spawn } = require('node:child_process');
@@ -13,8 +15,20 @@ const os = require('node:os');
 const path = require('node:path');
 
 const root = path.resolve(__dirname, '..');
+const PROGRESS_EVERY_MS = 10000;
 const log = (msg) => process.stderr.write(`[pi-utils] ${msg}\n`);
+const FIX = `install Rust (https://rustup.rs), then run \`npm install\` in ${root}`;
 
+// Nothing below may turn into a failed install, including a bug in this script.
+process.on('uncaughtException', (err) => {
+  log(`install step failed (${err && err.message}); the extensions will use the ripgrep fallback`);
+  process.exit(0);
+});
+process.on('exit', () => {
+  process.exitCode = 0;
+});
+
+/** The suffix index.js looks for: `pi-utils.<suffix>.node`. */
 function platformSuffix() {
   const { platform, arch } = process;
   if (platform === 'linux') {
@@ -32,10 +46,13 @@ function libName() {
   return 'libpi_utils.so';
 }
 
+/** Loads index.js in a separate process, as Pi will: a broken binary must not crash this script. */
 function loads() {
-  const probe = spawnSync(process.execPath, ['-e', `require(${JSON.stringify(path.join(root, 'index.js'))}).apiVersion()`], {
-    stdio: 'ignore',
-  });
+  const probe = spawnSync(
+    process.execPath,
+    ['-e', `require(${JSON.stringify(path.join(root, 'index.js'))}).apiVersion()`],
+    { stdio: 'ignore', timeout: 30000 },
+  );
   return probe.status === 0;
 }
 
@@ -44,64 +61,78 @@ function main() {
     log('PI_UTILS_SKIP_BUILD=1: not building the native addon');
     return;
   }
-  const isCheckout = fs.existsSync(path.join(root, '.git')) || fs.existsSync(path.join(root, 'Cargo.toml'));
-  const target = path.join(root, `pi-utils.${platformSuffix()}.node`);
-  // A published package ships prebuilt leaves; a git checkout is built from
-  // its own sources so HEAD never runs a stale binary.
-  if (!fs.existsSync(path.join(root, '.git')) && loads()) {
-    return;
-  }
-  if (!isCheckout) {
-    log('no prebuilt binary for this platform and no sources: using the ripgrep fallback');
+  // A git checkout always builds its own sources, even when some binary loads: main carries a -dev version no
+  // prebuilt package matches, and an old pi-utils.*.node left in the tree must not stand in for HEAD. A
+  // published package stops here when its prebuilt @sting8k/pi-utils-<platform> dependency loads.
+  const checkout = fs.existsSync(path.join(root, '.git'));
+  if (!checkout && loads()) return;
+  if (!fs.existsSync(path.join(root, 'Cargo.toml'))) {
+    log(`no prebuilt binary for ${platformSuffix()} and no Rust sources to build one: using the ripgrep fallback`);
     return;
   }
   const cargo = process.env.CARGO || 'cargo';
   if (spawnSync(cargo, ['--version'], { stdio: 'ignore' }).status !== 0) {
     log('cargo not found: the extensions will use the ripgrep fallback.');
-    log('For the native core install Rust (https://rustup.rs) and run `npm install` here again.');
+    log(`For the native core, ${FIX}.`);
     return;
   }
+  build(cargo);
+}
+
+function build(cargo) {
+  // Outside the package: `pi update` runs `git clean -fdx` in its clone, which would throw an in-tree target/
+  // away and make every update a cold build.
   const targetDir = process.env.CARGO_TARGET_DIR || path.join(os.homedir(), '.cache', 'pi-utils', 'target');
-  log(`building the native addon with cargo (target dir ${targetDir}); the first build takes about a minute`);
+  const triple = process.env.CARGO_BUILD_TARGET;
+  const built = path.join(targetDir, ...(triple ? [triple] : []), 'release', libName());
+  const dest = path.join(root, `pi-utils.${platformSuffix()}.node`);
+  log(`building the native addon: ${cargo} build --release --locked --lib (target dir ${targetDir})`);
+  log('a first build takes one to four minutes; later ones reuse the target dir');
   const started = Date.now();
+  const seconds = () => ((Date.now() - started) / 1000).toFixed(1);
+  // Cargo prints one line per crate when stderr is not a terminal (npm captures it); the ticker covers the long
+  // silent stretches (LTO, the final link).
+  const ticker = setInterval(() => log(`still building… ${Math.round((Date.now() - started) / 1000)}s`), PROGRESS_EVERY_MS);
+  let finished = false;
+  const finish = (fn) => {
+    if (finished) return;
+    finished = true;
+    clearInterval(ticker);
+    fn();
+  };
   const child = spawn(cargo, ['build', '--release', '--locked', '--lib'], {
     cwd: root,
     stdio: ['ignore', 'inherit', 'inherit'],
     env: { ...process.env, CARGO_TARGET_DIR: targetDir },
   });
-  const ticker = setInterval(() => log(`still building… ${Math.round((Date.now() - started) / 1000)}s`), 10000);
-  child.on('error', (err) => {
-    clearInterval(ticker);
-    log(`cargo could not start (${err.message}): using the ripgrep fallback`);
-  });
-  child.on('close', (code) => {
-    clearInterval(ticker);
-    if (code !== 0) {
-      log(`cargo build failed (exit ${code}): using the ripgrep fallback. Re-run \`npm install\` after fixing the error above.`);
-      return;
-    }
-    try {
-      const built = path.join(targetDir, 'release', libName());
-      const tmp = `${target}.${process.pid}.tmp`;
-      fs.copyFileSync(built, tmp);
-      fs.renameSync(tmp, target);
-    } catch (err) {
-      log(`could not install the built addon: ${err.message}`);
-      return;
-    }
-    if (loads()) {
-      log(`native addon ready in ${((Date.now() - started) / 1000).toFixed(1)}s`);
-    } else {
-      log('the built addon does not load: using the ripgrep fallback');
-    }
-  });
+  child.on('error', (err) =>
+    finish(() => log(`cargo could not start (${err.message}): the extensions will use the ripgrep fallback`)),
+  );
+  child.on('close', (code, signal) =>
+    finish(() => {
+      if (code !== 0) {
+        log(`cargo build failed (${signal ? `signal ${signal}` : `exit ${code}`}) after ${seconds()}s: the extensions will use the ripgrep fallback.`);
+        log(`Fix the error above, then run \`npm install\` in ${root}.`);
+        return;
+      }
+      try {
+        // Copy then rename: a Pi process may have the previous binary loaded.
+        const tmp = `${dest}.${process.pid}.tmp`;
+        fs.copyFileSync(built, tmp);
+        fs.renameSync(tmp, dest);
+      } catch (err) {
+        log(`could not install the built addon (${err.message}): the extensions will use the ripgrep fallback`);
+        return;
+      }
+      if (loads()) {
+        log(`native addon ready in ${seconds()}s: ${dest}`);
+      } else {
+        // Left in place, it would shadow a prebuilt package the loader tries next.
+        fs.rmSync(dest, { force: true });
+        log('the built addon does not load: the extensions will use the ripgrep fallback');
+      }
+    }),
+  );
 }
 
-try {
-  main();
-} catch (err) {
-  log(`install step failed (${err && err.message}); continuing without the native addon`);
-}
-process.on('exit', () => {
-  process.exitCode = 0;
-});
+main();

@@ -1,0 +1,59 @@
+// Runs a command to its exit with a hard timeout, in its own process group so the timeout (or the end of the
+// run) also kills whatever it started (npm's script shells, cargo, rustc).
+import { spawn } from "node:child_process";
+
+export interface CommandResult {
+	code: number | null;
+	signal: NodeJS.Signals | null;
+	timedOut: boolean;
+	stdout: string;
+	stderr: string;
+	ms: number;
+}
+
+export interface CommandOptions {
+	cwd: string;
+	/** The whole environment of the child (not merged with process.env). */
+	env: NodeJS.ProcessEnv;
+	timeoutMs: number;
+}
+
+function killGroup(pid: number | undefined): void {
+	if (!pid) return;
+	try {
+		process.kill(-pid, "SIGKILL");
+	} catch {
+		// Already gone.
+	}
+}
+
+export async function runCommand(command: string, args: string[], o: CommandOptions): Promise<CommandResult> {
+	const started = Date.now();
+	const child = spawn(command, args, { cwd: o.cwd, env: o.env, detached: true, stdio: ["ignore", "pipe", "pipe"] });
+	let stdout = "";
+	let stderr = "";
+	child.stdout.on("data", (d: Buffer) => (stdout += d.toString()));
+	child.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
+	let timedOut = false;
+	const timer = setTimeout(() => {
+		timedOut = true;
+		killGroup(child.pid);
+	}, o.timeoutMs);
+	try {
+		const [code, signal] = await new Promise<[number | null, NodeJS.Signals | null]>((resolve, reject) => {
+			child.once("error", reject);
+			child.once("close", (c, s) => resolve([c, s]));
+		});
+		return { code, signal, timedOut, stdout, stderr, ms: Date.now() - started };
+	} finally {
+		clearTimeout(timer);
+		killGroup(child.pid);
+	}
+}
+
+/** For assertion messages: the command's exit and the tail of its output. */
+export function describeRun(r: CommandResult): string {
+	const tail = (s: string) => s.slice(-4000);
+	return `exit ${r.code}${r.signal ? ` (${r.signal})` : ""}${r.timedOut ? " TIMED OUT" : ""} after ${r.ms} ms\n` +
+		`--- stdout ---\n${tail(r.stdout)}\n--- stderr ---\n${tail(r.stderr)}`;
+}
