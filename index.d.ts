@@ -181,6 +181,22 @@ export interface GlobResult {
  */
 export declare function grep(options: GrepOptions): GrepSearch
 
+/** A grouped file's structure, as its header and `other:` hint show it. */
+export interface GrepFileStructure {
+  language: 'rust' | 'typescript' | 'tsx' | 'javascript' | 'python' | 'go' | 'java' | 'c' | 'cpp' | 'ruby' | 'markdown'
+  /** Lines in the file. */
+  totalLines: number
+  /** Symbols in the file, at every depth. */
+  totalSymbols: number
+  /**
+   * Top-level symbols holding none of the file's shown hits, in source
+   * order: at most 4 (2 in a file with 12 or more hits).
+   */
+  others: Array<GrepSymbol>
+  /** Further top-level symbols without hits, not listed in `others`. */
+  othersOmitted: number
+}
+
 /** One matching line (`content` mode) or one file (`files`/`count` modes, where `line` is 0). */
 export interface GrepHit {
   /**
@@ -205,6 +221,18 @@ export interface GrepHit {
   contextAfter: Array<ContextLine>
   /** Matching lines this entry stands for (1 in content mode). */
   count: number
+  /**
+   * With `group`, in a grouped file: the symbol this hit is shown under,
+   * normally the innermost one enclosing the line (in a file with 12 to
+   * 23 hits, possibly its top-level ancestor, to keep the groups few).
+   * Absent at file scope and in files that are not grouped.
+   */
+  symbol?: GrepSymbol
+  /**
+   * With `group`: present on the first hit of each grouped file, and only
+   * there. A file whose first hit lacks it is not grouped (print it flat).
+   */
+  fileStructure?: GrepFileStructure
 }
 
 /** Options for `grep`. */
@@ -267,6 +295,20 @@ export interface GrepOptions {
   ignoredCountOnly?: boolean
   /** Cancels the search; results so far are kept and `cancelled` is set. */
   signal?: AbortSignal
+  /**
+   * `content` mode: group each file's hits by the symbol enclosing them.
+   * A hit then carries `symbol` (innermost enclosing function, method,
+   * class, Markdown section, ...; absent at file scope) and the first hit
+   * of the file `fileStructure`. The structure comes from the read that
+   * searched the file (or, for a file unchanged since an earlier search
+   * in this process, from a small cache). Files that are not grouped
+   * carry neither field: languages without a grammar, files over 8 MiB
+   * (streamed), files without symbols, dense files (24 or more hits
+   * shown, or 12 to 23 hits that would make more than 8 groups), and
+   * files that start after 512 output lines (hits and context lines of
+   * earlier files). Default false.
+   */
+  group?: boolean
 }
 
 export interface GrepSummary {
@@ -287,6 +329,16 @@ export interface GrepSummary {
   /** Ignored roots the search stopped before finishing (or never reached). */
   ignoredUnsearched: Array<string>
   elapsedMs: number
+}
+
+/** A symbol as grep grouping shows it. */
+export interface GrepSymbol {
+  kind: 'function' | 'method' | 'class' | 'struct' | 'enum' | 'interface' | 'trait' | 'impl' | 'module' | 'namespace' | 'type' | 'constant' | 'macro' | 'section'
+  name: string
+  /** 1-based, inclusive. */
+  startLine: number
+  /** 1-based, inclusive. */
+  endLine: number
 }
 
 export interface IgnoredCount {
@@ -347,6 +399,13 @@ export interface OutlineResult {
   omitted: number
   /** The file has syntax errors: symbols near them may be missing or cut short. */
   hasErrors: boolean
+  /**
+   * The outline as text, as the `outline` tool and `pi-utils outline`
+   * print it: a short header, then one `- kind name @ start-end (n lines)`
+   * line per symbol, two spaces of indent per depth, and a note of what
+   * `maxItems` left out.
+   */
+  text: string
 }
 
 export interface OutlineSymbol {

@@ -7,6 +7,7 @@ import path from "node:path";
 import { spawnSync } from "node:child_process";
 import { runGrepTool, type GrepToolParams } from "../extensions/lib/grep-tool.mjs";
 import { runGlobTool } from "../extensions/lib/glob-tool.mjs";
+import { runOutlineTool } from "../extensions/lib/outline-tool.mjs";
 import { native, packageRoot } from "./helpers/native.ts";
 import { makeTree } from "./helpers/tree.ts";
 
@@ -135,4 +136,65 @@ test("a missing addon is reported with the fix, not a stack", (t) => {
   assert.equal(r.status, 2);
   assert.match(r.stderr, /native addon not built: run npm install/);
   assert.doesNotMatch(r.stderr, /\n\s+at /);
+});
+
+function codeTree() {
+  return makeTree({
+    "src/shapes.ts": "export class Shape {\n  area(): number {\n    return 0;\n  }\n}\n\nexport function make(): Shape {\n  return new Shape();\n}\n",
+    "README.txt": "return policy\n",
+  });
+}
+
+test("grep groups by enclosing symbol like the tool, and --no-group prints Pi's flat lines", async (t) => {
+  const tr = codeTree();
+  t.after(tr.cleanup);
+  const grouped = await runGrepTool(native, { pattern: "return" }, grepConfig(tr.root));
+  const flat = await runGrepTool(native, { pattern: "return", group: false }, grepConfig(tr.root));
+  assert.match(grouped.text, /^README\.txt:1: return policy\n\nsrc\/shapes\.ts \(typescript, 9 lines, 3 symbols\)\n {2}method area @ 2-4\n/);
+  assert.equal(flat.text, "README.txt:1: return policy\nsrc/shapes.ts:3:     return 0;\nsrc/shapes.ts:8:   return new Shape();");
+  assert.equal(run(tr.root, ["grep", "return"]).stdout, `${grouped.text}\n`);
+  assert.equal(run(tr.root, ["grep", "--no-group", "return"]).stdout, `${flat.text}\n`);
+});
+
+test("outline prints exactly the outline tool's text; --json is the native result", async (t) => {
+  const tr = codeTree();
+  t.after(tr.cleanup);
+  const cfg = { cwd: tr.root, maxBytes: 51200 };
+  for (const [args, params] of [
+    [["src/shapes.ts"], { path: "src/shapes.ts" }],
+    [["--max-items", "2", "src/shapes.ts"], { path: "src/shapes.ts", maxItems: 2 }],
+    [["--max-items=1", "@src/shapes.ts"], { path: "@src/shapes.ts", maxItems: 1 }],
+  ] as const) {
+    const expected = await runOutlineTool(native, params, cfg);
+    const r = run(tr.root, ["outline", ...args]);
+    assert.deepEqual([r.code, r.stdout], [0, `${expected.text}\n`], args.join(" "));
+  }
+  assert.match(run(tr.root, ["outline", "src/shapes.ts"]).stdout, /^file: src\/shapes\.ts\n[\s\S]*\n {2}- method area @ 2-4 \(3 lines\)\n/);
+
+  const json = run(tr.root, ["outline", "--json", "--max-items", "2", "src/shapes.ts"]);
+  assert.equal(json.code, 0);
+  const parsed = JSON.parse(json.stdout);
+  const { text: _text, ...nativeResult } = await native.outline({ path: "src/shapes.ts", cwd: tr.root, maxItems: 2 });
+  assert.deepEqual(parsed, nativeResult);
+  assert.deepEqual(parsed.symbols.map((s: { name: string }) => s.name), ["Shape", "make"]);
+  assert.equal(parsed.omitted, 1);
+});
+
+test("outline exit codes: 1 without symbols, 2 for a missing file (with near names) or bad usage", (t) => {
+  const tr = codeTree();
+  t.after(tr.cleanup);
+  const none = run(tr.root, ["outline", "README.txt"]);
+  assert.deepEqual([none.code, none.stdout], [1, "file: README.txt\nlanguage: unknown\nsymbols: none (no grammar for this file type)\n"]);
+  assert.equal(run(tr.root, ["outline", "--json", "README.txt"]).code, 1);
+
+  const missing = run(tr.root, ["outline", "src/shape.ts"]);
+  assert.equal(missing.code, 2);
+  assert.equal(missing.stdout, "");
+  assert.equal(missing.stderr, "pi-utils: File not found: src/shape.ts. Did you mean: src/shapes.ts?\n");
+  for (const args of [["outline"], ["outline", "a.ts", "b.ts"], ["outline", "--max-items", "x", "src/shapes.ts"]]) {
+    const r = run(tr.root, args);
+    assert.equal(r.code, 2, args.join(" "));
+    assert.match(r.stderr, /Run pi-utils --help for usage/);
+  }
+  assert.match(run(tr.root, ["--help"]).stdout, /pi-utils outline \[--json\] \[--max-items N\] <file>/);
 });

@@ -1,5 +1,5 @@
-// fs-search inside a real Pi: the text the model receives from `grep` and `glob`, in-process (faux provider,
-// Pi 0.73.1 on this Node) and through the real CLI on both supported hosts against a scripted OpenAI server.
+// fs-search inside a real Pi: the text the model receives from `grep`, `glob` and `outline`, in-process (faux
+// provider, Pi 0.73.1 on this Node) and through the real CLI on both supported hosts against a scripted OpenAI server.
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
 import fs from "node:fs";
@@ -21,19 +21,38 @@ function projectFiles() {
 		".gitignore": "node_modules/\n",
 		"src/app.ts": "import { needle } from 'dep';\nconst a = 1;\nneedle();\nconst b = 2;\nneedle(a, b);\nexport {};\n",
 		"src/notes.md": "# needle notes\n",
+		"src/shapes.ts": "export class Shape {\n  area(): number {\n    return 0;\n  }\n}\n\nexport function make(): Shape {\n  return new Shape();\n}\n",
 		"docs/guide.md": "Use the needle wisely.\n",
 		"node_modules/dep/index.js": "export function needle() {}\nexport const onlyInDeps = 1;\n",
 		".git/config": "[core]\n\tneedle = true\n",
 	};
 }
 
-const CONTENT =
+const IGNORED_NOTICE = `[+1 matches in ignored paths: node_modules/ (1). ${NOT_LISTED}]`;
+
+/** Pi's flat format: what `group: false` and the rg fallback (which has no structure) print. */
+const CONTENT_FLAT =
 	"docs/guide.md:1: Use the needle wisely.\n" +
 	"src/app.ts:1: import { needle } from 'dep';\n" +
 	"src/app.ts:3: needle();\n" +
 	"src/app.ts:5: needle(a, b);\n" +
 	"src/notes.md:1: # needle notes\n\n" +
-	`[+1 matches in ignored paths: node_modules/ (1). ${NOT_LISTED}]`;
+	IGNORED_NOTICE;
+
+/** The default: files with symbols are grouped (notes.md has a section); the others stay flat. */
+const CONTENT =
+	"docs/guide.md:1: Use the needle wisely.\n" +
+	"src/app.ts:1: import { needle } from 'dep';\n" +
+	"src/app.ts:3: needle();\n" +
+	"src/app.ts:5: needle(a, b);\n\n" +
+	"src/notes.md (markdown, 1 line, 1 symbol)\n" +
+	"  section needle notes @ 1-1\n" +
+	"src/notes.md:1: # needle notes\n\n" +
+	IGNORED_NOTICE;
+
+const SHAPES_OUTLINE =
+	"file: src/shapes.ts\nlanguage: typescript\nlines: 9\nsymbols: 3\nstructure:\n" +
+	"- class Shape @ 1-5 (5 lines)\n  - method area @ 2-4 (3 lines)\n- function make @ 7-9 (3 lines)";
 
 function tempAgentDir(settings?: unknown): { dir: string; cleanup: () => void } {
 	const dir = fs.mkdtempSync(path.join(os.tmpdir(), "pi-utils-agent-"));
@@ -84,6 +103,8 @@ describe("in-process Pi session (faux provider)", () => {
 			agentDir: agent.dir,
 			steps: script({
 				content: ["grep", { pattern: "needle" }],
+				flat: ["grep", { pattern: "needle", group: false }],
+				nested: ["grep", { pattern: "return", path: "src" }],
 				files: ["grep", { pattern: "needle", outputMode: "files_with_matches" }],
 				count: ["grep", { pattern: "needle", outputMode: "count" }],
 				context: ["grep", { pattern: "needle", path: "src/app.ts", context: 1 }],
@@ -97,6 +118,14 @@ describe("in-process Pi session (faux provider)", () => {
 		assert.deepEqual(run.extensionErrors, []);
 		const seen = seenByModel(run.contexts);
 		assert.equal(seen.get("content"), CONTENT);
+		assert.equal(seen.get("flat"), CONTENT_FLAT);
+		// Hits sit under the innermost symbol: the method, not its class.
+		assert.equal(
+			seen.get("nested"),
+			"shapes.ts (typescript, 9 lines, 3 symbols)\n" +
+				"  method area @ 2-4\nshapes.ts:3:     return 0;\n" +
+				"  function make @ 7-9\nshapes.ts:8:   return new Shape();",
+		);
 		assert.equal(
 			seen.get("files"),
 			`docs/guide.md\nsrc/app.ts\nsrc/notes.md\n\n[+1 files in ignored paths: node_modules/ (1). ${NOT_LISTED}]`,
@@ -117,10 +146,17 @@ describe("in-process Pi session (faux provider)", () => {
 				"[2 matches limit reached. Use limit=4 for more, or refine pattern. " +
 				"Ignored paths not searched (the limit was reached first): node_modules/]",
 		);
-		assert.equal(seen.get("include"), "docs/guide.md:1: Use the needle wisely.\nsrc/notes.md:1: # needle notes");
+		assert.equal(
+			seen.get("include"),
+			"docs/guide.md:1: Use the needle wisely.\n\nsrc/notes.md (markdown, 1 line, 1 symbol)\n  section needle notes @ 1-1\nsrc/notes.md:1: # needle notes",
+		);
 		assert.equal(seen.get("skipIgnored"), CONTENT.slice(0, CONTENT.indexOf("\n\n[")));
 		// A symbol defined only in a dependency is shown normally: that is why ignored files are searched.
-		assert.equal(seen.get("onlyInDeps"), "node_modules/dep/index.js:2: export const onlyInDeps = 1;");
+		assert.equal(
+			seen.get("onlyInDeps"),
+			"node_modules/dep/index.js (javascript, 2 lines, 1 symbol)\n  <file scope>\n" +
+				"node_modules/dep/index.js:2: export const onlyInDeps = 1;\n  other: function needle @ 1-1",
+		);
 		assert.equal(seen.get("none"), "No matches found");
 		const byId = new Map(run.toolResults.map((r) => [r.toolCallId, r]));
 		assert.deepEqual(byId.get("limit")?.details, { matchLimitReached: 2 }, "Pi's renderer reads details.matchLimitReached");
@@ -137,7 +173,7 @@ describe("in-process Pi session (faux provider)", () => {
 		const props = Object.keys((grep.parameters as { properties: object }).properties);
 		const builtin = Object.keys((createGrepToolDefinition(tree.root).parameters as { properties: object }).properties);
 		for (const p of builtin) assert.ok(props.includes(p), `Pi's grep parameter ${p} is kept`);
-		for (const p of ["include", "noIgnore", "type", "outputMode"]) assert.ok(props.includes(p), `${p} is added`);
+		for (const p of ["include", "noIgnore", "type", "outputMode", "group"]) assert.ok(props.includes(p), `${p} is added`);
 		assert.match(grep.description, /\.git is never searched/);
 		const systemPrompt = ctx.systemPrompt ?? "";
 		assert.match(systemPrompt, /grep also searches files that \.gitignore excludes/);
@@ -256,7 +292,7 @@ describe("in-process Pi session (faux provider)", () => {
 		assert.deepEqual(limited?.details, { resultLimitReached: 2 }, "the shape Pi's find renderer reads");
 	});
 
-	test("without the native core, rg answers with the same text and the user is told why, once", { skip: findRg() ? false : "rg not installed" }, async (t) => {
+	test("without the native core, rg answers with the flat text and the user is told why, once", { skip: findRg() ? false : "rg not installed" }, async (t) => {
 		const agent = tempAgentDir({ grep: { timeoutMs: "soon" } });
 		t.after(agent.cleanup);
 		const run = await runFauxSession({
@@ -267,8 +303,9 @@ describe("in-process Pi session (faux provider)", () => {
 			steps: script({ content: ["grep", { pattern: "needle" }], glob: ["glob", { pattern: "*.md" }] }),
 		});
 		const seen = seenByModel(run.contexts);
-		assert.equal(seen.get("content"), CONTENT);
+		assert.equal(seen.get("content"), CONTENT_FLAT, "rg has no structure: Pi's flat format");
 		assert.equal(seen.get("glob")?.split("\n").sort().join("\n"), "docs/guide.md\nsrc/notes.md");
+		assert.ok(!toolNamesOf(run.contexts[0]).includes("outline"), "outline needs the native core");
 		const warnings = run.notifications.filter((n) => n.type === "warning").map((n) => n.message);
 		assert.equal(warnings.length, 2, warnings.join("\n"));
 		assert.match(warnings[0], /pi-utils\.json: grep\.timeoutMs must be a positive integer .*\(got "soon"\); using 30000$/);
@@ -282,7 +319,7 @@ describe("in-process Pi session (faux provider)", () => {
 	test("an install whose binary is missing or stale still loads, searches with rg and says how to fix it", { skip: findRg() ? false : "rg not installed" }, async (t) => {
 		const cases = [
 			{ name: "missing", reason: /no native binary for \S+ \(pi-utils\.[\w-]+\.node was never built\)/ },
-			{ name: "stale", reason: /the native binary is stale \(API version 0, expected 2\)/, indexJs: "module.exports = { apiVersion: () => 0 };\n" },
+			{ name: "stale", reason: /the native binary is stale \(API version 0, expected 3\)/, indexJs: "module.exports = { apiVersion: () => 0 };\n" },
 		];
 		for (const c of cases) {
 			// What `pi install` leaves when the build step failed: the sources without a loadable binary.
@@ -303,7 +340,7 @@ describe("in-process Pi session (faux provider)", () => {
 				withUI: true,
 				steps: script({ content: ["grep", { pattern: "needle" }] }),
 			});
-			assert.equal(seenByModel(run.contexts).get("content"), CONTENT, c.name);
+			assert.equal(seenByModel(run.contexts).get("content"), CONTENT_FLAT, c.name);
 			assert.equal(run.notifications.length, 1, c.name);
 			const { message, type } = run.notifications[0];
 			assert.equal(type, "warning");
@@ -315,6 +352,70 @@ describe("in-process Pi session (faux provider)", () => {
 			);
 			assert.doesNotMatch(message, /npm has a bug/);
 		}
+	});
+
+	test("outline answers the model with the file's structure, cut by maxItems, and names near files when one is missing", async (t) => {
+		const agent = tempAgentDir();
+		t.after(agent.cleanup);
+		const run = await runFauxSession({
+			cwd: tree.root,
+			agentDir: agent.dir,
+			steps: script({
+				whole: ["outline", { path: "src/shapes.ts" }],
+				cut: ["outline", { path: "@src/shapes.ts", maxItems: 2 }],
+				noSymbols: ["outline", { path: "docs/../src/app.ts" }],
+				unknown: ["outline", { path: ".gitignore" }],
+				missing: ["outline", { path: "src/shape.ts" }],
+			}),
+		});
+		assert.deepEqual(run.extensionErrors, []);
+		const seen = seenByModel(run.contexts);
+		assert.equal(seen.get("whole"), SHAPES_OUTLINE);
+		assert.equal(
+			seen.get("cut"),
+			"file: src/shapes.ts\nlanguage: typescript\nlines: 9\nsymbols: 3\nstructure:\n" +
+				"- class Shape @ 1-5 (5 lines)\n- function make @ 7-9 (3 lines)\n" +
+				"... 1 more symbols omitted (deepest first; maxItems=2)",
+		);
+		assert.equal(seen.get("noSymbols"), "file: docs/../src/app.ts\nlanguage: typescript\nlines: 6\nsymbols: none found");
+		assert.equal(seen.get("unknown"), "file: .gitignore\nlanguage: unknown\nsymbols: none (no grammar for this file type)");
+		const byId = new Map(run.toolResults.map((r) => [r.toolCallId, r]));
+		assert.equal(byId.get("missing")?.isError, true);
+		assert.equal(seen.get("missing"), "File not found: src/shape.ts. Did you mean: src/shapes.ts?");
+		assert.deepEqual(byId.get("whole")?.details, { language: "typescript", totalLines: 9, symbols: 3, shown: 3 });
+	});
+
+	test("the model is offered outline with advice to use it before reading a large file; its call and result render like glob's", async (t) => {
+		const agent = tempAgentDir();
+		t.after(agent.cleanup);
+		const run = await runFauxSession({ cwd: tree.root, agentDir: agent.dir, steps: [fauxAssistantMessage("ok")] });
+		const [ctx] = run.contexts;
+		const outline = ctx.tools!.find((t) => t.name === "outline");
+		assert.ok(outline, toolNamesOf(ctx).join(","));
+		assert.match(outline.description, /before reading a large file/);
+		assert.match(ctx.systemPrompt ?? "", /use outline to see its structure, then read only the line ranges you need/);
+		const def = run.definitions.get("outline")!;
+		initTheme("dark");
+		const theme = { fg: (_color: string, s: string) => s, bold: (s: string) => s } as unknown as Theme;
+		const context = { lastComponent: undefined, showImages: false } as unknown as Parameters<NonNullable<typeof def.renderCall>>[2];
+		assert.deepEqual(def.renderCall!({ path: "src/shapes.ts", maxItems: 5 }, theme, context).render(100).map((l) => l.trimEnd()), [
+			"outline src/shapes.ts (max 5)",
+		]);
+		const plain = (l: string) => l.replace(/\x1b\[[0-9;]*m/g, "").trimEnd();
+		const long = [SHAPES_OUTLINE, ...Array.from({ length: 20 }, (_, i) => `- function f${i} @ ${i + 20}-${i + 20} (1 line)`)].join("\n");
+		const result = { content: [{ type: "text" as const, text: long }], details: { language: "typescript", totalLines: 40, symbols: 23, shown: 23 } };
+		const rendered = def.renderResult!(result, { expanded: false, isPartial: false }, theme, context).render(100).map(plain);
+		assert.equal(rendered[1], "file: src/shapes.ts");
+		assert.match(rendered[21], /^\.\.\. \(8 more lines, .*to expand\)$/);
+	});
+
+	test("disabledTools keeps outline from being registered", async (t) => {
+		const agent = tempAgentDir({ disabledTools: ["outline"] });
+		t.after(agent.cleanup);
+		const run = await runFauxSession({ cwd: tree.root, agentDir: agent.dir, steps: [fauxAssistantMessage("ok")] });
+		const names = toolNamesOf(run.contexts[0]);
+		assert.ok(names.includes("grep") && names.includes("glob"));
+		assert.ok(!names.includes("outline"), names.join(","));
 	});
 
 	test("disabledTools keeps glob (and the shell_* family) from being registered", async (t) => {
@@ -339,7 +440,7 @@ describe("the real Pi CLI against a scripted OpenAI-compatible server", () => {
 		{ text: "done" },
 	];
 
-	function assertOurTools(requests: ChatRequest[]) {
+	function assertOurTools(requests: ChatRequest[], content = CONTENT) {
 		assert.equal(requests.length, 2, "one call with the tool results, one after");
 		const offered = offeredTools(requests[0]);
 		assert.ok(offered.includes("grep") && offered.includes("glob"), offered.join(","));
@@ -347,7 +448,7 @@ describe("the real Pi CLI against a scripted OpenAI-compatible server", () => {
 		assert.ok("outputMode" in (grep.function.parameters as { properties: object }).properties, "our grep schema, not Pi's");
 		const results = toolResults(requests[1]);
 		// The ignored-paths notice exists only in our grep; Pi's would print .git/config and node_modules hits.
-		assert.equal(results.get("g1"), CONTENT);
+		assert.equal(results.get("g1"), content);
 		assert.equal(results.get("g2")?.split("\n").sort().join("\n"), "docs/guide.md\nsrc/notes.md");
 	}
 
@@ -376,7 +477,7 @@ describe("the real Pi CLI against a scripted OpenAI-compatible server", () => {
 			env: { PI_UTILS_DISABLE_NATIVE: "1" },
 		});
 		assert.equal(run.code, 0, run.stderr);
-		assertOurTools(server.requests);
+		assertOurTools(server.requests, CONTENT_FLAT);
 		const notices = run.stderr.split("\n").filter((l) => l.includes("pi-utils native core unavailable"));
 		assert.deepEqual(notices, [
 			"pi-utils native core unavailable: disabled by PI_UTILS_DISABLE_NATIVE=1. Fix: unset PI_UTILS_DISABLE_NATIVE. Searching with ripgrep (rg) instead.",

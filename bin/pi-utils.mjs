@@ -6,14 +6,17 @@
 import { createRequire } from "node:module";
 import { globOptionsFor, runGlobTool } from "../extensions/lib/glob-tool.mjs";
 import { grepOptionsFor, hardDeadlineMs, runGrepTool } from "../extensions/lib/grep-tool.mjs";
+import { DEFAULT_OUTLINE_MAX_ITEMS, outlinePath, runOutlineTool } from "../extensions/lib/outline-tool.mjs";
 
 // The tools' settings defaults (settings file keys grep.* / glob.*).
 const GREP_DEFAULTS = { timeoutMs: 30000, graceMs: 3000, maxBytes: 51200, limit: 100, maxLineLength: 500 };
 const GLOB_DEFAULTS = { timeoutMs: 10000, graceMs: 2000, maxBytes: 51200, limit: 200 };
+const OUTLINE_DEFAULTS = { maxBytes: 51200, maxItems: DEFAULT_OUTLINE_MAX_ITEMS };
 
 const HELP = `Usage:
   pi-utils grep [options] <pattern> [path]
   pi-utils glob [options] <pattern> [path]
+  pi-utils outline [--json] [--max-items N] <file>
 
 Prints what the Pi tools print; ignored files (.gitignore etc.) are searched too, after the
 project's own, unless --respect-ignore. .git is never searched.
@@ -27,8 +30,11 @@ grep options:
   -m, --max-count N        at most N matches (text default ${GREP_DEFAULTS.limit}; --json default: all)
   -l, --files-with-matches print only the paths of files with a match
   -c, --count              print path:count per file
+      --no-group           plain path:line: text lines, not grouped by enclosing symbol
 glob options:
       --limit N            at most N entries (default ${GLOB_DEFAULTS.limit})
+outline options:
+      --max-items N        at most N symbols, deepest dropped first (default ${OUTLINE_DEFAULTS.maxItems})
 common options:
       --respect-ignore     skip files the ignore rules exclude
       --no-hidden          skip dot-files and dot-directories
@@ -37,7 +43,7 @@ common options:
       --json               one JSON object per line, then a summary line
   -h, --help               this help
 
-Exit status: 0 found, 1 nothing found, 2 error.`;
+Exit status: 0 found (outline: symbols found), 1 nothing found, 2 error.`;
 
 class UsageError extends Error {}
 
@@ -54,6 +60,7 @@ const VALUE_FLAGS = {
   "--limit": "limit",
   "--sort": "sort",
   "--timeout-ms": "timeoutMs",
+  "--max-items": "maxItems",
 };
 const BOOL_FLAGS = {
   "-F": "literal",
@@ -67,6 +74,7 @@ const BOOL_FLAGS = {
   "--respect-ignore": "respectIgnore",
   "--no-hidden": "noHidden",
   "--json": "json",
+  "--no-group": "noGroup",
   "-h": "help",
   "--help": "help",
 };
@@ -160,6 +168,7 @@ async function grepCommand(o, native) {
     limit: maxCount,
     noIgnore: !o.respectIgnore,
     outputMode: o.files ? "files_with_matches" : o.count ? "count" : "content",
+    group: !o.noGroup,
   };
   const config = {
     cwd: process.cwd(),
@@ -261,12 +270,32 @@ async function globCommand(o, native) {
   return { out: `${text}\n`, code: found > 0 ? 0 : 1 };
 }
 
+async function outlineCommand(o, native) {
+  if (o.positional.length !== 1) throw new UsageError("outline takes exactly one file");
+  const params = { path: o.positional[0], maxItems: intOption(o, "maxItems", "--max-items") };
+  if (o.json) {
+    const maxItems = Math.max(1, params.maxItems ?? OUTLINE_DEFAULTS.maxItems);
+    const { text: _text, ...result } = await native.outline({ path: outlinePath(params.path), cwd: process.cwd(), maxItems });
+    return { out: jsonLine(result), code: result.symbols.length > 0 ? 0 : 1 };
+  }
+  let found = 0;
+  const backend = {
+    async outline(opts) {
+      const result = await native.outline(opts);
+      found = result.symbols.length;
+      return result;
+    },
+  };
+  const config = { cwd: process.cwd(), maxBytes: OUTLINE_DEFAULTS.maxBytes, defaultMaxItems: OUTLINE_DEFAULTS.maxItems };
+  const { text } = await runOutlineTool(backend, params, config);
+  return { out: `${text}\n`, code: found > 0 ? 0 : 1 };
+}
+
 // Subcommands: (options, native module) -> { out, code }.
 const COMMANDS = {
   grep: grepCommand,
   glob: globCommand,
-  // ---- reserved: `pi-utils outline <file>` (structure tools) plugs in here, e.g.
-  // outline: outlineCommand, with its usage lines added to HELP above. ----
+  outline: outlineCommand,
 };
 
 function finish(out, code) {

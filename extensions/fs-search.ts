@@ -1,6 +1,7 @@
-// fs-search: overrides Pi's `grep` with the native core (or rg when the addon cannot load) and adds `glob`, a
-// newest-first file finder. The tool text comes from extensions/lib (shared with the CLI); this file only
-// wires settings, the backend and Pi's tool API together.
+// fs-search: overrides Pi's `grep` with the native core (or rg when the addon cannot load), and adds `glob`, a
+// newest-first file finder, and `outline`, a file's symbols with their line ranges (native core only). The tool
+// text comes from extensions/lib (shared with the CLI); this file only wires settings, the backend and Pi's
+// tool API together.
 import type { AgentToolResult, ExtensionAPI, ExtensionContext, Theme } from "@mariozechner/pi-coding-agent";
 import { keyHint } from "@mariozechner/pi-coding-agent";
 import { StringEnum } from "@mariozechner/pi-ai";
@@ -10,6 +11,7 @@ import { homedir } from "node:os";
 import { runGlobTool, type GlobToolDetails } from "./lib/glob-tool.mjs";
 import { DEFAULT_MAX_BYTES } from "./lib/truncate.mjs";
 import { runGrepTool, type GrepToolDetails } from "./lib/grep-tool.mjs";
+import { DEFAULT_OUTLINE_MAX_ITEMS, runOutlineTool, type OutlineToolDetails } from "./lib/outline-tool.mjs";
 import { loadNative, type NativeLoad } from "./lib/native.ts";
 import { findRg, rgBackend, RG_INSTALL_HINT, type SearchBackend } from "./lib/rg-backend.mjs";
 import { isToolEnabled, loadSettings, takeWarningsOnce, type PiUtilsSettings } from "./lib/settings.ts";
@@ -40,6 +42,24 @@ function grepSchema(s: PiUtilsSettings["grep"]) {
 				description: "content: matching lines (default); files_with_matches: file paths; count: matches per file",
 			}),
 		),
+		group: Type.Optional(
+			Type.Boolean({
+				description:
+					"content mode: show each code file's matches under the function, class or section enclosing them, " +
+					"with the file's other top-level symbols (default: true); false prints plain path:line: text lines",
+			}),
+		),
+	});
+}
+
+function outlineSchema() {
+	return Type.Object({
+		path: Type.String({ description: "File to outline (relative or absolute)" }),
+		maxItems: Type.Optional(
+			Type.Number({
+				description: `Most symbols to list; the deepest levels are dropped first (default: ${DEFAULT_OUTLINE_MAX_ITEMS})`,
+			}),
+		),
 	});
 }
 
@@ -59,7 +79,7 @@ function globSchema(s: PiUtilsSettings["glob"]) {
 	});
 }
 
-// ---------- glob rendering, in the style of Pi's built-in find ----------
+// ---------- glob and outline rendering, in the style of Pi's built-in find ----------
 
 function shortenPath(p: string): string {
 	const home = homedir();
@@ -79,11 +99,18 @@ function formatGlobCall(args: { pattern?: unknown; path?: unknown; limit?: unkno
 	return text;
 }
 
-function formatGlobResult(
-	result: AgentToolResult<GlobToolDetails | undefined>,
-	expanded: boolean,
-	theme: Theme,
-): string {
+function formatOutlineCall(args: { path?: unknown; maxItems?: unknown } | undefined, theme: Theme): string {
+	const path = args?.path;
+	let text =
+		theme.fg("toolTitle", theme.bold("outline")) +
+		" " +
+		(typeof path === "string" ? theme.fg("accent", shortenPath(path)) : theme.fg("error", "[invalid arg]"));
+	if (args?.maxItems !== undefined) text += theme.fg("toolOutput", ` (max ${String(args.maxItems)})`);
+	return text;
+}
+
+/** The first 20 lines of a tool's text (all when expanded), with the expand hint. */
+function formatLines(result: AgentToolResult<unknown>, expanded: boolean, theme: Theme): string {
 	const output = result.content
 		.map((c) => (c.type === "text" ? c.text : ""))
 		.join("\n")
@@ -98,6 +125,15 @@ function formatGlobResult(
 			text += `${theme.fg("muted", `\n... (${lines.length - shown.length} more lines,`)} ${keyHint("app.tools.expand", "to expand")})`;
 		}
 	}
+	return text;
+}
+
+function formatGlobResult(
+	result: AgentToolResult<GlobToolDetails | undefined>,
+	expanded: boolean,
+	theme: Theme,
+): string {
+	let text = formatLines(result, expanded, theme);
 	const d = result.details;
 	const warnings: string[] = [];
 	if (d?.timedOut) warnings.push("timed out, partial");
@@ -157,6 +193,8 @@ export default function fsSearch(pi: ExtensionAPI): void {
 			label: "grep",
 			description:
 				"Search file contents for a pattern. Returns matching lines as path:line: text, in path order. " +
+				"In code and Markdown files, matches are grouped under the function, class or section enclosing them " +
+				"(with the file's size and its other top-level symbols); group:false gives plain lines. " +
 				"Also searches files that .gitignore excludes, listed after the project's own results " +
 				`(noIgnore:false skips them); .git is never searched. Output is truncated to ${settings.grep.limit} matches ` +
 				`or ${kb(settings.grep.maxBytes)} (whichever is hit first); long lines to ${settings.grep.maxLineLength} chars. ` +
@@ -236,14 +274,50 @@ export default function fsSearch(pi: ExtensionAPI): void {
 		});
 	}
 
-	// `outline` (issue 7) registers here, behind isToolEnabled(settings, "outline").
+	// Without the native core there is no structure to show: the tool is left out rather than offered broken.
+	if (isToolEnabled(settings, "outline") && "native" in native) {
+		const core = native.native;
+		pi.registerTool({
+			name: "outline",
+			label: "outline",
+			description:
+				"Show a file's structure without reading it: its functions, classes, methods, types and Markdown " +
+				"sections with their line ranges, nested (`- function name @ start-end (n lines)`, two spaces per depth). " +
+				"Rust, TypeScript/TSX, JavaScript, Python, Go, Java, C, C++, Ruby and Markdown; other files report no " +
+				`grammar. Lists at most ${DEFAULT_OUTLINE_MAX_ITEMS} symbols unless maxItems says otherwise (deepest ` +
+				"levels dropped first). Use it before reading a large file, then read only the line ranges you need.",
+			promptSnippet: "Show a file's functions, classes and sections with line ranges (use before reading a large file)",
+			promptGuidelines: [
+				"Before reading a large source file or long Markdown document in full, use outline to see its structure, then read only the line ranges you need.",
+			],
+			parameters: outlineSchema(),
+			async execute(_toolCallId, params, signal, _onUpdate, ctx): Promise<AgentToolResult<OutlineToolDetails>> {
+				const result = await runOutlineTool(core, params, { cwd: ctx.cwd, maxBytes: DEFAULT_MAX_BYTES, signal });
+				return { content: [{ type: "text", text: result.text }], details: result.details };
+			},
+			renderCall(args, theme, context) {
+				const text = (context.lastComponent as Text | undefined) ?? new Text("", 0, 0);
+				text.setText(formatOutlineCall(args, theme));
+				return text;
+			},
+			renderResult(result, options, theme, context) {
+				const text = (context.lastComponent as Text | undefined) ?? new Text("", 0, 0);
+				let body = formatLines(result, options.expanded, theme);
+				if (result.details?.truncation?.truncated) {
+					body += `\n${theme.fg("warning", `[Truncated: ${kb(result.details.truncation.maxBytes)} limit]`)}`;
+				}
+				text.setText(body);
+				return text;
+			},
+		});
+	}
 
 	pi.on("session_start", (_event, ctx) => {
 		const loaded = loadSettings();
 		settings = loaded.settings;
 		const sessionKey = ctx.sessionManager.getSessionId();
 		const warnings = takeWarningsOnce(loaded, sessionKey);
-		const searchEnabled = isToolEnabled(settings, "grep") || isToolEnabled(settings, "glob");
+		const searchEnabled = ["grep", "glob", "outline"].some((name) => isToolEnabled(settings, name));
 		warnOnce(ctx, sessionKey, warnings);
 		// Why the native core is missing does not change within a process: said once, not on every /new.
 		const nativeMsg = searchEnabled ? nativeWarning(native) : undefined;

@@ -15,6 +15,11 @@ export interface GrepToolParams {
   noIgnore?: boolean;
   type?: string;
   outputMode?: "content" | "files_with_matches" | "count";
+  /**
+   * Content mode: group each file's matches under the symbol enclosing them (default true). false gives
+   * Pi's flat format. Backends without structure (the rg fallback) always print flat.
+   */
+  group?: boolean;
 }
 
 /** A running search, as the native `grep()` returns it. */
@@ -81,6 +86,16 @@ export declare function runGrepTool(
 /** The backend options `runGrepTool` would pass for these params (exposed for the CLI and tests). */
 export declare function grepOptionsFor(params: GrepToolParams, config: GrepRunConfig): GrepOptions;
 
+export interface HitFormatOptions {
+  /**
+   * Print the files the backend grouped (first hit carries `fileStructure`) as blocks:
+   * `path (language, N lines, M symbols)`, then `  kind name @ start-end` (or `  <file scope>`) before
+   * each run of hits under one symbol, the hits as Pi's lines, and `  other: ...` with the file's
+   * top-level symbols that hold no hit; blocks are set off by blank lines. Default false: all flat.
+   */
+  group?: boolean;
+}
+
 /**
  * Renders hits as Pi's lines: `path:N: text`, context `path-N- text`; `files` mode one path per
  * line; `count` mode `path:N`. Lines the backend windowed (`cutBefore`/`cutAfter`) get Pi's
@@ -89,4 +104,14 @@ export declare function grepOptionsFor(params: GrepToolParams, config: GrepRunCo
 export declare function formatGrepHits(
   hits: readonly GrepHit[],
   mode: "content" | "files" | "count",
+  options?: HitFormatOptions,
 ): { lines: string[]; linesTruncated: boolean };
+
+/**
+ * `formatGrepHits` batch by batch: `add` appends to `lines` (never rewrites them, so text taken
+ * between batches is a prefix of the final text); `finish` closes the last grouped file.
+ */
+export declare function createHitFormatter(
+  mode: "content" | "files" | "count",
+  options?: HitFormatOptions,
+): { readonly lines: string[]; readonly linesTruncated: boolean; add(hits: readonly GrepHit[]): void; finish(): void };

@@ -1,7 +1,9 @@
 // The grep tool's text, shared by the Pi extension and the CLI (which must run on plain Node 20,
 // hence JavaScript). Format and notices follow Pi 0.73.1's built-in grep (core/tools/grep.ts, MIT)
 // so Pi's renderer, the model's habits and users' eyes keep working; the additions (timeout,
-// ignored paths, spill file) are appended as further notices in the same bracket.
+// ignored paths, spill file) are appended as further notices in the same bracket. Content hits
+// in files the core could outline are grouped under their enclosing symbol (agentgrep's packet),
+// with the hit lines themselves still in Pi's format; group:false gives Pi's flat text exactly.
 
 import { randomBytes } from "node:crypto";
 import { writeFile } from "node:fs/promises";
@@ -98,6 +100,7 @@ export function grepOptionsFor(params, config) {
     mode: NATIVE_MODE[params.outputMode ?? "content"] ?? "content",
     timeoutMs: config.timeoutMs,
   };
+  if (opts.mode === "content" && params.group !== false) opts.group = true;
   if (params.path) opts.path = params.path;
   if (globs.length > 0) opts.glob = globs;
   if (params.type) opts.type = params.type;
@@ -112,24 +115,83 @@ function windowed(line) {
   return { text, cut: line.cutBefore > 0 || line.cutAfter > 0 };
 }
 
-export function formatGrepHits(hits, mode) {
+const plural = (n, word) => `${n} ${word}${n === 1 ? "" : "s"}`;
+const symbolLabel = (s) => `${s.kind} ${s.name} @ ${s.startLine}-${s.endLine}`;
+const symbolKey = (s) => (s ? `${s.kind}\0${s.name}\0${s.startLine}\0${s.endLine}` : "");
+
+/**
+ * Hit lines, batch by batch (lines are only ever appended, so partial text is a prefix of the final).
+ * Flat: Pi's lines. With `group`, a file whose first hit carries `fileStructure` prints as a block: a
+ * header, a heading before each run of hits under one symbol, the hits in Pi's line format, and the
+ * `other:` hint; blocks are set off by blank lines. Files without it (unknown language, dense, rg) stay flat.
+ */
+export function createHitFormatter(mode, options = {}) {
+  const group = options.group === true && mode === "content";
   const lines = [];
   let linesTruncated = false;
-  const push = (sep, path, line) => {
+  let path;
+  let block = null; // fileStructure of the grouped file being printed
+  let scope; // symbolKey of the run being printed
+  let gap = false; // a block ended: a blank line before whatever comes next
+  const emit = (line) => {
+    if (gap) lines.push("");
+    gap = false;
+    lines.push(line);
+  };
+  const push = (sep, p, line) => {
     const w = windowed(line);
     if (w.cut) linesTruncated = true;
-    lines.push(`${path}${sep}${line.line}${sep} ${w.text}`);
+    emit(`${p}${sep}${line.line}${sep} ${w.text}`);
   };
-  for (const hit of hits) {
-    if (mode === "files") lines.push(hit.path);
-    else if (mode === "count") lines.push(`${hit.path}:${hit.count}`);
-    else {
-      for (const c of hit.contextBefore ?? []) push("-", hit.path, c);
-      push(":", hit.path, hit);
-      for (const c of hit.contextAfter ?? []) push("-", hit.path, c);
+  const endFile = () => {
+    if (!block) return;
+    if (block.others.length > 0) {
+      const more = block.othersOmitted > 0 ? `; +${block.othersOmitted} more` : "";
+      emit(`  other: ${block.others.map(symbolLabel).join("; ")}${more}`);
     }
-  }
-  return { lines, linesTruncated };
+    block = null;
+    gap = true;
+  };
+  const add = (hit) => {
+    if (mode === "files") return emit(hit.path);
+    if (mode === "count") return emit(`${hit.path}:${hit.count}`);
+    if (hit.path !== path || hit.fileStructure) {
+      endFile();
+      path = hit.path;
+      const st = group ? hit.fileStructure : undefined;
+      if (st) {
+        gap = lines.length > 0;
+        emit(`${hit.path} (${st.language}, ${plural(st.totalLines, "line")}, ${plural(st.totalSymbols, "symbol")})`);
+        block = st;
+        scope = undefined;
+      }
+    }
+    if (block) {
+      const key = symbolKey(hit.symbol);
+      if (key !== scope) emit(`  ${hit.symbol ? symbolLabel(hit.symbol) : "<file scope>"}`);
+      scope = key;
+    }
+    for (const c of hit.contextBefore ?? []) push("-", hit.path, c);
+    push(":", hit.path, hit);
+    for (const c of hit.contextAfter ?? []) push("-", hit.path, c);
+  };
+  return {
+    lines,
+    get linesTruncated() {
+      return linesTruncated;
+    },
+    add(hits) {
+      for (const hit of hits) add(hit);
+    },
+    finish: endFile,
+  };
+}
+
+export function formatGrepHits(hits, mode, options = {}) {
+  const f = createHitFormatter(mode, options);
+  f.add(hits);
+  f.finish();
+  return { lines: f.lines, linesTruncated: f.linesTruncated };
 }
 
 /** Pulls every batch unless abort or the hard deadline comes first; never waits past the deadline. */
@@ -188,8 +250,8 @@ export async function runGrepTool(backend, params, config) {
   }
 
   const hits = [];
-  const lines = [];
-  let linesTruncated = false;
+  const formatter = createHitFormatter(mode, { group: opts.group === true });
+  const { lines } = formatter;
   let dropped = false;
   let lastUpdate = Date.now();
   const { summary, gaveUp } = await collect(handle, config, (batch) => {
@@ -198,9 +260,7 @@ export async function runGrepTool(backend, params, config) {
     const kept = batch.length > room ? batch.slice(0, Math.max(0, room)) : batch;
     dropped ||= kept !== batch;
     hits.push(...kept);
-    const f = formatGrepHits(kept, mode);
-    lines.push(...f.lines);
-    linesTruncated ||= f.linesTruncated;
+    formatter.add(kept);
     if (config.onUpdate && Date.now() - lastUpdate >= UPDATE_INTERVAL_MS) {
       lastUpdate = Date.now();
       try {
@@ -229,6 +289,8 @@ export async function runGrepTool(backend, params, config) {
     return { text: errors ? `No matches found\n\n[${errors}]` : "No matches found", details: undefined };
   }
 
+  formatter.finish();
+  const linesTruncated = formatter.linesTruncated;
   const raw = lines.join("\n");
   const truncation = truncateHead(raw, { maxLines: Number.MAX_SAFE_INTEGER, maxBytes: config.maxBytes });
   let text = truncation.content;

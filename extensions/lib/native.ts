@@ -11,7 +11,7 @@ export type Native = typeof NativeModule;
 export type NativeLoad = { native: Native } | { error: string; fix: string };
 
 /** The JS-visible API this extension was written against (see `apiVersion()` in index.d.ts). */
-export const EXPECTED_API_VERSION = 2;
+export const EXPECTED_API_VERSION = 3;
 
 export const packageDir = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
 

@@ -85,6 +85,18 @@ pub struct GrepOptions<'a> {
     /// Cancels the search; results so far are kept and `cancelled` is set.
     #[napi(ts_type = "AbortSignal")]
     pub signal: Option<Object<'a>>,
+    /// `content` mode: group each file's hits by the symbol enclosing them.
+    /// A hit then carries `symbol` (innermost enclosing function, method,
+    /// class, Markdown section, ...; absent at file scope) and the first hit
+    /// of the file `fileStructure`. The structure comes from the read that
+    /// searched the file (or, for a file unchanged since an earlier search
+    /// in this process, from a small cache). Files that are not grouped
+    /// carry neither field: languages without a grammar, files over 8 MiB
+    /// (streamed), files without symbols, dense files (24 or more hits
+    /// shown, or 12 to 23 hits that would make more than 8 groups), and
+    /// files that start after 512 output lines (hits and context lines of
+    /// earlier files). Default false.
+    pub group: Option<bool>,
 }
 
 fn walk_options(
@@ -144,6 +156,7 @@ impl GrepOptions<'_> {
                 self.threads,
             ),
             timeout: self.timeout_ms.map(|ms| Duration::from_millis(ms.into())),
+            group: self.group.unwrap_or(false),
         })
     }
 }

@@ -7,7 +7,9 @@
 use super::convert::{cwd_of, to_js_error, GrepOptions};
 use super::signal::check_and_subscribe;
 use crate::search::cancel::CancelToken;
-use crate::search::grep::{ContextLine as CoreLine, GrepPlan, GrepSummary as CoreSummary, Hit};
+use crate::search::grep::{
+    ContextLine as CoreLine, FileStructure, GrepPlan, GrepSummary as CoreSummary, Hit, HitSymbol,
+};
 use napi::bindgen_prelude::*;
 use napi::tokio::sync::{mpsc, Mutex as AsyncMutex};
 use napi_derive::napi;
@@ -46,6 +48,46 @@ pub struct GrepHit {
     pub context_after: Vec<ContextLine>,
     /// Matching lines this entry stands for (1 in content mode).
     pub count: i64,
+    /// With `group`, in a grouped file: the symbol this hit is shown under,
+    /// normally the innermost one enclosing the line (in a file with 12 to
+    /// 23 hits, possibly its top-level ancestor, to keep the groups few).
+    /// Absent at file scope and in files that are not grouped.
+    pub symbol: Option<GrepSymbol>,
+    /// With `group`: present on the first hit of each grouped file, and only
+    /// there. A file whose first hit lacks it is not grouped (print it flat).
+    pub file_structure: Option<GrepFileStructure>,
+}
+
+/// A symbol as grep grouping shows it.
+#[napi(object)]
+pub struct GrepSymbol {
+    #[napi(
+        ts_type = "'function' | 'method' | 'class' | 'struct' | 'enum' | 'interface' | 'trait' | 'impl' | 'module' | 'namespace' | 'type' | 'constant' | 'macro' | 'section'"
+    )]
+    pub kind: String,
+    pub name: String,
+    /// 1-based, inclusive.
+    pub start_line: u32,
+    /// 1-based, inclusive.
+    pub end_line: u32,
+}
+
+/// A grouped file's structure, as its header and `other:` hint show it.
+#[napi(object)]
+pub struct GrepFileStructure {
+    #[napi(
+        ts_type = "'rust' | 'typescript' | 'tsx' | 'javascript' | 'python' | 'go' | 'java' | 'c' | 'cpp' | 'ruby' | 'markdown'"
+    )]
+    pub language: String,
+    /// Lines in the file.
+    pub total_lines: u32,
+    /// Symbols in the file, at every depth.
+    pub total_symbols: u32,
+    /// Top-level symbols holding none of the file's shown hits, in source
+    /// order: at most 4 (2 in a file with 12 or more hits).
+    pub others: Vec<GrepSymbol>,
+    /// Further top-level symbols without hits, not listed in `others`.
+    pub others_omitted: u32,
 }
 
 #[napi(object)]
@@ -86,6 +128,25 @@ fn line_out(l: CoreLine) -> ContextLine {
     }
 }
 
+fn symbol_out(s: HitSymbol) -> GrepSymbol {
+    GrepSymbol {
+        kind: s.kind.as_str().to_string(),
+        name: s.name,
+        start_line: s.start_line,
+        end_line: s.end_line,
+    }
+}
+
+fn structure_out(s: FileStructure) -> GrepFileStructure {
+    GrepFileStructure {
+        language: s.language.name().to_string(),
+        total_lines: s.total_lines,
+        total_symbols: s.total_symbols as u32,
+        others: s.others.into_iter().map(symbol_out).collect(),
+        others_omitted: s.others_omitted as u32,
+    }
+}
+
 fn hit_out(h: Hit) -> GrepHit {
     GrepHit {
         path: h.path.text.clone(),
@@ -99,6 +160,8 @@ fn hit_out(h: Hit) -> GrepHit {
         context_before: h.before.into_iter().map(line_out).collect(),
         context_after: h.after.into_iter().map(line_out).collect(),
         count: h.count as i64,
+        symbol: h.symbol.map(symbol_out),
+        file_structure: h.structure.map(|s| structure_out(*s)),
     }
 }
 

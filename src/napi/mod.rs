@@ -12,5 +12,5 @@ use napi_derive::napi;
 /// function.
 #[napi]
 pub fn api_version() -> u32 {
-    2
+    3
 }

@@ -66,6 +66,11 @@ pub struct OutlineResult {
     pub omitted: u32,
     /// The file has syntax errors: symbols near them may be missing or cut short.
     pub has_errors: bool,
+    /// The outline as text, as the `outline` tool and `pi-utils outline`
+    /// print it: a short header, then one `- kind name @ start-end (n lines)`
+    /// line per symbol, two spaces of indent per depth, and a note of what
+    /// `maxItems` left out.
+    pub text: String,
 }
 
 /// Lists a file's definitions (functions, classes, methods, Markdown
@@ -130,9 +135,11 @@ fn outline_file(
             symbols: Vec::new(),
             omitted: 0,
             has_errors: false,
+            text: structure::render_outline(given, None, max_items),
         });
     };
     let cut = structure::limit(&outline.symbols, max_items);
+    let text = structure::render_outline(given, Some(&outline), max_items);
     Ok(OutlineResult {
         path: given.to_string(),
         language: Some(outline.language.name().to_string()),
@@ -151,6 +158,7 @@ fn outline_file(
             .collect(),
         omitted: cut.omitted as u32,
         has_errors: outline.has_errors,
+        text,
     })
 }
 

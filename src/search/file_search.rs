@@ -3,23 +3,34 @@
 //! turn matches into bounded hits.
 
 use super::display::{display_bytes, relative_bytes, DisplayPath};
-use super::grep::{build_searcher, ContextLine, GrepMode, GrepOptions, Hit};
+use super::grep::{
+    build_searcher, ContextLine, FileStructure, GrepMode, GrepOptions, Hit, HitSymbol,
+};
 use super::line_window::{trim_terminator, window};
+use super::outline_cache;
+use crate::structure::{self, Language, Outline};
 use grep_matcher::Matcher;
 use grep_regex::RegexMatcher;
 use grep_searcher::{Searcher, Sink, SinkContext, SinkContextKind, SinkMatch};
 use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::time::SystemTime;
 
 /// Files up to this size are read whole into a reused buffer (one read, and
 /// the buffer can serve structure extraction); larger ones are streamed.
 const WHOLE_READ_LIMIT: u64 = 8 << 20;
 
 pub(super) enum FileOutcome {
-    /// Hits (capped at the limit) and the file's full count of matching
-    /// lines when it was asked for (ignored files in count-only mode).
-    Searched(Vec<Hit>, u64),
+    Searched {
+        /// Capped at the limit.
+        hits: Vec<Hit>,
+        /// The file's full count of matching lines when it was asked for
+        /// (ignored files in count-only mode).
+        full_count: u64,
+        /// The file's structure, when grouping wants it (see `search`).
+        outline: Option<Arc<Outline>>,
+    },
     Binary,
     Failed(String),
     Skipped,
@@ -102,10 +113,16 @@ impl<'a> FileSearcher<'a> {
         }
     }
 
+    /// Searches one file. `group` is the index of the ignored root it lies
+    /// under. `shown` says the caller may show this file's hits grouped
+    /// (they are not only counted, nor past the grouped top of the output):
+    /// only then, with the `group` option, is a file read whole and not too
+    /// dense outlined, from the buffer just searched (no second read).
     pub(super) fn search(
         &mut self,
         path: &Path,
         group: Option<usize>,
+        shown: bool,
         stop: &dyn Fn() -> bool,
     ) -> FileOutcome {
         let file = match open_nonblocking(path) {
@@ -133,7 +150,8 @@ impl<'a> FileSearcher<'a> {
             binary: false,
             stop,
         };
-        let result = if meta.len() <= WHOLE_READ_LIMIT {
+        let whole = meta.len() <= WHOLE_READ_LIMIT;
+        let result = if whole {
             if let Err(e) = read_whole(file, meta.len() as usize, &mut self.buf) {
                 return FileOutcome::Failed(format!("{}: {e}", path.display()));
             }
@@ -167,9 +185,47 @@ impl<'a> FileSearcher<'a> {
                 before: Vec::new(),
                 after: Vec::new(),
                 count: sink.lines_matched,
+                symbol: None,
+                structure: None,
             });
         }
-        FileOutcome::Searched(sink.hits, sink.lines_matched)
+        let wants_structure = shown
+            && whole
+            && self.opts.group
+            && self.opts.mode == GrepMode::Content
+            && !sink.hits.is_empty()
+            && sink.hits.len() < structure::group::SKIP_AT;
+        let outline = if wants_structure && !stop() {
+            Language::detect(path, &self.buf)
+                .and_then(|lang| self.outline(lang, &meta, stop))
+                .filter(|o| !o.symbols.is_empty())
+        } else {
+            None
+        };
+        FileOutcome::Searched {
+            hits: sink.hits,
+            full_count: sink.lines_matched,
+            outline,
+        }
+    }
+
+    /// The outline of the file in `self.buf`: cached, or parsed (and cached
+    /// when its stamps allow). `None` when stopped.
+    fn outline(
+        &self,
+        lang: Language,
+        meta: &std::fs::Metadata,
+        stop: &dyn Fn() -> bool,
+    ) -> Option<Arc<Outline>> {
+        let key = outline_cache::Key::of(meta, lang, SystemTime::now());
+        if let Some(cached) = key.as_ref().and_then(outline_cache::get) {
+            return Some(cached);
+        }
+        let fresh = Arc::new(structure::outline_cancellable(lang, &self.buf, stop)?);
+        if let Some(key) = key {
+            outline_cache::put(key, fresh.clone());
+        }
+        Some(fresh)
     }
 }
 
@@ -251,6 +307,8 @@ impl Sink for HitSink<'_> {
                 },
                 after: Vec::new(),
                 count: 1,
+                symbol: None,
+                structure: None,
             });
         }
         Ok(self.lines_matched < self.cap || self.opts.after > 0 || self.count_past_cap)
@@ -274,4 +332,28 @@ impl Sink for HitSink<'_> {
         self.binary = true;
         Ok(false)
     }
+}
+
+/// Gives `hits` (one file's, in line order, as they will be shown) their
+/// symbols and the first one the file's [`FileStructure`]; leaves them
+/// flat when `structure::group` says the file is not to be grouped.
+pub(super) fn attach_structure(outline: &Outline, hits: &mut [Hit]) {
+    let lines: Vec<u32> = hits.iter().map(|h| h.line as u32).collect();
+    let Some(g) = structure::group(outline, &lines) else {
+        return;
+    };
+    for (hit, symbol) in hits.iter_mut().zip(&g.symbols) {
+        hit.symbol = symbol.map(|i| HitSymbol::from(&outline.symbols[i]));
+    }
+    hits[0].structure = Some(Box::new(FileStructure {
+        language: outline.language,
+        total_lines: outline.total_lines,
+        total_symbols: outline.symbols.len(),
+        others: g
+            .others
+            .iter()
+            .map(|&i| HitSymbol::from(&outline.symbols[i]))
+            .collect(),
+        others_omitted: g.others_omitted,
+    }));
 }

@@ -125,7 +125,11 @@ fn bad_patterns_are_rejected() {
 #[test]
 fn several_ignored_roots_are_walked_together_and_counted_apart() {
     let t = tempfile::tempdir().unwrap();
-    fs::write(t.path().join(".gitignore"), "dist/\nnode_modules/\n*.gen.js\n").unwrap();
+    fs::write(
+        t.path().join(".gitignore"),
+        "dist/\nnode_modules/\n*.gen.js\n",
+    )
+    .unwrap();
     touch(&t.path().join("dist/a.js"), 5);
     touch(&t.path().join("dist/sub/b.js"), 6);
     touch(&t.path().join("node_modules/p/c.js"), 7);
@@ -133,8 +137,28 @@ fn several_ignored_roots_are_walked_together_and_counted_apart() {
     touch(&t.path().join("src/main.js"), 100);
     let r = run(t.path(), None, &opts("*.js", 10), &CancelToken::new(None)).unwrap();
     let got: Vec<_> = r.entries.iter().map(|e| e.path.text.clone()).collect();
-    assert_eq!(got, vec!["src/main.js", "dist/a.js", "dist/sub/b.js", "node_modules/p/c.js", "x.gen.js"]);
-    let counts: Vec<_> = r.ignored.iter().map(|i| (i.path.clone(), i.matches)).collect();
-    assert_eq!(counts, vec![("dist/".into(), 2), ("node_modules/".into(), 1), ("x.gen.js".into(), 1)]);
+    assert_eq!(
+        got,
+        vec![
+            "src/main.js",
+            "dist/a.js",
+            "dist/sub/b.js",
+            "node_modules/p/c.js",
+            "x.gen.js"
+        ]
+    );
+    let counts: Vec<_> = r
+        .ignored
+        .iter()
+        .map(|i| (i.path.clone(), i.matches))
+        .collect();
+    assert_eq!(
+        counts,
+        vec![
+            ("dist/".into(), 2),
+            ("node_modules/".into(), 1),
+            ("x.gen.js".into(), 1)
+        ]
+    );
     assert_eq!(r.total, 5);
 }

@@ -13,6 +13,7 @@ use super::cancel::CancelToken;
 use super::display::DisplayPath;
 use super::walk::{resolve_target, ErrorLog, Target, WalkOptions, Walker};
 use super::{SearchError, SortOrder};
+use crate::structure::{Language, Symbol, SymbolKind};
 use grep_regex::{RegexMatcher, RegexMatcherBuilder};
 use grep_searcher::{BinaryDetection, MmapChoice, Searcher, SearcherBuilder};
 use std::path::{Path, PathBuf};
@@ -45,6 +46,10 @@ pub struct GrepOptions {
     pub ignored_count_only: bool,
     pub walk: WalkOptions,
     pub timeout: Option<Duration>,
+    /// Content mode: give hits in files read whole the symbol enclosing
+    /// them and the file's first hit a [`FileStructure`] (see
+    /// `crate::structure::group` for which files are grouped).
+    pub group: bool,
 }
 
 impl Default for GrepOptions {
@@ -63,6 +68,7 @@ impl Default for GrepOptions {
             ignored_count_only: false,
             walk: WalkOptions::default(),
             timeout: None,
+            group: false,
         }
     }
 }
@@ -90,6 +96,43 @@ pub struct Hit {
     pub before: Vec<ContextLine>,
     pub after: Vec<ContextLine>,
     pub count: u64,
+    /// With `group`: the symbol this hit is shown under; `None` at file
+    /// scope, and for every hit of a file that is not grouped.
+    pub symbol: Option<HitSymbol>,
+    /// With `group`: set on the first hit of each grouped file, and only
+    /// there. Its absence on a file's first hit means "print it flat".
+    pub structure: Option<Box<FileStructure>>,
+}
+
+/// A symbol as a grep hit shows it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HitSymbol {
+    pub kind: SymbolKind,
+    pub name: String,
+    pub start_line: u32,
+    pub end_line: u32,
+}
+
+impl From<&Symbol> for HitSymbol {
+    fn from(s: &Symbol) -> Self {
+        HitSymbol {
+            kind: s.kind,
+            name: s.name.clone(),
+            start_line: s.start_line,
+            end_line: s.end_line,
+        }
+    }
+}
+
+/// What a grouped file's header shows.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FileStructure {
+    pub language: Language,
+    pub total_lines: u32,
+    pub total_symbols: usize,
+    /// Top-level symbols holding no shown hit, in source order, capped.
+    pub others: Vec<HitSymbol>,
+    pub others_omitted: usize,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Eq)]

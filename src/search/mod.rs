@@ -9,6 +9,7 @@ pub mod glob;
 pub mod grep;
 pub mod line_window;
 pub mod ordered;
+pub mod outline_cache;
 pub mod unordered;
 pub mod walk;
 
@@ -62,3 +63,5 @@ pub enum SortOrder {
 mod glob_tests;
 #[cfg(test)]
 mod grep_tests;
+#[cfg(test)]
+mod grouping_tests;

@@ -4,13 +4,14 @@
 
 use super::cancel::{CancelToken, StopReason};
 use super::display::{display_bytes, relative_bytes};
-use super::file_search::{FileOutcome, FileSearcher};
+use super::file_search::{attach_structure, FileOutcome, FileSearcher};
 use super::grep::{GrepMode, GrepPlan, GrepSummary, Hit, IgnoredCount};
 use super::walk::{Deferred, ErrorLog};
 use super::SortOrder;
+use crate::structure::group::GROUPED_OUTPUT_LINES;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Mutex;
 use std::time::{Duration, Instant, SystemTime};
 
@@ -62,6 +63,15 @@ pub(super) fn run(
     let single = &plan.single;
     let threads = opts.walk.threads.max(1);
     let halt = AtomicBool::new(false);
+    // Set once the project has a match: from then on, with
+    // `ignored_count_only`, ignored files are only counted, so searchers
+    // need not outline them. Searchers run ahead of the collector, so they
+    // may see it late (an outline wasted), never early.
+    let project_matched = AtomicBool::new(false);
+    // Output lines (hits and context) the collector has listed so far; the
+    // same reasoning lets searchers skip outlining files that will come
+    // after `GROUPED_OUTPUT_LINES` and so print flat.
+    let listed_lines = AtomicU64::new(0);
     let stop = || halt.load(Ordering::Relaxed) || cancel.is_stopped();
     let (job_tx, job_rx) = crossbeam_channel::bounded::<Job>(LOOKAHEAD);
     let (done_tx, done_rx) = crossbeam_channel::unbounded::<Done>();
@@ -150,13 +160,20 @@ pub(super) fn run(
             let matcher = matcher.clone();
             let display_root = display_root.clone();
             let stop = &stop;
+            let project_matched = &project_matched;
+            let listed_lines = &listed_lines;
             scope.spawn(move || {
                 let mut fs = FileSearcher::new(opts, matcher, display_root);
                 for job in job_rx.iter() {
                     let outcome = if stop() {
                         FileOutcome::Skipped
                     } else {
-                        fs.search(&job.path, job.group, stop)
+                        let counted_only = job.group.is_some()
+                            && opts.ignored_count_only
+                            && project_matched.load(Ordering::Relaxed);
+                        let shown = !counted_only
+                            && listed_lines.load(Ordering::Relaxed) < GROUPED_OUTPUT_LINES;
+                        fs.search(&job.path, job.group, shown, stop)
                     };
                     let done = Done {
                         seq: job.seq,
@@ -200,7 +217,11 @@ pub(super) fn run(
                         summary.binary_skipped += 1;
                     }
                     FileOutcome::Failed(msg) => summary.errors.push(msg),
-                    FileOutcome::Searched(mut hits, full_count) => {
+                    FileOutcome::Searched {
+                        mut hits,
+                        full_count,
+                        outline,
+                    } => {
                         summary.files_searched += 1;
                         let count_only =
                             done.group.is_some() && opts.ignored_count_only && project_matches > 0;
@@ -218,6 +239,7 @@ pub(super) fn run(
                                 }
                             } else {
                                 project_matches += file_matches;
+                                project_matched.store(true, Ordering::Relaxed);
                             }
                         }
                         if !count_only && !hits.is_empty() {
@@ -225,6 +247,18 @@ pub(super) fn run(
                             if hits.len() as u64 > room {
                                 hits.truncate(room as usize);
                             }
+                            // After the cut: groups describe the hits shown.
+                            let lines_before = listed_lines.load(Ordering::Relaxed);
+                            if let Some(outline) = &outline {
+                                if lines_before < GROUPED_OUTPUT_LINES {
+                                    attach_structure(outline, &mut hits);
+                                }
+                            }
+                            let lines: usize = hits
+                                .iter()
+                                .map(|h| 1 + h.before.len() + h.after.len())
+                                .sum();
+                            listed_lines.store(lines_before + lines as u64, Ordering::Relaxed);
                             let kept: u64 = hits.iter().map(|h| h.count).sum();
                             summary.matches += kept;
                             summary.files_with_matches += 1;

@@ -46,10 +46,11 @@ pub(super) fn run(
             if !e.file_type().is_some_and(|t| t.is_file()) {
                 return true;
             }
-            let outcome = searcher.search(e.path(), group, stop);
+            // File and count listings: no structure to show.
+            let outcome = searcher.search(e.path(), group, false, stop);
             let mut t = tally.lock().unwrap_or_else(|p| p.into_inner());
             match outcome {
-                FileOutcome::Searched(hits, _) => {
+                FileOutcome::Searched { hits, .. } => {
                     t.files_searched += 1;
                     for hit in hits {
                         t.found.push(Found {
@@ -74,7 +75,9 @@ pub(super) fn run(
             if plan.walker.accepts_file(file) {
                 let mut visit_one =
                     FileSearcher::new(&plan.opts, plan.matcher.clone(), plan.display_root.clone());
-                if let FileOutcome::Searched(hits, _) = visit_one.search(file, None, &stop) {
+                if let FileOutcome::Searched { hits, .. } =
+                    visit_one.search(file, None, false, &stop)
+                {
                     let mut t = tally.lock().unwrap_or_else(|p| p.into_inner());
                     t.files_searched += 1;
                     t.found.extend(hits.into_iter().map(|hit| Found {

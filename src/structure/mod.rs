@@ -9,9 +9,11 @@
 //! let lang = Language::detect(path, &buf)?;          // None: no structure
 //! let outline = structure::outline(lang, &buf);      // or outline_cancellable
 //! let group = outline.enclosing(hit_line);           // None: <file scope>
+//! let grouping = structure::group(&outline, &hit_lines); // None: print flat
 //! ```
 
 pub mod enclosing;
+pub mod group;
 pub mod languages;
 pub mod limit;
 mod matching;
@@ -19,6 +21,7 @@ pub mod outline;
 mod ranges;
 pub mod render;
 
+pub use group::{group, Grouping};
 pub use languages::Language;
 pub use limit::{limit, Limited};
 pub use outline::{count_lines, outline, outline_cancellable, Outline, Symbol, SymbolKind};
@@ -29,6 +32,8 @@ pub fn outline_path(path: &std::path::Path, source: &[u8]) -> Option<Outline> {
     Language::detect(path, source).map(|lang| outline(lang, source))
 }
 
+#[cfg(test)]
+mod group_tests;
 #[cfg(test)]
 mod language_tests;
 #[cfg(test)]

@@ -1,0 +1,56 @@
+import type { OutlineOptions, OutlineResult } from "../../index.d.ts";
+import type { TruncationResult } from "./truncate.mjs";
+
+/** The `outline` tool's parameters. */
+export interface OutlineToolParams {
+  path: string;
+  /** Most symbols shown; the deepest levels are dropped first, with a note. */
+  maxItems?: number;
+}
+
+/** The native module satisfies this. `outline` rejects on a missing file (with near names), a directory, etc. */
+export interface OutlineBackend {
+  outline(opts: OutlineOptions): Promise<OutlineResult>;
+}
+
+export interface OutlineRunConfig {
+  /** Base for a relative `params.path`. */
+  cwd: string;
+  /** Byte cap of the returned text. */
+  maxBytes: number;
+  /** Used when `params.maxItems` is not given. Default {@link DEFAULT_OUTLINE_MAX_ITEMS}. */
+  defaultMaxItems?: number;
+  signal?: AbortSignal;
+}
+
+export interface OutlineToolDetails {
+  /** `null` when no grammar reads this file type. */
+  language: string | null;
+  totalLines: number;
+  /** Symbols in the file. */
+  symbols: number;
+  /** Symbols listed (the rest were cut by maxItems). */
+  shown: number;
+  hasErrors?: boolean;
+  truncation?: TruncationResult;
+}
+
+export interface OutlineToolResult {
+  text: string;
+  details: OutlineToolDetails;
+}
+
+export declare const DEFAULT_OUTLINE_MAX_ITEMS: 200;
+
+/** `@path` and `~/path` as Pi's read tool takes them. */
+export declare function outlinePath(path: string): string;
+
+/**
+ * Runs one outline tool call: the native outline's text, capped at `maxBytes`. Throws
+ * `Error("Operation aborted")` on abort and rethrows the backend's errors (`File not found: x. Did you mean: ...?`).
+ */
+export declare function runOutlineTool(
+  backend: OutlineBackend,
+  params: OutlineToolParams,
+  config: OutlineRunConfig,
+): Promise<OutlineToolResult>;

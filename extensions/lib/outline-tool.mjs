@@ -1,0 +1,51 @@
+// The outline tool's text, shared by the Pi extension and the CLI. The outline itself (header, one
+// `- kind name @ start-end (n lines)` line per symbol, the maxItems note) is rendered by the native core
+// (`OutlineResult.text`); this adds what a tool call needs around it: path handling as Pi's read tool does
+// it, the byte cap, abort, and `details`.
+
+import { homedir } from "node:os";
+import { formatSize, truncateHead } from "./truncate.mjs";
+
+export const DEFAULT_OUTLINE_MAX_ITEMS = 200;
+
+function abortError() {
+  return new Error("Operation aborted");
+}
+
+/** Pi's read tool accepts `@path` (as typed in the editor) and `~/`; so does outline. */
+export function outlinePath(p) {
+  const path = p.startsWith("@") ? p.slice(1) : p;
+  if (path === "~") return homedir();
+  return path.startsWith("~/") ? homedir() + path.slice(1) : path;
+}
+
+export async function runOutlineTool(backend, params, config) {
+  const { signal } = config;
+  if (signal?.aborted) throw abortError();
+  if (typeof params.path !== "string" || params.path.length === 0) throw new Error("path must not be empty");
+  const n = typeof params.maxItems === "number" && Number.isFinite(params.maxItems) ? params.maxItems : config.defaultMaxItems;
+  const maxItems = Math.max(1, Math.floor(n ?? DEFAULT_OUTLINE_MAX_ITEMS));
+  const pending = backend.outline({ path: outlinePath(params.path), cwd: config.cwd, maxItems });
+  // The native call cannot be interrupted; an abort stops waiting for it (it is bounded by the 16 MiB cap).
+  const result = await new Promise((resolve, reject) => {
+    const onAbort = () => reject(abortError());
+    signal?.addEventListener("abort", onAbort, { once: true });
+    pending.then(resolve, reject).finally(() => signal?.removeEventListener("abort", onAbort));
+  });
+
+  const full = result.text.replace(/\n$/, "");
+  const truncation = truncateHead(full, { maxLines: Number.MAX_SAFE_INTEGER, maxBytes: config.maxBytes });
+  const details = {
+    language: result.language,
+    totalLines: result.totalLines,
+    symbols: result.symbols.length + result.omitted,
+    shown: result.symbols.length,
+  };
+  if (result.hasErrors) details.hasErrors = true;
+  let text = full;
+  if (truncation.truncated) {
+    text = `${truncation.content}\n\n[${formatSize(config.maxBytes)} limit reached. Use maxItems to show fewer symbols]`;
+    details.truncation = truncation;
+  }
+  return { text, details };
+}

@@ -1,0 +1,149 @@
+//! Outlines of files grep grouped recently, so that a repeated or refined
+//! search over the same files (what an agent does all day) does not parse
+//! them again: a parse costs 1 to 4 ms for a typical C file, as much as
+//! searching dozens of files.
+//!
+//! An entry is keyed by the file's identity and change stamps (device,
+//! inode, size, mtime, ctime) and its language. A file changed in the last
+//! [`RACY_WINDOW`] is not cached: a same-size rewrite within one tick of the
+//! filesystem's clock would keep those stamps and leave a stale entry (git's
+//! "racy timestamp" rule). A stale outline could only mislabel groups; hits
+//! always come from the fresh read.
+//!
+//! Bounded: at most [`MAX_ENTRIES`] files and [`MAX_SYMBOLS`] symbols (a few
+//! MB); the least recently used go first. Unix only: elsewhere the stamps
+//! that make the key trustworthy are not all available.
+
+use crate::structure::{Language, Outline};
+use std::collections::HashMap;
+use std::fs::Metadata;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, SystemTime};
+
+pub const MAX_ENTRIES: usize = 1024;
+pub const MAX_SYMBOLS: usize = 65_536;
+pub const RACY_WINDOW: Duration = Duration::from_secs(2);
+
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Key {
+    dev: u64,
+    ino: u64,
+    size: u64,
+    mtime: (i64, i64),
+    ctime: (i64, i64),
+    language: Language,
+}
+
+impl Key {
+    /// The key of a file with this metadata, or `None` when it must not be
+    /// cached (changed too recently, or no trustworthy stamps here).
+    #[cfg(unix)]
+    pub fn of(meta: &Metadata, language: Language, now: SystemTime) -> Option<Key> {
+        use std::os::unix::fs::MetadataExt;
+        let changed = SystemTime::UNIX_EPOCH
+            + Duration::new(
+                meta.ctime().max(0) as u64,
+                meta.ctime_nsec().clamp(0, 999_999_999) as u32,
+            );
+        let modified = meta.modified().ok()?;
+        let latest = changed.max(modified);
+        if now
+            .duration_since(latest)
+            .map_or(true, |age| age < RACY_WINDOW)
+        {
+            return None;
+        }
+        Some(Key {
+            dev: meta.dev(),
+            ino: meta.ino(),
+            size: meta.size(),
+            mtime: (meta.mtime(), meta.mtime_nsec()),
+            ctime: (meta.ctime(), meta.ctime_nsec()),
+            language,
+        })
+    }
+
+    #[cfg(not(unix))]
+    pub fn of(_: &Metadata, _: Language, _: SystemTime) -> Option<Key> {
+        None
+    }
+}
+
+struct Entry {
+    outline: Arc<Outline>,
+    used: u64,
+}
+
+#[derive(Default)]
+pub(super) struct Cache {
+    entries: HashMap<Key, Entry>,
+    symbols: usize,
+    clock: u64,
+}
+
+impl Cache {
+    pub(super) fn get(&mut self, key: &Key) -> Option<Arc<Outline>> {
+        self.clock += 1;
+        let now = self.clock;
+        self.entries.get_mut(key).map(|e| {
+            e.used = now;
+            e.outline.clone()
+        })
+    }
+
+    pub(super) fn put(&mut self, key: Key, outline: Arc<Outline>) {
+        let size = outline.symbols.len();
+        if size > MAX_SYMBOLS / 4 {
+            return; // one huge generated file would push out everything else
+        }
+        self.clock += 1;
+        let used = self.clock;
+        if let Some(old) = self.entries.insert(key, Entry { outline, used }) {
+            self.symbols -= old.outline.symbols.len();
+        }
+        self.symbols += size;
+        if self.entries.len() > MAX_ENTRIES || self.symbols > MAX_SYMBOLS {
+            self.evict();
+        }
+    }
+
+    /// Drops the least recently used entries until both bounds are down to
+    /// three quarters, so that evictions (a sort) stay rare.
+    fn evict(&mut self) {
+        let mut by_age: Vec<(u64, Key)> = self
+            .entries
+            .iter()
+            .map(|(k, e)| (e.used, k.clone()))
+            .collect();
+        by_age.sort_unstable_by_key(|(used, _)| *used);
+        for (_, key) in by_age {
+            if self.entries.len() <= MAX_ENTRIES * 3 / 4 && self.symbols <= MAX_SYMBOLS * 3 / 4 {
+                break;
+            }
+            if let Some(e) = self.entries.remove(&key) {
+                self.symbols -= e.outline.symbols.len();
+            }
+        }
+    }
+
+    #[cfg(test)]
+    pub(super) fn usage(&self) -> (usize, usize) {
+        (self.entries.len(), self.symbols)
+    }
+}
+
+static CACHE: Mutex<Option<Cache>> = Mutex::new(None);
+
+fn with<T>(f: impl FnOnce(&mut Cache) -> T) -> T {
+    let mut guard = CACHE.lock().unwrap_or_else(|p| p.into_inner());
+    f(guard.get_or_insert_with(Cache::default))
+}
+
+/// The process-wide cache grep uses.
+pub fn get(key: &Key) -> Option<Arc<Outline>> {
+    with(|c| c.get(key))
+}
+
+pub fn put(key: Key, outline: Arc<Outline>) {
+    with(|c| c.put(key, outline));
+}
