@@ -41,9 +41,17 @@ pub(super) enum FileOutcome {
 /// stat and seek the file again for its size hint; on a tree of small files
 /// those two syscalls are a measurable share of the whole search. The file
 /// may have grown since the stat, so reading goes on until EOF.
-fn read_whole(mut file: std::fs::File, size_hint: usize, buf: &mut Vec<u8>) -> std::io::Result<()> {
-    buf.clear();
-    buf.resize(size_hint + 1, 0);
+fn read_whole(
+    mut file: std::fs::File,
+    size_hint: usize,
+    buf: &mut Vec<u8>,
+) -> std::io::Result<usize> {
+    // The buffer keeps its length between files (only growing), so the
+    // bytes are zeroed once per growth, not once per file: zeroing every
+    // file would cost a memset of the whole tree.
+    if buf.len() < size_hint + 1 {
+        buf.resize(size_hint + 1, 0);
+    }
     let mut filled = 0;
     loop {
         if filled == buf.len() {
@@ -56,8 +64,7 @@ fn read_whole(mut file: std::fs::File, size_hint: usize, buf: &mut Vec<u8>) -> s
             Err(e) => return Err(e),
         }
     }
-    buf.truncate(filled);
-    Ok(())
+    Ok(filled)
 }
 
 pub(super) struct FileSearcher<'a> {
@@ -65,6 +72,8 @@ pub(super) struct FileSearcher<'a> {
     matcher: RegexMatcher,
     searcher: Searcher,
     buf: Vec<u8>,
+    /// How much of `buf` holds the current file.
+    filled: usize,
     display_root: PathBuf,
 }
 
@@ -109,6 +118,7 @@ impl<'a> FileSearcher<'a> {
             matcher,
             searcher: build_searcher(opts),
             buf: Vec::with_capacity(64 << 10),
+            filled: 0,
             display_root,
         }
     }
@@ -152,14 +162,15 @@ impl<'a> FileSearcher<'a> {
         };
         let whole = meta.len() <= WHOLE_READ_LIMIT;
         let result = if whole {
-            if let Err(e) = read_whole(file, meta.len() as usize, &mut self.buf) {
-                return FileOutcome::Failed(format!("{}: {e}", path.display()));
-            }
-            if memchr::memchr(0, &self.buf).is_some() {
+            self.filled = match read_whole(file, meta.len() as usize, &mut self.buf) {
+                Ok(n) => n,
+                Err(e) => return FileOutcome::Failed(format!("{}: {e}", path.display())),
+            };
+            if memchr::memchr(0, &self.buf[..self.filled]).is_some() {
                 return FileOutcome::Binary;
             }
             self.searcher
-                .search_slice(&self.matcher, &self.buf, &mut sink)
+                .search_slice(&self.matcher, &self.buf[..self.filled], &mut sink)
         } else {
             let reader = CancellableReader { inner: file, stop };
             self.searcher
@@ -196,7 +207,7 @@ impl<'a> FileSearcher<'a> {
             && !sink.hits.is_empty()
             && sink.hits.len() < structure::group::SKIP_AT;
         let outline = if wants_structure && !stop() {
-            Language::detect(path, &self.buf)
+            Language::detect(path, &self.buf[..self.filled])
                 .and_then(|lang| self.outline(lang, &meta, stop))
                 .filter(|o| !o.symbols.is_empty())
         } else {
@@ -221,7 +232,11 @@ impl<'a> FileSearcher<'a> {
         if let Some(cached) = key.as_ref().and_then(outline_cache::get) {
             return Some(cached);
         }
-        let fresh = Arc::new(structure::outline_cancellable(lang, &self.buf, stop)?);
+        let fresh = Arc::new(structure::outline_cancellable(
+            lang,
+            &self.buf[..self.filled],
+            stop,
+        )?);
         if let Some(key) = key {
             outline_cache::put(key, fresh.clone());
         }

@@ -8,10 +8,10 @@ use super::cancel::{CancelToken, StopReason};
 use super::file_search::{FileOutcome, FileSearcher};
 use super::grep::{GrepPlan, GrepSummary, Hit, IgnoredCount};
 use super::ordered::{ignored_label, mtime_of};
-use super::walk::ErrorLog;
+use super::walk::{Deferred, ErrorLog, Walker};
 use super::SortOrder;
 use std::path::PathBuf;
-use std::sync::Mutex;
+use std::sync::{Mutex, OnceLock};
 use std::time::{Instant, SystemTime};
 
 struct Found {
@@ -37,7 +37,10 @@ pub(super) fn run(
     let tally = Mutex::new(Tally::default());
     let walk_errors = Mutex::new(ErrorLog::default());
     let stop = || cancel.is_stopped();
-    let visitor = |group: Option<usize>| {
+    // Filled once the project walk has set the ignored roots aside.
+    let roots: OnceLock<Vec<Deferred>> = OnceLock::new();
+    let visitor_for = |fixed: Option<usize>, grouped: bool| {
+        let roots = &roots;
         let mut searcher =
             FileSearcher::new(&plan.opts, plan.matcher.clone(), plan.display_root.clone());
         let tally = &tally;
@@ -46,6 +49,11 @@ pub(super) fn run(
             if !e.file_type().is_some_and(|t| t.is_file()) {
                 return true;
             }
+            let group = match (fixed, grouped) {
+                (Some(g), _) => Some(g),
+                (None, true) => roots.get().and_then(|d| Walker::group_of(d, e.path())),
+                (None, false) => None,
+            };
             // File and count listings: no structure to show.
             let outcome = searcher.search(e.path(), group, false, stop);
             let mut t = tally.lock().unwrap_or_else(|p| p.into_inner());
@@ -91,29 +99,14 @@ pub(super) fn run(
         }
         None => plan
             .walker
-            .walk_parallel(&[], cancel, &walk_errors, || visitor(None)),
+            .walk_parallel(&[], cancel, &walk_errors, || visitor_for(None, false)),
     };
-    for (i, d) in deferred.iter().enumerate() {
-        if cancel.is_stopped() {
-            break;
-        }
-        if d.is_dir {
-            plan.walker
-                .walk_parallel(std::slice::from_ref(d), cancel, &walk_errors, || {
-                    visitor(Some(i))
-                });
-        } else {
-            let mut v = visitor(Some(i));
-            // A deferred file is visited through a one-entry walk so it
-            // gets the same checks as any other entry.
-            for entry in ignore::WalkBuilder::new(&d.path)
-                .standard_filters(false)
-                .build()
-                .flatten()
-            {
-                v(&entry);
-            }
-        }
+    // Every ignored root in one parallel walk; each entry's group is the
+    // root it lies under.
+    let deferred: &[Deferred] = roots.get_or_init(|| deferred);
+    if !deferred.is_empty() && !cancel.is_stopped() {
+        plan.walker
+            .walk_parallel(deferred, cancel, &walk_errors, || visitor_for(None, true));
     }
 
     let mut tally = tally.into_inner().unwrap_or_else(|p| p.into_inner());
