@@ -66,6 +66,15 @@ impl CancelToken {
         false
     }
 
+    /// `(cancelled, timed_out)`, the two flags every summary reports.
+    pub fn flags(&self) -> (bool, bool) {
+        match self.reason() {
+            Some(StopReason::Cancelled) => (true, false),
+            Some(StopReason::TimedOut) => (false, true),
+            None => (false, false),
+        }
+    }
+
     pub fn reason(&self) -> Option<StopReason> {
         match self.inner.reason.load(Ordering::Acquire) {
             CANCELLED => Some(StopReason::Cancelled),

@@ -6,7 +6,7 @@
 //! after the project's own files, since a fresh `node_modules` is newer than
 //! every source file.
 
-use super::cancel::{CancelToken, StopReason};
+use super::cancel::CancelToken;
 use super::display::{display_bytes, relative_bytes, DisplayPath};
 use super::walk::{resolve_target, Deferred, ErrorLog, Target, WalkOptions, Walker};
 use super::{SearchError, SortOrder};
@@ -369,11 +369,7 @@ fn run_plan(plan: &GlobPlan, cancel: &CancelToken) -> GlobResult {
         })
         .collect();
     result.errors = errors.into_inner().unwrap_or_else(|p| p.into_inner());
-    match cancel.reason() {
-        Some(StopReason::Cancelled) => result.cancelled = true,
-        Some(StopReason::TimedOut) => result.timed_out = true,
-        None => {}
-    }
+    (result.cancelled, result.timed_out) = cancel.flags();
     result.elapsed_ms = started.elapsed().as_secs_f64() * 1000.0;
     result
 }

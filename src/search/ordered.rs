@@ -2,7 +2,7 @@
 //! searcher threads work ahead by a bounded window, and the collector (the
 //! calling thread) restores the order, applies the limit and emits.
 
-use super::cancel::{CancelToken, StopReason};
+use super::cancel::CancelToken;
 use super::display::{display_bytes, relative_bytes};
 use super::file_search::{attach_structure, FileOutcome, FileSearcher};
 use super::grep::{GrepMode, GrepPlan, GrepSummary, Hit, IgnoredCount};
@@ -326,11 +326,7 @@ pub(super) fn run(
     summary
         .errors
         .merge(walk_errors.into_inner().unwrap_or_else(|p| p.into_inner()));
-    match cancel.reason() {
-        Some(StopReason::Cancelled) => summary.cancelled = true,
-        Some(StopReason::TimedOut) => summary.timed_out = true,
-        None => {}
-    }
+    (summary.cancelled, summary.timed_out) = cancel.flags();
     summary.elapsed_ms = started.elapsed().as_secs_f64() * 1000.0;
     summary
 }

@@ -4,7 +4,7 @@
 //! is the same as the ordered pipeline's; only the files with a match are
 //! held in memory.
 
-use super::cancel::{CancelToken, StopReason};
+use super::cancel::CancelToken;
 use super::file_search::{FileOutcome, FileSearcher};
 use super::grep::{GrepPlan, GrepSummary, Hit, IgnoredCount};
 use super::ordered::{ignored_label, mtime_of};
@@ -181,11 +181,7 @@ pub(super) fn run(
             .map(|d| ignored_label(&plan.display_root, d))
             .collect();
     }
-    match cancel.reason() {
-        Some(StopReason::Cancelled) => summary.cancelled = true,
-        Some(StopReason::TimedOut) => summary.timed_out = true,
-        None => {}
-    }
+    (summary.cancelled, summary.timed_out) = cancel.flags();
     summary.elapsed_ms = started.elapsed().as_secs_f64() * 1000.0;
     summary
 }
