@@ -187,3 +187,35 @@ test("glob rejects bad input clearly", () => {
   assert.throws(() => native.glob({ pattern: "a[" }), /Invalid glob/);
   assert.throws(() => native.glob({ pattern: "*", path: "/no/such/dir" }), /Path not found: \/no\/such\/dir/);
 });
+
+// A panic must reach JS as an error and leave the host running. Each case
+// runs in its own Node process with the fault injected through the env.
+for (const [point, expectation] of [
+  ["grep-call", "the call throws"],
+  ["grep-file", "the summary reports the failure"],
+] as const) {
+  test(`a Rust panic at ${point} becomes a JS error (${expectation}), not an abort`, async (t) => {
+    const tree = makeTree({ "a.txt": "needle\n" });
+    t.after(tree.cleanup);
+    const script = `const n = require(${JSON.stringify(packageRoot + "/index.js")});
+      (async () => {
+        let outcome;
+        try {
+          const s = n.grep({ pattern: "needle", path: ${JSON.stringify(tree.root)} });
+          while (await s.nextBatch());
+          outcome = { summary: s.summary() };
+        } catch (e) { outcome = { thrown: String(e && e.message) }; }
+        await new Promise((r) => setTimeout(r, 20));
+        console.log(JSON.stringify({ ...outcome, alive: true }));
+      })();`;
+    const run = spawnSync(process.execPath, ["-e", script], { encoding: "utf8", timeout: 20_000, env: { ...process.env, PI_UTILS_FAULT: point } });
+    assert.equal(run.status, 0, `node must not abort: ${run.stderr}`);
+    const out = JSON.parse(run.stdout);
+    assert.equal(out.alive, true);
+    if (point === "grep-call") {
+      assert.match(out.thrown, /panic|injected fault/i);
+    } else {
+      assert.ok(out.summary.errors.some((e: string) => /panicked/.test(e)), JSON.stringify(out.summary));
+    }
+  });
+}

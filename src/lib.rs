@@ -1,6 +1,8 @@
-//! napi glue only: option structs, conversions and error mapping. The logic
-//! lives in napi-free modules (`search`, and later `structure`, `shell`).
+//! The crate root only declares modules: the logic lives in napi-free
+//! modules (`search`, `structure`, `shell`), and `napi` holds the glue that
+//! converts types for JS.
 
+pub mod fault;
 pub mod search;
 pub mod shell;
 pub mod structure;

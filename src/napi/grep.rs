@@ -231,6 +231,7 @@ impl GrepSearch {
 /// unknown type, bad glob, or an already aborted `signal`.
 #[napi(catch_unwind)]
 pub fn grep(env: Env, options: GrepOptions) -> Result<GrepSearch> {
+    crate::fault::panic_if_injected("grep-call");
     let core = options.to_core()?;
     let cwd = cwd_of(&options.cwd)?;
     let cancel = CancelToken::new(core.timeout);

@@ -135,6 +135,7 @@ impl<'a> FileSearcher<'a> {
         shown: bool,
         stop: &dyn Fn() -> bool,
     ) -> FileOutcome {
+        crate::fault::panic_if_injected("grep-file");
         let file = match open_nonblocking(path) {
             Ok(f) => f,
             Err(e) => return FileOutcome::Failed(format!("{}: {e}", path.display())),
