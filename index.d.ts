@@ -149,7 +149,7 @@ export interface GlobOptions {
   kind?: 'file' | 'dir' | 'any'
   /** `mtime` (default): newest first, ties by path; `path`: path order. */
   sort?: 'path' | 'mtime'
-  /** Walker threads. Default: available cores, at most 8. */
+  /** Walker threads. Default: available cores + 1, at most 8. */
   threads?: number
   /** Stop after this many milliseconds and report `timedOut`. */
   timeoutMs?: number
@@ -284,7 +284,7 @@ export interface GrepOptions {
    * `rg --sort path`; `mtime`: newest file first, ties by path.
    */
   sort?: 'path' | 'mtime'
-  /** Searcher threads. Default: available cores, at most 8. */
+  /** Searcher threads. Default: available cores + 1, at most 8. */
   threads?: number
   /** Stop after this many milliseconds and report `timedOut` with partial results. */
   timeoutMs?: number

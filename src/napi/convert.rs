@@ -75,7 +75,7 @@ pub struct GrepOptions<'a> {
     /// `rg --sort path`; `mtime`: newest file first, ties by path.
     #[napi(ts_type = "'path' | 'mtime'")]
     pub sort: Option<String>,
-    /// Searcher threads. Default: available cores, at most 8.
+    /// Searcher threads. Default: available cores + 1, at most 8.
     pub threads: Option<u32>,
     /// Stop after this many milliseconds and report `timedOut` with partial results.
     pub timeout_ms: Option<u32>,
@@ -183,7 +183,7 @@ pub struct GlobOptions<'a> {
     /// `mtime` (default): newest first, ties by path; `path`: path order.
     #[napi(ts_type = "'path' | 'mtime'")]
     pub sort: Option<String>,
-    /// Walker threads. Default: available cores, at most 8.
+    /// Walker threads. Default: available cores + 1, at most 8.
     pub threads: Option<u32>,
     /// Stop after this many milliseconds and report `timedOut`.
     pub timeout_ms: Option<u32>,
