@@ -36,7 +36,6 @@ pub(super) enum FileOutcome {
     Skipped,
 }
 
-/// Per-thread search state: the buffer is reused across files.
 /// Reads a file whose size we already know into `buf`. `read_to_end` would
 /// stat and seek the file again for its size hint; on a tree of small files
 /// those two syscalls are a measurable share of the whole search. The file
@@ -67,6 +66,7 @@ fn read_whole(
     Ok(filled)
 }
 
+/// Per-thread search state: the buffer is reused across files.
 pub(super) struct FileSearcher<'a> {
     opts: &'a GrepOptions,
     matcher: RegexMatcher,
@@ -147,11 +147,12 @@ impl<'a> FileSearcher<'a> {
         if !meta.is_file() {
             return FileOutcome::Skipped;
         }
-        let display = Arc::new(display_bytes(&relative_bytes(&self.display_root, path)));
         let mut sink = HitSink {
             opts: self.opts,
             matcher: &self.matcher,
-            display,
+            path,
+            display_root: &self.display_root,
+            display: None,
             ignored: group.is_some(),
             hits: Vec::new(),
             pending_before: Vec::new(),
@@ -186,8 +187,9 @@ impl<'a> FileSearcher<'a> {
             return FileOutcome::Binary;
         }
         if self.opts.mode != GrepMode::Content && sink.lines_matched > 0 {
+            let path = sink.display();
             sink.hits.push(Hit {
-                path: sink.display.clone(),
+                path,
                 ignored: sink.ignored,
                 line: 0,
                 column: 0,
@@ -248,7 +250,11 @@ impl<'a> FileSearcher<'a> {
 struct HitSink<'a> {
     opts: &'a GrepOptions,
     matcher: &'a RegexMatcher,
-    display: Arc<DisplayPath>,
+    path: &'a Path,
+    display_root: &'a Path,
+    /// Made on the first hit: most searched files have none, and the
+    /// display path is a per-file allocation on the hot path.
+    display: Option<Arc<DisplayPath>>,
     ignored: bool,
     hits: Vec<Hit>,
     pending_before: Vec<ContextLine>,
@@ -261,6 +267,13 @@ struct HitSink<'a> {
 }
 
 impl HitSink<'_> {
+    fn display(&mut self) -> Arc<DisplayPath> {
+        let (root, path) = (self.display_root, self.path);
+        self.display
+            .get_or_insert_with(|| Arc::new(display_bytes(&relative_bytes(root, path))))
+            .clone()
+    }
+
     fn context_line(&self, line: u64, bytes: &[u8]) -> ContextLine {
         let w = window(trim_terminator(bytes), None, self.opts.max_line_length);
         ContextLine {
@@ -308,8 +321,9 @@ impl Sink for HitSink<'_> {
                 .map(|mat| mat.start());
             let w = window(line, focus, self.opts.max_line_length);
             self.lines_matched += 1;
+            let path = self.display();
             self.hits.push(Hit {
-                path: self.display.clone(),
+                path,
                 ignored: self.ignored,
                 line: first_line + i as u64,
                 column: focus.map_or(1, |f| f as u64 + 1),

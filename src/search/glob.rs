@@ -312,13 +312,7 @@ fn run_plan(plan: &GlobPlan, cancel: &CancelToken) -> GlobResult {
 
     let room = opts.limit.saturating_sub(chosen.len());
     let mut ignored_totals = vec![0u64; deferred.len()];
-    let label = |d: &Deferred| {
-        let mut s = display_bytes(&relative_bytes(root, &d.path)).text;
-        if d.is_dir {
-            s.push('/');
-        }
-        s
-    };
+    let label = |d: &Deferred| d.label(root);
     if room > 0 && !deferred.is_empty() && !cancel.is_stopped() {
         let ignored = Mutex::new(TopK::new(room));
         let per_group: Vec<AtomicU64> = deferred.iter().map(|_| AtomicU64::new(0)).collect();

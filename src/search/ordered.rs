@@ -3,7 +3,6 @@
 //! calling thread) restores the order, applies the limit and emits.
 
 use super::cancel::CancelToken;
-use super::display::{display_bytes, relative_bytes};
 use super::file_search::{attach_structure, FileOutcome, FileSearcher};
 use super::grep::{GrepMode, GrepPlan, GrepSummary, Hit, IgnoredCount};
 use super::walk::{Deferred, ErrorLog};
@@ -35,15 +34,6 @@ struct Done {
     outcome: FileOutcome,
 }
 
-/// Display label of an ignored root: relative path, `/` after a directory.
-pub(super) fn ignored_label(root: &Path, d: &Deferred) -> String {
-    let mut s = display_bytes(&relative_bytes(root, &d.path)).text;
-    if d.is_dir {
-        s.push('/');
-    }
-    s
-}
-
 pub(super) fn mtime_of(path: &Path) -> SystemTime {
     std::fs::symlink_metadata(path)
         .and_then(|m| m.modified())
@@ -63,9 +53,9 @@ pub(super) fn run(
     let single = &plan.single;
     let threads = opts.walk.threads.max(1);
     let halt = AtomicBool::new(false);
-    // Set once the project has a match: from then on, with
-    // `ignored_count_only`, ignored files are only counted, so searchers
-    // need not outline them. Searchers run ahead of the collector, so they
+    // Set by the collector once the project has a match: from then on, with
+    // `ignored_count_only`, ignored files are only counted (the collector
+    // reads it for that), so searchers need not outline them. Searchers run ahead of the collector, so they
     // may see it late (an outline wasted), never early.
     let project_matched = AtomicBool::new(false);
     // Output lines (hits and context) the collector has listed so far; the
@@ -195,7 +185,6 @@ pub(super) fn run(
         let mut batch: Vec<Hit> = Vec::new();
         let mut last_flush = Instant::now();
         let mut ignored_counts: BTreeMap<usize, IgnoredCount> = BTreeMap::new();
-        let mut project_matches = 0u64;
         let mut last_group_done: Option<usize> = None;
         let mut consumer_gone = false;
         let limit = opts.max_count.unwrap_or(u64::MAX);
@@ -223,8 +212,9 @@ pub(super) fn run(
                         outline,
                     } => {
                         summary.files_searched += 1;
-                        let count_only =
-                            done.group.is_some() && opts.ignored_count_only && project_matches > 0;
+                        let count_only = done.group.is_some()
+                            && opts.ignored_count_only
+                            && project_matched.load(Ordering::Relaxed);
                         let file_matches: u64 = if opts.mode == GrepMode::Content {
                             full_count.max(hits.len() as u64)
                         } else {
@@ -238,7 +228,6 @@ pub(super) fn run(
                                     e.matches += file_matches;
                                 }
                             } else {
-                                project_matches += file_matches;
                                 project_matched.store(true, Ordering::Relaxed);
                             }
                         }
@@ -301,7 +290,7 @@ pub(super) fn run(
             .clone();
         let stopped_early = halt.load(Ordering::Relaxed) || cancel.is_stopped();
         for (i, d) in deferred.iter().enumerate() {
-            let label = ignored_label(display_root, d);
+            let label = d.label(display_root);
             if let Some(c) = ignored_counts.get(&i) {
                 if c.matches > 0 || c.files > 0 {
                     summary.ignored.push(IgnoredCount {

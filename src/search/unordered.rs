@@ -7,10 +7,10 @@
 use super::cancel::CancelToken;
 use super::file_search::{FileOutcome, FileSearcher};
 use super::grep::{GrepPlan, GrepSummary, Hit, IgnoredCount};
-use super::ordered::{ignored_label, mtime_of};
+use super::ordered::mtime_of;
 use super::walk::{Deferred, ErrorLog, Walker};
 use super::SortOrder;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::{Mutex, OnceLock};
 use std::time::{Instant, SystemTime};
 
@@ -39,41 +39,47 @@ pub(super) fn run(
     let stop = || cancel.is_stopped();
     // Filled once the project walk has set the ignored roots aside.
     let roots: OnceLock<Vec<Deferred>> = OnceLock::new();
-    let visitor_for = |fixed: Option<usize>, grouped: bool| {
-        let roots = &roots;
-        let mut searcher =
-            FileSearcher::new(&plan.opts, plan.matcher.clone(), plan.display_root.clone());
-        let tally = &tally;
-        let stop = &stop;
-        move |e: &ignore::DirEntry| {
-            if !e.file_type().is_some_and(|t| t.is_file()) {
-                return true;
+    // Searches one file and records what came of it; `group` is the ignored
+    // root it lies under. Shared by the walker threads and the single-file case.
+    let search_one = |searcher: &mut FileSearcher, path: &Path, group: Option<usize>| {
+        // File and count listings: no structure to show.
+        let outcome = searcher.search(path, group, false, &stop);
+        let mut t = tally.lock().unwrap_or_else(|p| p.into_inner());
+        match outcome {
+            FileOutcome::Searched { hits, .. } => {
+                t.files_searched += 1;
+                for hit in hits {
+                    t.found.push(Found {
+                        path: path.to_path_buf(),
+                        group,
+                        hit,
+                    });
+                }
             }
-            let group = match (fixed, grouped) {
-                (Some(g), _) => Some(g),
-                (None, true) => roots.get().and_then(|d| Walker::group_of(d, e.path())),
-                (None, false) => None,
-            };
-            // File and count listings: no structure to show.
-            let outcome = searcher.search(e.path(), group, false, stop);
-            let mut t = tally.lock().unwrap_or_else(|p| p.into_inner());
-            match outcome {
-                FileOutcome::Searched { hits, .. } => {
-                    t.files_searched += 1;
-                    for hit in hits {
-                        t.found.push(Found {
-                            path: e.path().to_path_buf(),
-                            group,
-                            hit,
-                        });
-                    }
-                }
-                FileOutcome::Binary => {
-                    t.files_searched += 1;
-                    t.binary_skipped += 1;
-                }
-                FileOutcome::Failed(msg) => t.errors.push(msg),
-                FileOutcome::Skipped => {}
+            FileOutcome::Binary => {
+                t.files_searched += 1;
+                t.binary_skipped += 1;
+            }
+            FileOutcome::Failed(msg) => t.errors.push(msg),
+            FileOutcome::Skipped => {}
+        }
+    };
+    let new_searcher =
+        || FileSearcher::new(&plan.opts, plan.matcher.clone(), plan.display_root.clone());
+    // `ignored`: the walk is over the ignored roots, so each entry's group is
+    // found from its path.
+    let visitor_for = |ignored: bool| {
+        let roots = &roots;
+        let search_one = &search_one;
+        let mut searcher = new_searcher();
+        move |e: &ignore::DirEntry| {
+            if e.file_type().is_some_and(|t| t.is_file()) {
+                let group = if ignored {
+                    roots.get().and_then(|d| Walker::group_of(d, e.path()))
+                } else {
+                    None
+                };
+                search_one(&mut searcher, e.path(), group);
             }
             true
         }
@@ -81,32 +87,20 @@ pub(super) fn run(
     let deferred = match &plan.single {
         Some(file) => {
             if plan.walker.accepts_file(file) {
-                let mut visit_one =
-                    FileSearcher::new(&plan.opts, plan.matcher.clone(), plan.display_root.clone());
-                if let FileOutcome::Searched { hits, .. } =
-                    visit_one.search(file, None, false, &stop)
-                {
-                    let mut t = tally.lock().unwrap_or_else(|p| p.into_inner());
-                    t.files_searched += 1;
-                    t.found.extend(hits.into_iter().map(|hit| Found {
-                        path: file.clone(),
-                        group: None,
-                        hit,
-                    }));
-                }
+                search_one(&mut new_searcher(), file, None);
             }
             Vec::new()
         }
         None => plan
             .walker
-            .walk_parallel(&[], cancel, &walk_errors, || visitor_for(None, false)),
+            .walk_parallel(&[], cancel, &walk_errors, || visitor_for(false)),
     };
     // Every ignored root in one parallel walk; each entry's group is the
     // root it lies under.
     let deferred: &[Deferred] = roots.get_or_init(|| deferred);
     if !deferred.is_empty() && !cancel.is_stopped() {
         plan.walker
-            .walk_parallel(deferred, cancel, &walk_errors, || visitor_for(None, true));
+            .walk_parallel(deferred, cancel, &walk_errors, || visitor_for(true));
     }
 
     let mut tally = tally.into_inner().unwrap_or_else(|p| p.into_inner());
@@ -134,7 +128,7 @@ pub(super) fn run(
     let mut per_group: Vec<IgnoredCount> = deferred
         .iter()
         .map(|d| IgnoredCount {
-            path: ignored_label(&plan.display_root, d),
+            path: d.label(&plan.display_root),
             ..Default::default()
         })
         .collect();
@@ -178,7 +172,7 @@ pub(super) fn run(
     if cancel.is_stopped() {
         summary.ignored_unsearched = deferred
             .iter()
-            .map(|d| ignored_label(&plan.display_root, d))
+            .map(|d| d.label(&plan.display_root))
             .collect();
     }
     (summary.cancelled, summary.timed_out) = cancel.flags();

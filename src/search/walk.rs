@@ -6,6 +6,7 @@
 
 use super::cancel::CancelToken;
 use super::classify::Classifier;
+use super::display::{display_bytes, relative_bytes};
 use super::SearchError;
 use ignore::overrides::{Override, OverrideBuilder};
 use ignore::types::{Types, TypesBuilder};
@@ -54,6 +55,18 @@ pub fn default_threads() -> usize {
 pub struct Deferred {
     pub path: PathBuf,
     pub is_dir: bool,
+}
+
+impl Deferred {
+    /// How summaries name this ignored root: its display path relative to
+    /// `root`, with `/` after a directory (`node_modules/`).
+    pub fn label(&self, root: &Path) -> String {
+        let mut s = display_bytes(&relative_bytes(root, &self.path)).text;
+        if self.is_dir {
+            s.push('/');
+        }
+        s
+    }
 }
 
 /// Errors that do not stop a search: counted, and the first few kept.
