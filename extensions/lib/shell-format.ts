@@ -2,8 +2,10 @@
 // is unit-tested and one change of phrasing happens in one place.
 import type { ShellJob, ShellKillReport } from "./shell-registry.ts";
 
-export const DEFAULT_MAX_LINES = 2000;
-export const DEFAULT_MAX_BYTES = 50 * 1024;
+import { DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, formatSize } from "./truncate.mjs";
+
+// Re-exported so shell-bg's callers keep one import; the values and Pi's size format live in truncate.mjs.
+export { DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, formatSize };
 
 /** `850ms`, `4.2s`, `59s`, `3m 05s`, `2h 01m`: short enough for a widget line, exact enough for a model. */
 export function formatDuration(ms: number): string {
@@ -15,13 +17,6 @@ export function formatDuration(ms: number): string {
 	const m = Math.floor(s / 60);
 	if (m < 60) return `${m}m ${String(s % 60).padStart(2, "0")}s`;
 	return `${Math.floor(m / 60)}h ${String(m % 60).padStart(2, "0")}m`;
-}
-
-/** Pi's `formatSize` (same thresholds and digits), so sizes read alike across tools. */
-export function formatSize(bytes: number): string {
-	if (bytes < 1024) return `${bytes}B`;
-	if (bytes < 1024 * 1024) return `${(bytes / 1024).toFixed(1)}KB`;
-	return `${(bytes / (1024 * 1024)).toFixed(1)}MB`;
 }
 
 // CSI (`ESC [ ... final`), OSC (`ESC ] ... BEL|ST`) and two-character escapes.
@@ -72,7 +67,7 @@ export interface TailTruncation {
 }
 
 /** Pi's `truncateTail` (0.73.1, MIT): the last whole lines within both limits; one over-long line is cut from its start. */
-export function truncateTail(content: string, maxLines = DEFAULT_MAX_LINES, maxBytes = DEFAULT_MAX_BYTES): TailTruncation {
+export function truncateTail(content: string, maxLines: number = DEFAULT_MAX_LINES, maxBytes: number = DEFAULT_MAX_BYTES): TailTruncation {
 	const totalBytes = Buffer.byteLength(content, "utf8");
 	const lines = content.split("\n");
 	const totalLines = lines.length;
