@@ -10,7 +10,7 @@ use napi::bindgen_prelude::*;
 use napi_derive::napi;
 use std::time::Duration;
 
-fn parse_choice<'a>(
+pub(super) fn parse_choice<'a>(
     field: &str,
     value: &Option<String>,
     choices: &[&'a str],

@@ -4,6 +4,7 @@
 //! blocking pool, never on the JS thread or libuv's pool.
 #![cfg(unix)]
 
+use super::convert::parse_choice;
 use super::signal::check_and_subscribe;
 use crate::search::cancel::CancelToken;
 use crate::shell::job::signal_name;
@@ -206,15 +207,13 @@ pub struct ShellReadOptions {
     pub keep: Option<String>,
 }
 
-fn keep_of(v: &Option<String>) -> Result<Keep> {
-    match v.as_deref() {
-        None | Some("tail") => Ok(Keep::Tail),
-        Some("head") => Ok(Keep::Head),
-        Some(other) => Err(Error::new(
-            Status::InvalidArg,
-            format!("Invalid keep: {other} (expected head, tail)"),
-        )),
-    }
+/// Which end of an over-long read to keep; `default` when not given.
+fn keep_of(v: &Option<String>, default: Keep) -> Result<Keep> {
+    Ok(match parse_choice("keep", v, &["head", "tail"])? {
+        Some("head") => Keep::Head,
+        Some(_) => Keep::Tail,
+        None => default,
+    })
 }
 
 #[napi(object, object_to_js = false)]
@@ -421,7 +420,7 @@ impl ShellRegistry {
     /// and `skipped` counts what was passed over.
     #[napi(catch_unwind)]
     pub fn read_new(&self, id: String, options: Option<ShellReadOptions>) -> Result<ShellLogChunk> {
-        let keep = keep_of(&options.as_ref().and_then(|o| o.keep.clone()))?;
+        let keep = keep_of(&options.as_ref().and_then(|o| o.keep.clone()), Keep::Tail)?;
         let max = byte_limit(options.and_then(|o| o.max_bytes))?;
         self.inner
             .read_new(&id, max, keep)
@@ -520,10 +519,7 @@ pub fn read_log_from(
     offset: f64,
     options: Option<ShellReadOptions>,
 ) -> Result<ShellLogChunk> {
-    let keep = match options.as_ref().and_then(|o| o.keep.clone()) {
-        None => Keep::Head,
-        k => keep_of(&k)?,
-    };
+    let keep = keep_of(&options.as_ref().and_then(|o| o.keep.clone()), Keep::Head)?;
     let max = byte_limit(options.and_then(|o| o.max_bytes))?;
     log::read_from(Path::new(&path), offset_of(offset)?, max, keep, false)
         .map(chunk_out)

@@ -87,7 +87,7 @@ pub fn open_shared(sidecar: &Path) -> Result<(Arc<Registry>, bool), ShellError> 
     if let Some(r) = shared.iter().find(|r| r.sidecar == key) {
         return Ok((r.clone(), true));
     }
-    let r = Registry::open(&key)?;
+    let r = Registry::open_normalized(key)?;
     shared.push(r.clone());
     Ok((r, false))
 }
@@ -114,7 +114,12 @@ fn normalize(path: &Path) -> Result<PathBuf, ShellError> {
 impl Registry {
     /// A registry of its own (not shared): loads and reconciles the sidecar.
     pub fn open(sidecar_path: &Path) -> Result<Arc<Registry>, ShellError> {
-        let path = normalize(sidecar_path)?;
+        Self::open_normalized(normalize(sidecar_path)?)
+    }
+
+    /// `open` for a path `normalize` already returned (`open_shared` needs it
+    /// normalized as its key, and normalizing is a few syscalls).
+    fn open_normalized(path: PathBuf) -> Result<Arc<Registry>, ShellError> {
         let loaded = sidecar::load(&path);
         let mut changed = !loaded.problems.is_empty();
         let jobs = loaded
