@@ -201,7 +201,7 @@ pub(crate) fn outline_with(
 fn empty(language: Language, source: &[u8]) -> Outline {
     Outline {
         language,
-        total_lines: LineIndex::new(source).total_lines(),
+        total_lines: count_lines(source),
         symbols: Vec::new(),
         has_errors: false,
     }
@@ -377,18 +377,14 @@ struct LineIndex<'a> {
 impl<'a> LineIndex<'a> {
     fn new(source: &'a [u8]) -> Self {
         let mut starts = vec![0];
-        starts.extend(
-            source
-                .iter()
-                .enumerate()
-                .filter(|(_, b)| **b == b'\n')
-                .map(|(i, _)| i + 1),
-        );
+        starts.extend(memchr::memchr_iter(b'\n', source).map(|i| i + 1));
         LineIndex { source, starts }
     }
 
+    /// Same count as `count_lines`, from the newlines already indexed.
     fn total_lines(&self) -> u32 {
-        count_lines(self.source)
+        let newlines = self.starts.len() - 1;
+        (newlines + usize::from(self.source.last().is_some_and(|b| *b != b'\n'))) as u32
     }
 
     fn line_of(&self, byte: usize) -> u32 {
@@ -410,6 +406,6 @@ impl<'a> LineIndex<'a> {
 /// Lines in `source`; a final newline ends the last line, it does not start
 /// another.
 pub fn count_lines(source: &[u8]) -> u32 {
-    let newlines = source.iter().filter(|b| **b == b'\n').count();
+    let newlines = memchr::memchr_iter(b'\n', source).count();
     (newlines + usize::from(source.last().is_some_and(|b| *b != b'\n'))) as u32
 }
