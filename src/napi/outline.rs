@@ -8,6 +8,7 @@
 
 use super::convert::cwd_of;
 use crate::search::display::{display_bytes, os_bytes};
+use crate::search::outline_cache;
 use crate::structure;
 use napi::bindgen_prelude::*;
 use napi_derive::napi;
@@ -127,7 +128,9 @@ fn outline_file(
     std::fs::File::open(&path)
         .and_then(|f| f.take(MAX_FILE_BYTES).read_to_end(&mut source))
         .map_err(|e| format!("Cannot read {given}: {e}"))?;
-    let Some(outline) = structure::outline_path(&path, &source) else {
+    let outline = structure::Language::detect(&path, &source)
+        .and_then(|lang| outline_cache::outline_of(lang, &meta, &source, &|| false));
+    let Some(outline) = outline else {
         return Ok(OutlineResult {
             path: given.to_string(),
             language: None,

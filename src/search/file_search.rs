@@ -15,7 +15,6 @@ use grep_searcher::{Searcher, Sink, SinkContext, SinkContextKind, SinkMatch};
 use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::time::SystemTime;
 
 /// Files up to this size are read whole into a reused buffer (one read, and
 /// the buffer can serve structure extraction); larger ones are streamed.
@@ -211,7 +210,9 @@ impl<'a> FileSearcher<'a> {
             && sink.hits.len() < structure::group::SKIP_AT;
         let outline = if wants_structure && !stop() {
             Language::detect(path, &self.buf[..self.filled])
-                .and_then(|lang| self.outline(lang, &meta, stop))
+                .and_then(|lang| {
+                    outline_cache::outline_of(lang, &meta, &self.buf[..self.filled], stop)
+                })
                 .filter(|o| !o.symbols.is_empty())
         } else {
             None
@@ -221,29 +222,6 @@ impl<'a> FileSearcher<'a> {
             full_count: sink.lines_matched,
             outline,
         }
-    }
-
-    /// The outline of the file in `self.buf`: cached, or parsed (and cached
-    /// when its stamps allow). `None` when stopped.
-    fn outline(
-        &self,
-        lang: Language,
-        meta: &std::fs::Metadata,
-        stop: &dyn Fn() -> bool,
-    ) -> Option<Arc<Outline>> {
-        let key = outline_cache::Key::of(meta, lang, SystemTime::now());
-        if let Some(cached) = key.as_ref().and_then(outline_cache::get) {
-            return Some(cached);
-        }
-        let fresh = Arc::new(structure::outline_cancellable(
-            lang,
-            &self.buf[..self.filled],
-            stop,
-        )?);
-        if let Some(key) = key {
-            outline_cache::put(key, fresh.clone());
-        }
-        Some(fresh)
     }
 }
 

@@ -147,3 +147,24 @@ pub fn get(key: &Key) -> Option<Arc<Outline>> {
 pub fn put(key: Key, outline: Arc<Outline>) {
     with(|c| c.put(key, outline));
 }
+
+/// The outline of `source` (the contents `meta` describes): cached, or
+/// parsed and cached when its stamps allow. `None` only when `stop` says so.
+/// grep's grouping and the `outline()` call both come here, so a file an
+/// agent grepped and then outlines is parsed once.
+pub fn outline_of(
+    lang: Language,
+    meta: &Metadata,
+    source: &[u8],
+    stop: &dyn Fn() -> bool,
+) -> Option<Arc<Outline>> {
+    let key = Key::of(meta, lang, std::time::SystemTime::now());
+    if let Some(cached) = key.as_ref().and_then(get) {
+        return Some(cached);
+    }
+    let fresh = Arc::new(crate::structure::outline_cancellable(lang, source, stop)?);
+    if let Some(key) = key {
+        put(key, fresh.clone());
+    }
+    Some(fresh)
+}

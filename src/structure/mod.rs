@@ -27,11 +27,6 @@ pub use limit::{limit, Limited};
 pub use outline::{count_lines, outline, outline_cancellable, Outline, Symbol, SymbolKind};
 pub use render::{render_outline, render_symbols, symbol_label};
 
-/// Outline `source` if `path` names a language we have a grammar for.
-pub fn outline_path(path: &std::path::Path, source: &[u8]) -> Option<Outline> {
-    Language::detect(path, source).map(|lang| outline(lang, source))
-}
-
 #[cfg(test)]
 mod group_tests;
 #[cfg(test)]

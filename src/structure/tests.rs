@@ -160,7 +160,7 @@ fn detection_by_extension_and_h_files_by_content() {
         let p = Path::new(std::ffi::OsStr::from_bytes(b"b\xfe.rs"));
         assert_eq!(Language::from_path(p), Some(Language::Rust));
     }
-    assert!(outline_path(Path::new("x.txt"), b"fn a() {}").is_none());
+    assert!(Language::detect(Path::new("x.txt"), b"fn a() {}").is_none());
 }
 
 #[test]
