@@ -5,11 +5,13 @@
 import { formatSize, truncateHead } from "./truncate.mjs";
 import {
   abortError,
+  asError,
   effectiveLimit,
   errorsNotice,
   formatSeconds,
-  hardDeadlineMs,
   ignoredNotice,
+  raceDeadline,
+  searchFailure,
   spillFullOutput,
   unsearchedNotice,
 } from "./grep-tool.mjs";
@@ -32,37 +34,19 @@ export function globOptionsFor(params, config) {
 
 /** Resolves with the backend's result, or null when the hard deadline passes first. */
 function awaitGlob(backend, opts, config) {
-  const { signal } = config;
   // Our own controller lets the deadline stop the native walk, not just our waiting.
   const stopper = new AbortController();
-  return new Promise((resolve, reject) => {
-    let done = false;
-    const finish = (fn) => {
-      if (done) return;
-      done = true;
-      clearTimeout(timer);
-      signal?.removeEventListener("abort", onAbort);
-      fn();
-    };
-    const onAbort = () => {
-      stopper.abort();
-      finish(() => reject(abortError()));
-    };
-    const timer = setTimeout(() => {
-      stopper.abort();
-      finish(() => resolve(null));
-    }, hardDeadlineMs(config));
-    signal?.addEventListener("abort", onAbort, { once: true });
+  return raceDeadline(config, () => stopper.abort(), null, (settle) => {
     let pending;
     try {
       pending = backend.glob({ ...opts, signal: stopper.signal });
     } catch (e) {
-      finish(() => reject(e instanceof Error ? e : new Error(String(e))));
+      settle((_, rej) => rej(asError(e)));
       return;
     }
     Promise.resolve(pending).then(
-      (result) => finish(() => resolve(result)),
-      (e) => finish(() => reject(signal?.aborted ? abortError() : e instanceof Error ? e : new Error(String(e)))),
+      (result) => settle((res) => res(result)),
+      (e) => settle((_, rej) => rej(searchFailure(e, config.signal))),
     );
   });
 }

@@ -19,7 +19,7 @@ export function abortError() {
   return new Error("Operation aborted");
 }
 
-function asError(e) {
+export function asError(e) {
   return e instanceof Error ? e : new Error(String(e));
 }
 
@@ -194,44 +194,62 @@ export function formatGrepHits(hits, mode, options = {}) {
   return { lines: f.lines, linesTruncated: f.linesTruncated };
 }
 
-/** Pulls every batch unless abort or the hard deadline comes first; never waits past the deadline. */
-function collect(handle, config, onBatch) {
+/**
+ * The one race every search tool runs against Pi's abort signal and the hard deadline (timeout + grace):
+ * `work(settle, settled)` starts the search and calls `settle((resolve, reject) => ...)` with its outcome.
+ * Whichever comes first wins; an abort or the deadline first calls `stop()` so the backend stops too, then
+ * an abort rejects with Pi's "Operation aborted" and the deadline resolves `onDeadline`. The tool never
+ * waits past the deadline, whatever the backend does.
+ */
+export function raceDeadline(config, stop, onDeadline, work) {
   const { signal } = config;
   return new Promise((resolve, reject) => {
     let done = false;
-    const finish = (fn) => {
+    const settle = (fn) => {
       if (done) return;
       done = true;
       clearTimeout(timer);
       signal?.removeEventListener("abort", onAbort);
-      fn();
+      fn(resolve, reject);
     };
-    const stop = () => {
+    const halt = () => {
       try {
-        handle.cancel();
+        stop();
       } catch {
-        // The search is being abandoned; a failing cancel changes nothing for the caller.
+        // The search is being abandoned; a failing stop changes nothing for the caller.
       }
     };
     const onAbort = () => {
-      stop();
-      finish(() => reject(abortError()));
+      halt();
+      settle((_, rej) => rej(abortError()));
     };
     const timer = setTimeout(() => {
-      stop();
-      finish(() => resolve({ summary: null, gaveUp: true }));
+      halt();
+      settle((res) => res(onDeadline));
     }, hardDeadlineMs(config));
     signal?.addEventListener("abort", onAbort, { once: true });
+    work(settle, () => done);
+  });
+}
+
+/** A failure while searching: Pi's abort text if the caller aborted, else the error itself. */
+export function searchFailure(e, signal) {
+  return signal?.aborted ? abortError() : asError(e);
+}
+
+/** Pulls every batch unless abort or the hard deadline comes first. */
+function collect(handle, config, onBatch) {
+  return raceDeadline(config, () => handle.cancel(), { summary: null, gaveUp: true }, (settle, settled) => {
     (async () => {
       for (;;) {
         const batch = await handle.nextBatch();
-        if (done) return;
+        if (settled()) return;
         if (batch === null) break;
         onBatch(batch);
       }
       const summary = handle.summary();
-      finish(() => resolve({ summary, gaveUp: false }));
-    })().catch((e) => finish(() => reject(signal?.aborted ? abortError() : asError(e))));
+      settle((res) => res({ summary, gaveUp: false }));
+    })().catch((e) => settle((_, rej) => rej(searchFailure(e, config.signal))));
   });
 }
 

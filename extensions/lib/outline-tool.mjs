@@ -4,13 +4,10 @@
 // it, the byte cap, abort, and `details`.
 
 import { homedir } from "node:os";
+import { abortError } from "./grep-tool.mjs";
 import { formatSize, truncateHead } from "./truncate.mjs";
 
 export const DEFAULT_OUTLINE_MAX_ITEMS = 200;
-
-function abortError() {
-  return new Error("Operation aborted");
-}
 
 /** Pi's read tool accepts `@path` (as typed in the editor) and `~/`; so does outline. */
 export function outlinePath(p) {
