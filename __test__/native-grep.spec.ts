@@ -3,6 +3,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import fs from "node:fs";
+import os from "node:os";
 import path from "node:path";
 import { spawnSync } from "node:child_process";
 import { native, collect, packageRoot } from "./helpers/native.ts";
@@ -62,8 +63,16 @@ test("unreadable entries are counted and the search goes on", async (t) => {
   fs.chmodSync(tree.root, 0o755);
   fs.chmodSync(path.join(tree.root, "locked"), 0o000);
   fs.chmodSync(path.join(tree.root, "secret.txt"), 0o000);
-  // Root reads everything, so run the search as an unprivileged user.
-  const script = `const n = require(${JSON.stringify(packageRoot + "/index.js")});
+  // Root reads everything, so run the search as an unprivileged user. That user may not be able to
+  // reach this checkout (a clone under a 0700 mktemp dir), so it loads a copy of the loader and addon.
+  const loader = fs.mkdtempSync(path.join(os.tmpdir(), "pi-utils-loader-"));
+  t.after(() => fs.rmSync(loader, { recursive: true, force: true }));
+  fs.chmodSync(loader, 0o755);
+  for (const f of fs.readdirSync(packageRoot).filter((f) => f === "index.js" || f.endsWith(".node"))) {
+    fs.copyFileSync(path.join(packageRoot, f), path.join(loader, f));
+    fs.chmodSync(path.join(loader, f), 0o755);
+  }
+  const script = `const n = require(${JSON.stringify(loader + "/index.js")});
     const s = n.grep({ pattern: "needle", path: ${JSON.stringify(tree.root)} });
     (async () => { const hits = []; for (let b; (b = await s.nextBatch()); ) hits.push(...b);
       console.log(JSON.stringify({ paths: hits.map((h) => h.path), summary: s.summary() })); })();`;
