@@ -5,9 +5,9 @@ import assert from "node:assert/strict";
 import fs from "node:fs";
 import path from "node:path";
 import { spawnSync } from "node:child_process";
-import { runGrepTool, type GrepToolParams } from "../extensions/lib/grep-tool.mjs";
-import { runGlobTool } from "../extensions/lib/glob-tool.mjs";
-import { runOutlineTool } from "../extensions/lib/outline-tool.mjs";
+import { runGrepTool, type GrepToolParams } from "../extensions/lib/search/grep.mjs";
+import { runGlobTool } from "../extensions/lib/search/glob.mjs";
+import { runOutlineTool } from "../extensions/lib/search/outline.mjs";
 import { native, packageRoot } from "./helpers/native.ts";
 import { makeTree } from "./helpers/tree.ts";
 
@@ -134,7 +134,7 @@ test("a missing addon is reported with the fix, not a stack", (t) => {
   fs.cpSync(path.join(packageRoot, "extensions", "lib"), path.join(tr.root, "extensions", "lib"), { recursive: true });
   const r = spawnSync(process.execPath, [path.join(tr.root, "bin", "pi-utils.mjs"), "grep", "x"], { cwd: tr.root, encoding: "utf-8" });
   assert.equal(r.status, 2);
-  assert.match(r.stderr, /native addon not built: run npm install/);
+  assert.match(r.stderr, /pi-utils native core unavailable: .*Fix: install Rust .* and run `npm install`/);
   assert.doesNotMatch(r.stderr, /\n\s+at /);
 });
 

@@ -7,7 +7,7 @@ import os from "node:os";
 import path from "node:path";
 import { createGrepToolDefinition, initTheme, type Theme } from "@mariozechner/pi-coding-agent";
 import type { Context } from "@mariozechner/pi-ai";
-import { findRg } from "../extensions/lib/rg-backend.mjs";
+import { findRg } from "../extensions/lib/search/rg/index.mjs";
 import { offeredTools, startFakeOpenAIServer, toolResults, type ChatRequest } from "./helpers/fake-openai-server.ts";
 import { fauxAssistantMessage, fauxToolCall, runFauxSession, toolNamesOf } from "./helpers/faux-session.ts";
 import { hostAvailable, packageRoot, PI_HOSTS, runPi, toolEnds } from "./helpers/pi-cli.ts";

@@ -2,7 +2,7 @@
 // maxItems with its note, the byte cap, Pi-style paths, errors and abort.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { runOutlineTool, type OutlineBackend, type OutlineRunConfig } from "../extensions/lib/outline-tool.mjs";
+import { runOutlineTool, type OutlineBackend, type OutlineRunConfig } from "../extensions/lib/search/outline.mjs";
 import { native } from "./helpers/native.ts";
 import { makeTree } from "./helpers/tree.ts";
 

@@ -15,8 +15,8 @@ import {
 } from "@mariozechner/pi-coding-agent";
 import type { GlobResult, GrepHit, GrepOptions, GrepSummary } from "../index.d.ts";
 import { formatSize, truncateHead } from "../extensions/lib/truncate.mjs";
-import { formatGrepHits, runGrepTool, type GrepBackend, type GrepRunConfig } from "../extensions/lib/grep-tool.mjs";
-import { runGlobTool, type GlobBackend, type GlobRunConfig } from "../extensions/lib/glob-tool.mjs";
+import { formatGrepHits, runGrepTool, type GrepBackend, type GrepRunConfig } from "../extensions/lib/search/grep.mjs";
+import { runGlobTool, type GlobBackend, type GlobRunConfig } from "../extensions/lib/search/glob.mjs";
 import { native } from "./helpers/native.ts";
 import { makeTree } from "./helpers/tree.ts";
 

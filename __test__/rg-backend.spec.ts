@@ -1,4 +1,4 @@
-// The ripgrep fallback (extensions/lib/rg-backend.mjs): what it promises on its own, and that it answers exactly
+// The ripgrep fallback (extensions/lib/search/rg/index.mjs): what it promises on its own, and that it answers exactly
 // as the native core does wherever both can run.
 import { test } from "node:test";
 import assert from "node:assert/strict";
@@ -6,8 +6,8 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import type { GlobOptions, GrepOptions } from "../index.d.ts";
-import { createRgBackend, findRg, globToRegExp, rgBackend, type SearchBackend } from "../extensions/lib/rg-backend.mjs";
-import { loadNative } from "../extensions/lib/native.ts";
+import { createRgBackend, findRg, globToRegExp, rgBackend, type SearchBackend } from "../extensions/lib/search/rg/index.mjs";
+import { loadNative } from "../extensions/lib/native.mjs";
 import { makeTree } from "./helpers/tree.ts";
 
 const rg = findRg();

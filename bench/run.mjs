@@ -140,7 +140,7 @@ const rare = "kmalloc_array_node";
 await caseRow("rare literal, limit 100", "<= 0.9 x Pi-style rg", () => nativeGrep({ pattern: rare, literal: true, maxCount: 100 }), [["Pi-style rg spawn", () => piStyleRg(rare, 100, ["--fixed-strings"])]]);
 await caseRow("common literal `static`, limit 100", "<= 2 ms", () => nativeGrep({ pattern: "static", literal: true, maxCount: 100 }), [["Pi-style rg spawn", () => piStyleRg("static", 100, ["--fixed-strings"])]]);
 await caseRow("regex count over the whole tree", "<= 1.0 x rg CLI", () => nativeGrep({ pattern: "[A-Z]+_SUSPEND", mode: "count" }), [["rg -c", () => cli("rg", ["--no-config", "--no-ignore", "--hidden", "-g", "!.git", "-c", "[A-Z]+_SUSPEND"])]]);
-const { runGrepTool } = await import(path.join(root, "extensions/lib/grep-tool.mjs"));
+const { runGrepTool } = await import(path.join(root, "extensions/lib/search/grep.mjs"));
 const toolConfig = { cwd: corpus, timeoutMs: 30000, graceMs: 3000, noIgnore: true, maxLineLength: 500, maxBytes: 51200, defaultLimit: 100 };
 await caseRow(
   "grep tool call, common word, limit 100",
