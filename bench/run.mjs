@@ -4,7 +4,7 @@
 //
 //   node bench/run.mjs [--corpus linux|small] [--runs N] [--only substring]
 //
-// --only group: grouped vs flat grep (issue 7); --only outline: outline of a
+// --only group: grouped vs flat grep; --only outline: outline of a
 // generated ~100 KB TypeScript file. A filtered run writes its own results file.
 //
 // linux: $PI_UTILS_CORPUS, default ~/.cache/pi-utils-bench/linux-source-6.12
@@ -152,7 +152,7 @@ const globPeers = [["rg --files --sortr=modified", () => cli("rg", ["--no-config
 if (fd) globPeers.push([`${fd} -e c`, () => cli(fd, ["-HI", "-e", "c"])]);
 await caseRow("glob *.c newest 100", "<= 0.7 x rg sorted, <= 1.0 x fd", () => native.glob({ pattern: "*.c", path: corpus, limit: 100 }), globPeers);
 
-// Grouping (issue 7) on dense queries over C sources (the tree's first files
+// Grouping on dense queries over C sources (the tree's first files
 // in path order are Documentation/, which has no grammar): many matching
 // files, so structure is extracted for as many files as the limit lets through.
 for (const [word, limit, target] of [["return", 100, 1.2], ["return", 1000, 2], ["static", 100, 1.2], ["static", 1000, 2]]) {
