@@ -1,6 +1,7 @@
-// The ripgrep fallback (entry point of this folder): the same `grep(opts)` / `glob(opts)` interface as the native core (index.d.ts), built
-// on spawning `rg`, for machines where the addon cannot load. Output is meant to be identical to the native
-// core's; where it cannot be, the difference is named here and the summary field stays empty:
+// The ripgrep fallback (entry point of this folder): the same `grep(opts)` / `glob(opts)` interface as the
+// native core (index.d.ts), built on spawning `rg`, for machines where the addon cannot load. Output is meant
+// to be identical to the native core's; where it cannot be, the difference is named here and the summary field
+// stays empty:
 //
 // - Ignored-last ordering is emulated in two phases: the project is searched with ignore rules on, then the
 //   ignored roots (found by comparing an ignore-respecting and an ignore-free `rg --files` listing) are
