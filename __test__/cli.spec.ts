@@ -28,21 +28,21 @@ function tree() {
   });
 }
 
-const NOT_LISTED = "Not listed: pass one of these as path to see them, or noIgnore:false to skip them";
+const NOT_SHOWN = 'not shown — search path "vendor" to see them; noIgnore: false leaves ignored files out entirely';
 
 test("default output is the grep tool's text, notices included", (t) => {
   const tr = tree();
   t.after(tr.cleanup);
   const cases: [string[], string][] = [
-    [["needle"], `src/app.ts:4: needle()\nsrc/util.md:1: a needle here\n\n[+1 matches in ignored paths: vendor/ (1). ${NOT_LISTED}]`],
+    [["needle"], `src/app.ts:4: needle()\nsrc/util.md:1: a needle here\n\n[+1 match in ignored paths (vendor/ 1) ${NOT_SHOWN}]`],
     [["-i", "-C", "1", "needle", "src"], "app.ts-1- import x\napp.ts:2: const Needle = 1\napp.ts:3: use(Needle)\napp.ts:4: needle()\napp.ts-5- end\nutil.md:1: a needle here"],
     [
       ["-Fi", "-m", "2", "NEEDLE"],
       "src/app.ts:2: const Needle = 1\nsrc/app.ts:3: use(Needle)\n\n" +
         "[2 matches limit reached. Use limit=4 for more, or refine pattern. Ignored paths not searched (the limit was reached first): vendor/]",
     ],
-    [["-l", "needle"], `src/app.ts\nsrc/util.md\n\n[+1 files in ignored paths: vendor/ (1). ${NOT_LISTED}]`],
-    [["-c", "needle"], `src/app.ts:1\nsrc/util.md:1\n\n[+1 matches in ignored paths: vendor/ (1). ${NOT_LISTED}]`],
+    [["-l", "needle"], `src/app.ts\nsrc/util.md\n\n[+1 file in ignored paths (vendor/ 1) ${NOT_SHOWN}]`],
+    [["-c", "needle"], `src/app.ts:1\nsrc/util.md:1\n\n[+1 match in ignored paths (vendor/ 1) ${NOT_SHOWN}]`],
     [["-g", "*.md", "needle"], "src/util.md:1: a needle here"],
     [["--respect-ignore", "needle"], "src/app.ts:4: needle()\nsrc/util.md:1: a needle here"],
   ];

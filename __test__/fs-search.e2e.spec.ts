@@ -13,7 +13,7 @@ import { fauxAssistantMessage, fauxToolCall, runFauxSession, toolNamesOf } from 
 import { hostAvailable, packageRoot, PI_HOSTS, runPi, toolEnds } from "./helpers/pi-cli.ts";
 import { makeTree } from "./helpers/tree.ts";
 
-const NOT_LISTED = "Not listed: pass one of these as path to see them, or noIgnore:false to skip them";
+const NOT_SHOWN = 'not shown — search path "node_modules" to see them; noIgnore: false leaves ignored files out entirely';
 
 /** A project whose dependency also mentions `needle`, plus a .git Pi's own grep would search. */
 function projectFiles() {
@@ -28,7 +28,7 @@ function projectFiles() {
 	};
 }
 
-const IGNORED_NOTICE = `[+1 matches in ignored paths: node_modules/ (1). ${NOT_LISTED}]`;
+const IGNORED_NOTICE = `[+1 match in ignored paths (node_modules/ 1) ${NOT_SHOWN}]`;
 
 /** Pi's flat format: what `group: false` and the rg fallback (which has no structure) print. */
 const CONTENT_FLAT =
@@ -49,6 +49,8 @@ const CONTENT =
 	"  section needle notes @ 1-1\n" +
 	"src/notes.md:1: # needle notes\n\n" +
 	IGNORED_NOTICE;
+
+const ALL_IGNORED = "(all matches are in ignored paths)";
 
 const SHAPES_OUTLINE =
 	"file: src/shapes.ts\nlanguage: typescript\nlines: 9\nsymbols: 3\nstructure:\n" +
@@ -80,6 +82,29 @@ function seenByModel(contexts: Context[]): Map<string, string> {
 		}
 	}
 	return out;
+}
+
+type Definition = NonNullable<ReturnType<Map<string, import("@mariozechner/pi-coding-agent").ToolDefinition>["get"]>>;
+type RenderContext = Parameters<NonNullable<Definition["renderCall"]>>[2];
+/** Pi's theme calls with the colours made visible: text in the warning colour as `<warning>...</warning>`. */
+const markedTheme = { fg: (color: string, s: string) => (color === "warning" ? `<warning>${s}</warning>` : s), bold: (s: string) => s } as unknown as Theme;
+const renderContext = () => ({ lastComponent: undefined, showImages: false }) as unknown as RenderContext;
+const plain = (l: string) => l.replace(/\x1b\[[0-9;]*m/g, "").trimEnd();
+
+function callLines(def: Definition, args: Record<string, unknown>): string[] {
+	initTheme("dark");
+	return def.renderCall!(args as never, markedTheme, renderContext()).render(200).map(plain);
+}
+
+/** The rows Pi draws for a tool result, collapsed or expanded, through the tool's own renderResult. */
+function rendererOf(def: Definition) {
+	return (result: { text?: string; content?: unknown; details: unknown }, expanded: boolean): string[] => {
+		initTheme("dark");
+		const content = result.content ?? [{ type: "text", text: result.text }];
+		return def.renderResult!({ content, details: result.details } as never, { expanded, isPartial: false }, markedTheme, renderContext())
+			.render(200)
+			.map(plain);
+	};
 }
 
 /** One model turn that calls every tool in `calls` at once (ids are the map keys), then a closing reply. */
@@ -128,11 +153,11 @@ describe("in-process Pi session (faux provider)", () => {
 		);
 		assert.equal(
 			seen.get("files"),
-			`docs/guide.md\nsrc/app.ts\nsrc/notes.md\n\n[+1 files in ignored paths: node_modules/ (1). ${NOT_LISTED}]`,
+			`docs/guide.md\nsrc/app.ts\nsrc/notes.md\n\n[+1 file in ignored paths (node_modules/ 1) ${NOT_SHOWN}]`,
 		);
 		assert.equal(
 			seen.get("count"),
-			`docs/guide.md:1\nsrc/app.ts:3\nsrc/notes.md:1\n\n[+1 matches in ignored paths: node_modules/ (1). ${NOT_LISTED}]`,
+			`docs/guide.md:1\nsrc/app.ts:3\nsrc/notes.md:1\n\n[+1 match in ignored paths (node_modules/ 1) ${NOT_SHOWN}]`,
 		);
 		// Lines 2 and 4 sit in two context windows each; Pi's built-in grep prints them twice (#7971).
 		assert.equal(
@@ -151,11 +176,12 @@ describe("in-process Pi session (faux provider)", () => {
 			"docs/guide.md:1: Use the needle wisely.\n\nsrc/notes.md (markdown, 1 line, 1 symbol)\n  section needle notes @ 1-1\nsrc/notes.md:1: # needle notes",
 		);
 		assert.equal(seen.get("skipIgnored"), CONTENT.slice(0, CONTENT.indexOf("\n\n[")));
-		// A symbol defined only in a dependency is shown normally: that is why ignored files are searched.
+		// A symbol defined only in a dependency is shown normally (that is why ignored files are searched), and marked.
 		assert.equal(
 			seen.get("onlyInDeps"),
 			"node_modules/dep/index.js (javascript, 2 lines, 1 symbol)\n  <file scope>\n" +
-				"node_modules/dep/index.js:2: export const onlyInDeps = 1;\n  other: function needle @ 1-1",
+				"node_modules/dep/index.js:2: export const onlyInDeps = 1;\n  other: function needle @ 1-1\n\n" +
+				ALL_IGNORED,
 		);
 		assert.equal(seen.get("none"), "No matches found");
 		const byId = new Map(run.toolResults.map((r) => [r.toolCallId, r]));
@@ -223,26 +249,54 @@ describe("in-process Pi session (faux provider)", () => {
 		);
 	});
 
-	test("glob renders its call and result in the style of Pi's find; grep keeps Pi's own renderer", async (t) => {
+	test("grep and glob render in Pi's look with their notices on the last line in the warning colour, collapsed and expanded", async (t) => {
 		const agent = tempAgentDir();
 		t.after(agent.cleanup);
-		const run = await runFauxSession({ cwd: tree.root, agentDir: agent.dir, steps: [fauxAssistantMessage("ok")] });
-		const grep = run.definitions.get("grep");
-		assert.ok(grep && !grep.renderCall && !grep.renderResult, "grep inherits the built-in renderer");
+		const run = await runFauxSession({
+			cwd: tree.root,
+			agentDir: agent.dir,
+			steps: script({
+				content: ["grep", { pattern: "needle" }],
+				onlyInDeps: ["grep", { pattern: "onlyInDeps" }],
+				globLimited: ["glob", { pattern: "*.ts", limit: 1 }],
+			}),
+		});
+		const byId = new Map(run.toolResults.map((r) => [r.toolCallId, r]));
+		const grep = run.definitions.get("grep")!;
 		const glob = run.definitions.get("glob")!;
-		initTheme("dark");
-		const theme = { fg: (_color: string, s: string) => s, bold: (s: string) => s } as unknown as Theme;
-		const context = { lastComponent: undefined, showImages: false } as unknown as Parameters<NonNullable<typeof glob.renderCall>>[2];
-		const call = glob.renderCall!({ pattern: "*.ts", path: "src", limit: 25 }, theme, context);
-		assert.deepEqual(call.render(100).map((l) => l.trimEnd()), ["glob *.ts in src (limit 25)"]);
-		const lines = Array.from({ length: 25 }, (_, i) => `f${i}.ts`);
-		const result = { content: [{ type: "text" as const, text: lines.join("\n") }], details: { resultLimitReached: 25 } };
-		const plain = (l: string) => l.replace(/\x1b\[[0-9;]*m/g, "").trimEnd();
-		const rendered = glob.renderResult!(result, { expanded: false, isPartial: false }, theme, context).render(100).map(plain);
-		assert.equal(rendered[1], "f0.ts");
-		assert.equal(rendered[20], "f19.ts");
-		assert.match(rendered[21], /^\.\.\. \(5 more lines, .*to expand\)$/);
-		assert.equal(rendered[22], "[Truncated: 25 results limit]");
+		const render = rendererOf(grep);
+		assert.deepEqual(callLines(grep, { pattern: "needle", path: "src", glob: "*.ts", limit: 5 }), ["grep /needle/ in src (*.ts) limit 5"]);
+		assert.deepEqual(callLines(glob, { pattern: "*.ts", path: "src", limit: 25 }), ["glob *.ts in src (limit 25)"]);
+
+		// The ignored-paths notice was the text's last paragraph, drawn dim and only when expanded.
+		const content = byId.get("content")!;
+		const body = CONTENT.slice(0, CONTENT.indexOf("\n\n[")).split("\n");
+		const notice = `<warning>${IGNORED_NOTICE}</warning>`;
+		assert.deepEqual(render(content, false), ["", ...body, notice]);
+		assert.deepEqual(render(content, true), ["", ...body, notice]);
+
+		// Only ignored files matched: marked; the grouped file's `other:` hint is left out collapsed only.
+		const only = byId.get("onlyInDeps")!;
+		const hit = ["", "node_modules/dep/index.js (javascript, 2 lines, 1 symbol)", "  <file scope>", "node_modules/dep/index.js:2: export const onlyInDeps = 1;"];
+		assert.deepEqual(render(only, false), [...hit, `<warning>${ALL_IGNORED}</warning>`]);
+		assert.deepEqual(render(only, true), [...hit, "  other: function needle @ 1-1", `<warning>${ALL_IGNORED}</warning>`]);
+
+		// Past Pi's 15 lines the notice still shows, after the count of hidden lines; one hidden line would save nothing.
+		const hits = (n: number) => Array.from({ length: n }, (_, i) => `a.ts:${i + 1}: needle`);
+		const long = { content: [{ type: "text" as const, text: `${hits(20).join("\n")}\n\n[20 matches limit reached. Use limit=40 for more, or refine pattern]` }], details: { matchLimitReached: 20 } };
+		const collapsed = render(long, false);
+		assert.deepEqual(collapsed.slice(1, 16), hits(15));
+		assert.match(collapsed[16], /^\.\.\. \(5 more lines, .*to expand\)$/);
+		assert.deepEqual(collapsed.slice(17), ["<warning>[20 matches limit reached. Use limit=40 for more, or refine pattern]</warning>"], "one notice, not also [Truncated: ...]");
+		assert.deepEqual(render({ content: [{ type: "text" as const, text: hits(16).join("\n") }], details: undefined }, false), ["", ...hits(16)]);
+
+		// glob with a limit: the text's notice, once.
+		const limited = rendererOf(glob)(byId.get("globLimited")!, false);
+		assert.match(limited[1], /^src\/(app|shapes)\.ts$/, "the newest .ts file (both were written together)");
+		assert.deepEqual([limited[0], ...limited.slice(2)], [
+			"",
+			"<warning>[1 results limit reached. Use limit=2 for more, or refine pattern. Ignored paths not searched (the limit was reached first): node_modules/]</warning>",
+		]);
 	});
 
 	test("glob lists newest first, the project before ignored paths, with find's limit notice", async (t) => {
@@ -277,7 +331,7 @@ describe("in-process Pi session (faux provider)", () => {
 		assert.equal(
 			seen.get("all"),
 			"src/new.ts\nlib/mid.ts\nsrc/old.ts\nnode_modules/dep/newest.ts\n\n" +
-				"[+1 matches in ignored paths: node_modules/ (1). They are listed after the project's results; noIgnore:false hides them]",
+				"[+1 match in ignored paths (node_modules/ 1), listed after the project's results; noIgnore: false leaves ignored files out entirely]",
 		);
 		assert.equal(
 			seen.get("limited"),
@@ -306,7 +360,7 @@ describe("in-process Pi session (faux provider)", () => {
 		assert.ok(!toolNamesOf(run.contexts[0]).includes("outline"), "outline needs the native core");
 		const warnings = run.notifications.filter((n) => n.type === "warning").map((n) => n.message);
 		assert.equal(warnings.length, 2, warnings.join("\n"));
-		assert.match(warnings[0], /pi-utils\.json: grep\.timeoutMs must be a positive integer .*\(got "soon"\); using 30000$/);
+		assert.match(warnings[0], /pi-utils\.json: grep\.timeoutMs must be a positive whole number up to 2147483647 \(got "soon"\); using 30000$/);
 		assert.equal(
 			warnings[1],
 			"pi-utils native core unavailable: disabled by PI_UTILS_DISABLE_NATIVE=1. Fix: unset PI_UTILS_DISABLE_NATIVE. " +
@@ -405,6 +459,10 @@ describe("in-process Pi session (faux provider)", () => {
 		const rendered = def.renderResult!(result, { expanded: false, isPartial: false }, theme, context).render(100).map(plain);
 		assert.equal(rendered[1], "file: src/shapes.ts");
 		assert.match(rendered[21], /^\.\.\. \(8 more lines, .*to expand\)$/);
+		// One line past the 20 is shown rather than hidden behind "1 more lines".
+		const oneOver = long.split("\n").slice(0, 21).join("\n");
+		const all = def.renderResult!({ ...result, content: [{ type: "text" as const, text: oneOver }] }, { expanded: false, isPartial: false }, theme, context).render(100).map(plain);
+		assert.deepEqual(all.slice(1), oneOver.split("\n"));
 	});
 
 	test("disabledTools keeps outline from being registered", async (t) => {
@@ -434,7 +492,13 @@ describe("the real Pi CLI against a scripted OpenAI-compatible server", () => {
 	after(() => tree.cleanup());
 
 	const grepAndGlob = [
-		{ toolCalls: [{ id: "g1", name: "grep", arguments: { pattern: "needle" } }, { id: "g2", name: "glob", arguments: { pattern: "*.md" } }] },
+		{
+			toolCalls: [
+				{ id: "g1", name: "grep", arguments: { pattern: "needle" } },
+				{ id: "g2", name: "glob", arguments: { pattern: "*.md" } },
+				{ id: "g3", name: "grep", arguments: { pattern: "onlyInDeps", group: false } },
+			],
+		},
 		{ text: "done" },
 	];
 
@@ -448,6 +512,7 @@ describe("the real Pi CLI against a scripted OpenAI-compatible server", () => {
 		// The ignored-paths notice exists only in our grep; Pi's would print .git/config and node_modules hits.
 		assert.equal(results.get("g1"), content);
 		assert.equal(results.get("g2")?.split("\n").sort().join("\n"), "docs/guide.md\nsrc/notes.md");
+		assert.equal(results.get("g3"), `node_modules/dep/index.js:2: export const onlyInDeps = 1;\n\n${ALL_IGNORED}`);
 	}
 
 	for (const host of [PI_HOSTS.legacy, PI_HOSTS.current]) {
@@ -459,7 +524,7 @@ describe("the real Pi CLI against a scripted OpenAI-compatible server", () => {
 			assert.equal(run.code, 0, run.stderr);
 			assertOurTools(server.requests);
 			const ends = toolEnds(run);
-			assert.deepEqual(ends.map((e) => [e.toolName, e.isError]).sort(), [["glob", false], ["grep", false]]);
+			assert.deepEqual(ends.map((e) => [e.toolName, e.isError]).sort(), [["glob", false], ["grep", false], ["grep", false]]);
 			assert.ok(run.piUtilsJson?.includes('"disabledTools": []'), "settings were scaffolded on first start");
 		});
 	}

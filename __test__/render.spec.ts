@@ -164,13 +164,13 @@ test("ignored paths: summarised when the project matches, shown when only they m
   const both = await runGrepTool(native, { pattern: "shared" }, cfg);
   assert.equal(
     both.text,
-    "src/main.ts:1: use(shared)\n\n[+3 matches in ignored paths: vendor/ (2), dist/ (1). " +
-      "Not listed: pass one of these as path to see them, or noIgnore:false to skip them]",
+    "src/main.ts:1: use(shared)\n\n[+3 matches in ignored paths (vendor/ 2, dist/ 1) not shown — " +
+      'search path "vendor" (or another of these) to see them; noIgnore: false leaves ignored files out entirely]',
   );
   assert.deepEqual(both.details, { ignoredMatches: 3 });
 
   const onlyIgnored = await runGrepTool(native, { pattern: "onlyVendor" }, cfg);
-  assert.deepEqual(onlyIgnored, { text: "vendor/lib/x.js:3: onlyVendor", details: undefined });
+  assert.deepEqual(onlyIgnored, { text: "vendor/lib/x.js:3: onlyVendor\n\n(all matches are in ignored paths)", details: undefined });
 
   assert.deepEqual(await runGrepTool(native, { pattern: "shared", noIgnore: false }, cfg), { text: "src/main.ts:1: use(shared)", details: undefined });
   assert.equal((await runGrepTool(native, { pattern: "onlyVendor" }, grepConfig(tree.root, { noIgnore: false }))).text, "No matches found");
@@ -342,7 +342,7 @@ test("glob: newest first, directories with /, project before ignored, Pi's find 
   const r = await runGlobTool(native, { pattern: "*.txt" }, cfg);
   assert.equal(
     r.text,
-    "new.txt\nlogs.txt/\nold.txt\nbuild/gen.txt\n\n[+1 matches in ignored paths: build/ (1). They are listed after the project's results; noIgnore:false hides them]",
+    "new.txt\nlogs.txt/\nold.txt\nbuild/gen.txt\n\n[+1 match in ignored paths (build/ 1), listed after the project's results; noIgnore: false leaves ignored files out entirely]",
   );
   assert.equal(r.details, undefined);
 

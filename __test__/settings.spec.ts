@@ -110,6 +110,25 @@ test("missing sections are appended after the user's last key, in the user's ind
 	assert.deepEqual(r.repaired, ["grep.timeoutMs", "grep.graceMs", "grep.noIgnore", "grep.maxLineLength", "grep.maxBytes", "glob", "shell"]);
 });
 
+test("a file written on one line gets its missing keys on that line, spaced as the file spaces them", (t) => {
+	const tight = withFile(t, `{"grep":{"limit":5},"disabledTools":[]}`);
+	loadSettings(tight.dir);
+	const compact = (o: unknown) => JSON.stringify(o).slice(1, -1);
+	const { limit: _limit, ...grepRest } = DEFAULT_SETTINGS.grep;
+	assert.equal(
+		read(tight.file),
+		`{"grep":{"limit":5,${compact(grepRest)}},"disabledTools":[],${compact({ glob: DEFAULT_SETTINGS.glob, shell: DEFAULT_SETTINGS.shell })}}`,
+	);
+
+	const spaced = withFile(t, `{"grep": {"limit": 5}}`);
+	loadSettings(spaced.dir);
+	const written = read(spaced.file);
+	assert.ok(written.startsWith(`{"grep": {"limit": 5, "timeoutMs": 30000, "graceMs": 3000, `), written);
+	assert.ok(written.includes(`}, "glob": {"timeoutMs": 10000, "graceMs": 2000, "limit": 200, "noIgnore": true}, "shell": {`), written);
+	assert.ok(written.endsWith(`"onQuit": "kill"}, "disabledTools": []}`), written);
+	assert.ok(!written.includes("\n"), "still one line");
+});
+
 test("an empty object and an empty section are filled", (t) => {
 	const { dir, file } = withFile(t, `{\n  "grep": {}\n}\n`);
 	loadSettings(dir);
@@ -131,6 +150,16 @@ test("an invalid value keeps its bytes, the default applies in memory, and the w
 		assert.ok(r.warnings.some((w) => w.includes(key) && w.includes(file)), `warning for ${key}: ${r.warnings.join("\n")}`);
 	}
 	assert.equal(r.warnings.length, 6);
+});
+
+test("a bad number is explained in words: a positive whole number, with a bound only where one could be reached", (t) => {
+	const { dir, file } = withFile(t, `{"grep": {"limit": 0, "timeoutMs": 1.5, "graceMs": -1}}`);
+	const r = loadSettings(dir);
+	assert.deepEqual(r.warnings, [
+		`${file}: grep.limit must be a positive whole number (got 0); using 100`,
+		`${file}: grep.timeoutMs must be a positive whole number up to 2147483647 (got 1.5); using 30000`,
+		`${file}: grep.graceMs must be a whole number from 0 to 2147483647 (got -1); using 3000`,
+	]);
 });
 
 test("delays beyond Node's 2^31-1 ms timer limit are rejected, the limit itself accepted", (t) => {
@@ -209,7 +238,11 @@ test("a parse error leaves the bytes identical and warns once with file, line an
 	assert.deepEqual(r.settings, DEFAULT_SETTINGS);
 	assert.equal(r.warnings.length, 1);
 	assert.ok(r.warnings[0].startsWith(file), r.warnings[0]);
-	assert.match(r.warnings[0], /line 4, column 3/);
+	assert.equal(
+		r.warnings[0],
+		`${file}: invalid JSON at line 4, column 3 (Expected double-quoted property name); using defaults and leaving the file untouched`,
+		"the position is stated once, as line and column (Node adds its own, worded by version)",
+	);
 });
 
 test("positions are given even where Node's message has none", (t) => {

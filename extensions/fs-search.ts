@@ -9,7 +9,14 @@ import { Text } from "@mariozechner/pi-tui";
 import { Type, type TSchema, type TUnsafe } from "typebox";
 import { formatGlobCall, formatGlobResult, globParameters, runGlobTool, type GlobToolDetails, type GlobToolParams } from "./lib/search/glob.mjs";
 import { DEFAULT_MAX_BYTES } from "./lib/truncate.mjs";
-import { grepParameters, runGrepTool, type GrepToolDetails, type GrepToolParams } from "./lib/search/grep.mjs";
+import {
+	formatGrepCall,
+	formatGrepResult,
+	grepParameters,
+	runGrepTool,
+	type GrepToolDetails,
+	type GrepToolParams,
+} from "./lib/search/grep.mjs";
 import {
 	DEFAULT_OUTLINE_MAX_ITEMS,
 	formatOutlineCall,
@@ -99,7 +106,6 @@ export default function fsSearch(pi: ExtensionAPI): void {
 				"Use glob, not grep, to find files by name or path; use grep with outputMode files_with_matches or count for an overview before reading matching lines.",
 			],
 			parameters: schemaOf<GrepToolParams>(grepParameters(settings.grep)),
-			// No renderCall/renderResult: Pi's built-in grep renderer draws this tool, as `details` keeps its shape.
 			async execute(_toolCallId, params, signal, onUpdate, ctx): Promise<AgentToolResult<GrepToolDetails | undefined>> {
 				const s = settings.grep;
 				const result = await runGrepTool(backend(), params, {
@@ -109,6 +115,13 @@ export default function fsSearch(pi: ExtensionAPI): void {
 					onUpdate: onUpdate && ((p) => onUpdate(toolResult(p))),
 				});
 				return toolResult(result);
+			},
+			// Pi's grep look, drawn by us so that the notices stay visible collapsed (`details` keeps Pi's shape).
+			renderCall(args, theme, context) {
+				return textComponent(context.lastComponent, formatGrepCall(args, theme));
+			},
+			renderResult(result, options, theme, context) {
+				return textComponent(context.lastComponent, formatGrepResult(result, options.expanded, theme, expandHint()));
 			},
 		});
 	}

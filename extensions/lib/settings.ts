@@ -91,10 +91,12 @@ type Check = (v: unknown) => string | null;
 const MAX_MS = 2 ** 31 - 1;
 const MAX_SEC = Math.floor(MAX_MS / 1000);
 
-const intIn = (min: number, max: number): Check => (v) =>
-	typeof v === "number" && Number.isInteger(v) && v >= min && v <= max
-		? null
-		: min === 0 ? `must be an integer from 0 to ${max}` : `must be a positive integer up to ${max}`;
+// Worded for people, not programmers; a bound nobody could reach (2^53-1) is not worth naming.
+const intIn = (min: number, max: number): Check => (v) => {
+	if (typeof v === "number" && Number.isInteger(v) && v >= min && v <= max) return null;
+	if (min === 0) return `must be a whole number from 0 to ${max}`;
+	return max === Number.MAX_SAFE_INTEGER ? "must be a positive whole number" : `must be a positive whole number up to ${max}`;
+};
 const bool: Check = (v) => (typeof v === "boolean" ? null : "must be true or false");
 const oneOf = (...options: string[]): Check => (v) =>
 	typeof v === "string" && options.includes(v) ? null : `must be one of ${options.map((o) => JSON.stringify(o)).join(", ")}`;
@@ -180,7 +182,8 @@ function expandDisabledTools(value: unknown, warn: (msg: string) => void): strin
 
 // ---------------------------------------------------------------- JSON spans
 
-interface Member { key: string; keyStart: number; valueEnd: number; node?: ObjectNode }
+/** `colon` is the text from the key's closing quote to its value (`": "`, `":"`): the file's own spacing. */
+interface Member { key: string; keyStart: number; colon: string; valueEnd: number; node?: ObjectNode }
 interface ObjectNode { open: number; close: number; members: Member[]; byKey: Map<string, Member> }
 
 const NUMBER = /-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?/y;
@@ -258,12 +261,15 @@ function scanJson(text: string): ObjectNode | null {
 			if (text[i] !== "\"") fail();
 			const keyStart = i;
 			string();
+			const keyEnd = i;
 			const key = JSON.parse(text.slice(keyStart, i)) as string;
 			ws();
 			if (text[i] !== ":") fail();
 			i++;
+			ws();
+			const colon = text.slice(keyEnd, i);
 			const child = value();
-			const member: Member = { key, keyStart, valueEnd: i, node: child };
+			const member: Member = { key, keyStart, colon, valueEnd: i, node: child };
 			node.members.push(member);
 			node.byKey.set(key, member); // last duplicate wins, as in JSON.parse
 			ws();
@@ -290,6 +296,14 @@ function syntaxErrorPos(text: string, message: string): number | null {
 	return m ? Number(m[1]) : null;
 }
 
+/**
+ * Node's JSON.parse message without the position it appends (`in JSON at position 25 (line 2 column 24)`,
+ * worded differently across Node versions): the warning states the position once, as line and column.
+ */
+function withoutPosition(message: string): string {
+	return message.replace(/(?: in JSON)? at position \d+(?: \(line \d+ column \d+\))?/, "");
+}
+
 function lineColumn(text: string, pos: number): { line: number; column: number } {
 	const before = text.slice(0, pos);
 	const line = before.split("\n").length;
@@ -305,6 +319,30 @@ function leadingWhitespace(text: string, pos: number): string {
 	return /^[ \t]*/.exec(text.slice(lineStart, pos))![0];
 }
 
+interface InlineStyle { colon: string; comma: string }
+
+/**
+ * How an object written on one line spaces its members: `{"a":1,"b":2}` or `{"a": 1, "b": 2}`, read from
+ * its last member (and the comma before it, when there is one), so that inserted members look the same.
+ */
+function inlineStyle(text: string, node: ObjectNode): InlineStyle {
+	const last = node.members.at(-1)!;
+	const prev = node.members.at(-2);
+	const spaced = (s: string) => /\s$/.test(s);
+	const colon = spaced(last.colon) ? ": " : ":";
+	const between = prev ? text.slice(prev.valueEnd, last.keyStart) : colon;
+	return { colon, comma: spaced(between) ? ", " : "," };
+}
+
+/** JSON on one line with the given member spacing (JSON.stringify's own is always the tight one). */
+function inlineJson(value: unknown, style: InlineStyle): string {
+	if (Array.isArray(value)) return `[${value.map((v) => inlineJson(v, style)).join(style.comma)}]`;
+	if (isPlainObject(value)) {
+		return `{${Object.entries(value).map(([k, v]) => `${JSON.stringify(k)}${style.colon}${inlineJson(v, style)}`).join(style.comma)}}`;
+	}
+	return JSON.stringify(value);
+}
+
 /** The text to insert so `entries` become the last members of `node`, in the style of its siblings. */
 function insertion(text: string, node: ObjectNode, entries: [string, unknown][], unit: string, eol: string): Edit {
 	const render = (indent: string, [k, v]: [string, unknown]) =>
@@ -314,10 +352,9 @@ function insertion(text: string, node: ObjectNode, entries: [string, unknown][],
 		const lineStart = text.lastIndexOf("\n", last.keyStart - 1) + 1;
 		const indent = text.slice(lineStart, last.keyStart);
 		const ownLine = lineStart > node.open && /^[ \t]*$/.test(indent);
-		const body = ownLine
-			? entries.map((e) => `,${eol}${render(indent, e)}`).join("")
-			: entries.map(([k, v]) => `, ${JSON.stringify(k)}: ${JSON.stringify(v)}`).join("");
-		return { pos: last.valueEnd, text: body };
+		if (ownLine) return { pos: last.valueEnd, text: entries.map((e) => `,${eol}${render(indent, e)}`).join("") };
+		const style = inlineStyle(text, node);
+		return { pos: last.valueEnd, text: entries.map(([k, v]) => `${style.comma}${inlineJson(k, style)}${style.colon}${inlineJson(v, style)}`).join("") };
 	}
 	const outer = leadingWhitespace(text, node.open);
 	const inner = text.slice(node.open + 1, node.close);
@@ -476,7 +513,7 @@ function loadExisting(path: string, original: string, result: SettingsLoadResult
 		const message = (e as Error).message;
 		const pos = syntaxErrorPos(text, message);
 		const where = pos === null ? "" : (({ line, column }) => ` at line ${line}, column ${column}`)(lineColumn(text, pos));
-		warn(`invalid JSON${where} (${message}); using defaults and leaving the file untouched`);
+		warn(`invalid JSON${where} (${withoutPosition(message)}); using defaults and leaving the file untouched`);
 		return;
 	}
 	if (!isPlainObject(raw)) {

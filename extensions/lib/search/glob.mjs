@@ -2,8 +2,8 @@
 // notices follow Pi's built-in `find` (core/tools/find.ts, MIT) except that paths come newest first and the
 // project's own entries precede those the ignore rules would exclude.
 
-import { truncateHead } from "../truncate.mjs";
-import { formatLines, kb, shortenPath, withWarnings } from "./render.mjs";
+import { formatSize, truncateHead } from "../truncate.mjs";
+import { formatResultLines, shortenPath } from "./render.mjs";
 import { abortError, asError, createNotices, effectiveLimit, errorsNotice, formatSeconds, pruned, raceDeadline, searchFailure, withNotice } from "./toolkit.mjs";
 
 /**
@@ -135,12 +135,12 @@ export function formatGlobCall(args, theme) {
   return text;
 }
 
-/** The result: its first lines, then what cut the list short. */
+/** The result in Pi's find look (20 lines collapsed), with its one notice always visible. */
 export function formatGlobResult(result, expanded, theme, expandHint) {
   const d = result.details;
   const warnings = [];
   if (d?.timedOut) warnings.push("timed out, partial");
   if (d?.resultLimitReached) warnings.push(`${d.resultLimitReached} results limit`);
-  if (d?.truncation?.truncated) warnings.push(`${kb(d.truncation.maxBytes)} limit`);
-  return withWarnings(formatLines(result, expanded, theme, expandHint), warnings, theme);
+  if (d?.truncation?.truncated) warnings.push(`${formatSize(d.truncation.maxBytes)} limit`);
+  return formatResultLines(result, { expanded, maxLines: 20, expandHint, warnings }, theme);
 }

@@ -1,6 +1,7 @@
 // Types of the grep tool module (grep.mjs).
 import type { GrepHit, GrepOptions, GrepSummary } from "../../../index.d.ts";
 import type { ParameterSpecs } from "./toolkit.d.mts";
+import type { RenderedResult, RenderTheme } from "./render.d.mts";
 import type { TruncationResult } from "../truncate.mjs";
 
 /** The `grep` tool's parameters (a superset of Pi's built-in grep schema). */
@@ -120,3 +121,14 @@ export declare function createHitFormatter(
 
 /** The tool's parameters as plain data; the descriptions name the defaults in `settings`. */
 export declare function grepParameters(settings: { limit: number; noIgnore: boolean }): ParameterSpecs;
+export declare function formatGrepCall(
+  args: { pattern?: unknown; path?: unknown; glob?: unknown; include?: unknown; limit?: unknown } | undefined,
+  theme: RenderTheme,
+): string;
+/** Collapsed: 15 lines without the `  other:` hints; the notices on the last lines in the warning colour. */
+export declare function formatGrepResult(
+  result: RenderedResult & { details?: GrepToolDetails },
+  expanded: boolean,
+  theme: RenderTheme,
+  expandHint: string,
+): string;

@@ -6,8 +6,9 @@
 // and symbol count, a heading per enclosing symbol, the file's other top-level symbols), with the hit lines
 // themselves still in Pi's format; group:false gives Pi's flat text exactly.
 
-import { truncateHead } from "../truncate.mjs";
-import { abortError, asError, createNotices, effectiveLimit, errorsNotice, formatSeconds, pruned, raceDeadline, searchFailure, withNotice } from "./toolkit.mjs";
+import { formatSize, truncateHead } from "../truncate.mjs";
+import { formatResultLines, shortenPath } from "./render.mjs";
+import { abortError, ALL_IGNORED_MARK, asError, createNotices, effectiveLimit, errorsNotice, formatSeconds, pruned, raceDeadline, searchFailure, withNotice } from "./toolkit.mjs";
 
 const UPDATE_INTERVAL_MS = 100;
 /** @type {Record<string, "content" | "files" | "count">} */
@@ -237,6 +238,8 @@ export async function runGrepTool(backend, params, config) {
   if (summary && (timedOut || cancelled)) details.filesSearched = summary.filesSearched;
 
   const projectHits = hits.filter((h) => !h.ignored);
+  // Only ignored files matched: they are listed like any others, so say what they are.
+  if (projectHits.length === 0) text = `${text}\n\n${ALL_IGNORED_MARK}`;
   if (summary && projectHits.length > 0) {
     const listedIgnored = hits.filter((h) => h.ignored);
     const roots = summary.ignored.map((r) => ({ path: r.path, value: mode === "files" ? r.files : r.matches }));
@@ -285,4 +288,33 @@ export function grepParameters(s) {
         "with the file's other top-level symbols (default: true); false prints plain path:line: text lines",
     },
   };
+}
+
+/** The call line, as Pi's grep draws it: `grep /pattern/ in <path> (<glob>) limit N`. */
+export function formatGrepCall(args, theme) {
+  const invalid = theme.fg("error", "[invalid arg]");
+  const pattern = args?.pattern ?? "";
+  const rawPath = args?.path ?? "";
+  const glob = args?.glob ?? args?.include;
+  let text =
+    theme.fg("toolTitle", theme.bold("grep")) +
+    " " +
+    (typeof pattern === "string" ? theme.fg("accent", `/${pattern}/`) : invalid) +
+    theme.fg("toolOutput", ` in ${typeof rawPath === "string" ? shortenPath(rawPath || ".") : invalid}`);
+  if (typeof glob === "string" && glob) text += theme.fg("toolOutput", ` (${glob})`);
+  if (args?.limit !== undefined) text += theme.fg("toolOutput", ` limit ${String(args.limit)}`);
+  return text;
+}
+
+/** A grouped file's hint at its other symbols: useful to the model and expanded, not worth a collapsed line. */
+const isOtherSymbolsLine = (line) => line.startsWith("  other: ");
+
+/** The result in Pi's grep look (15 lines collapsed), with the notices always visible. */
+export function formatGrepResult(result, expanded, theme, expandHint) {
+  const d = result.details;
+  const warnings = [];
+  if (d?.matchLimitReached) warnings.push(`${d.matchLimitReached} matches limit`);
+  if (d?.truncation?.truncated) warnings.push(`${formatSize(d.truncation.maxBytes)} limit`);
+  if (d?.linesTruncated) warnings.push("some lines truncated");
+  return formatResultLines(result, { expanded, maxLines: 15, expandHint, warnings, dropCollapsed: isOtherSymbolsLine }, theme);
 }

@@ -6,7 +6,7 @@
 import { homedir } from "node:os";
 import { DEFAULTS } from "../defaults.mjs";
 import { formatSize, truncateHead } from "../truncate.mjs";
-import { formatLines, kb, shortenPath, withWarnings } from "./render.mjs";
+import { formatResultLines, shortenPath } from "./render.mjs";
 import { abortError } from "./toolkit.mjs";
 
 export const DEFAULT_OUTLINE_MAX_ITEMS = DEFAULTS.outline.maxItems;
@@ -78,9 +78,9 @@ export function formatOutlineCall(args, theme) {
   return text;
 }
 
-/** The result: its first lines, then the byte cap when it cut the outline. */
+/** The result: its first 20 lines (never hiding just one), then the byte cap's notice when it cut the outline. */
 export function formatOutlineResult(result, expanded, theme, expandHint) {
   const truncation = result.details?.truncation;
-  const warnings = truncation?.truncated ? [`${kb(truncation.maxBytes)} limit`] : [];
-  return withWarnings(formatLines(result, expanded, theme, expandHint), warnings, theme);
+  const warnings = truncation?.truncated ? [`${formatSize(truncation.maxBytes)} limit`] : [];
+  return formatResultLines(result, { expanded, maxLines: 20, expandHint, warnings }, theme);
 }

@@ -9,7 +9,19 @@ export interface RenderTheme {
 export interface RenderedResult {
   content: ReadonlyArray<{ type: string; text?: string }>;
 }
+export interface ResultLinesOptions {
+  expanded: boolean;
+  /** Lines shown collapsed (Pi: grep 15, find 20). */
+  maxLines: number;
+  /** Pi's key hint text, e.g. `keyHint("app.tools.expand", "to expand")`. */
+  expandHint: string;
+  /** Pi's `[Truncated: ...]` items, shown when the text has no notice of its own. */
+  warnings?: string[];
+  /** Lines the collapsed view leaves out. */
+  dropCollapsed?: (line: string) => boolean;
+}
 export declare const kb: (bytes: number) => string;
 export declare function shortenPath(p: string): string;
-export declare function formatLines(result: RenderedResult, expanded: boolean, theme: RenderTheme, expandHint: string): string;
-export declare function withWarnings(text: string, warnings: string[], theme: RenderTheme): string;
+export declare function displayText(text: string): string;
+export declare function splitNotices(text: string): { body: string; notices: string[] };
+export declare function formatResultLines(result: RenderedResult, options: ResultLinesOptions, theme: RenderTheme): string;

@@ -14,6 +14,7 @@ export interface IgnoredRootCount {
   value: number;
 }
 export declare function ignoredNotice(roots: IgnoredRootCount[], listed: number, unit: string): { text: string; unlisted: number } | null;
+export declare const ALL_IGNORED_MARK: string;
 export declare function unsearchedNotice(unsearched: string[] | undefined, why: string): string | null;
 export declare function errorsNotice(errorCount: number | undefined, errors: string[] | undefined): string | null;
 export declare function withNotice(text: string, notice: string | null | undefined): string;

@@ -59,23 +59,37 @@ function listPaths(paths) {
   return paths.length > LISTED_ROOTS ? `${shown}, +${paths.length - LISTED_ROOTS} more` : shown;
 }
 
+const SINGULAR = { matches: "match", files: "file" };
+const countOf = (n, unit) => `${n} ${n === 1 ? (SINGULAR[unit] ?? unit) : unit}`;
+
+/** `node_modules/` as the value to pass as `path`: `"node_modules"`. */
+const asPathArg = (root) => JSON.stringify(root.replace(/\/+$/, ""));
+
+/** How to be rid of results under ignored roots altogether. */
+const IGNORED_ADVICE = "noIgnore: false leaves ignored files out entirely";
+
 /**
  * The summary of results under ignored roots that were not listed because the project had its
  * own. Returns null when there is nothing to say. `roots` are `{path, value}`; `listed` is how
- * many of them already appear in the output.
+ * many of them already appear in the output. Worded for a reader who has not met the ignore rules:
+ * what is not shown, the path that shows it, and the switch that drops ignored files altogether.
  */
 export function ignoredNotice(roots, listed, unit) {
   const counted = roots.filter((r) => r.value > 0).sort((a, b) => b.value - a.value || (a.path < b.path ? -1 : 1));
   const total = counted.reduce((sum, r) => sum + r.value, 0);
   if (total === 0) return null;
-  const head = `+${total} ${unit} in ignored paths: ${listPaths(counted.map((r) => `${r.path} (${r.value})`))}`;
-  if (listed <= 0) return { text: `${head}. Not listed: pass one of these as path to see them, or noIgnore:false to skip them`, unlisted: total };
-  if (listed >= total) return { text: `${head}. They are listed after the project's results; noIgnore:false hides them`, unlisted: 0 };
+  const head = `+${countOf(total, unit)} in ignored paths (${listPaths(counted.map((r) => `${r.path} ${r.value}`))})`;
+  const see = `search path ${asPathArg(counted[0].path)}${counted.length > 1 ? " (or another of these)" : ""} to see`;
+  if (listed <= 0) return { text: `${head} not shown — ${see} them; ${IGNORED_ADVICE}`, unlisted: total };
+  if (listed >= total) return { text: `${head}, listed after the project's results; ${IGNORED_ADVICE}`, unlisted: 0 };
   return {
-    text: `${head}. ${listed} of them are listed after the project's results; noIgnore:false hides them`,
+    text: `${head}, ${listed} of them listed after the project's results — ${see} the rest; ${IGNORED_ADVICE}`,
     unlisted: total - listed,
   };
 }
+
+/** The line after hits that all come from ignored files (grep's text, and the renderer's cue to colour it). */
+export const ALL_IGNORED_MARK = "(all matches are in ignored paths)";
 
 export function unsearchedNotice(unsearched, why) {
   if (!unsearched || unsearched.length === 0) return null;
