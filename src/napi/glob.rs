@@ -3,8 +3,7 @@
 
 use super::convert::{cwd_of, to_js_error, GlobOptions};
 use super::signal::check_and_subscribe;
-use crate::search::cancel::CancelToken;
-use crate::search::glob::{GlobPlan, GlobResult as CoreResult};
+use crate::search::{CancelToken, GlobPlan, GlobResult as CoreResult};
 use napi::bindgen_prelude::*;
 use napi_derive::napi;
 

@@ -6,9 +6,9 @@
 
 use super::convert::{cwd_of, to_js_error, GrepOptions};
 use super::signal::check_and_subscribe;
-use crate::search::cancel::CancelToken;
-use crate::search::grep::{
-    ContextLine as CoreLine, FileStructure, GrepPlan, GrepSummary as CoreSummary, Hit, HitSymbol,
+use crate::search::{
+    CancelToken, ContextLine as CoreLine, FileStructure, GrepPlan, GrepSummary as CoreSummary, Hit,
+    HitSymbol,
 };
 use napi::bindgen_prelude::*;
 use napi::tokio::sync::{mpsc, Mutex as AsyncMutex};

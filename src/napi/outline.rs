@@ -7,8 +7,7 @@
 //! freeze Pi's event loop; and not libuv's pool, which `fs` shares.
 
 use super::convert::cwd_of;
-use crate::search::display::{display_bytes, os_bytes};
-use crate::search::outline_cache;
+use crate::search::{display_bytes, os_bytes, outline_of};
 use crate::structure;
 use napi::bindgen_prelude::*;
 use napi_derive::napi;
@@ -129,7 +128,7 @@ fn outline_file(
         .and_then(|f| f.take(MAX_FILE_BYTES).read_to_end(&mut source))
         .map_err(|e| format!("Cannot read {given}: {e}"))?;
     let outline = structure::Language::detect(&path, &source)
-        .and_then(|lang| outline_cache::outline_of(lang, &meta, &source, &|| false));
+        .and_then(|lang| outline_of(lang, &meta, &source, &|| false));
     let Some(outline) = outline else {
         return Ok(OutlineResult {
             path: given.to_string(),

@@ -2,7 +2,7 @@
 //! `onabort` and ignores a signal that is already aborted, so we read
 //! `aborted` ourselves and subscribe with `addEventListener`.
 
-use crate::search::cancel::CancelToken;
+use crate::search::CancelToken;
 use napi::bindgen_prelude::*;
 
 /// `signal.addEventListener(type, listener)`.
