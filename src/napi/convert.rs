@@ -3,7 +3,7 @@
 //! `index.d.ts` contract.
 
 use crate::search::{
-    EntryKind, GlobOptions as CoreGlobOptions, GrepMode as CoreMode,
+    CodedError, EntryKind, ErrorCode, GlobOptions as CoreGlobOptions, GrepMode as CoreMode,
     GrepOptions as CoreGrepOptions, SortOrder, WalkOptions,
 };
 use napi::bindgen_prelude::*;
@@ -14,7 +14,7 @@ pub(super) fn parse_choice<'a>(
     field: &str,
     value: &Option<String>,
     choices: &[&'a str],
-) -> Result<Option<&'a str>> {
+) -> std::result::Result<Option<&'a str>, CodedError> {
     match value {
         None => Ok(None),
         Some(v) => choices
@@ -22,8 +22,8 @@ pub(super) fn parse_choice<'a>(
             .find(|c| **c == v.as_str())
             .map(|c| Some(*c))
             .ok_or_else(|| {
-                Error::new(
-                    Status::InvalidArg,
+                CodedError::new(
+                    ErrorCode::InvalidOption,
                     format!("Invalid {field}: {v} (expected {})", choices.join(", ")),
                 )
             }),
@@ -122,7 +122,7 @@ fn walk_options(
 }
 
 impl GrepOptions<'_> {
-    pub fn to_core(&self) -> Result<CoreGrepOptions> {
+    pub fn to_core(&self) -> std::result::Result<CoreGrepOptions, CodedError> {
         let d = CoreGrepOptions::default();
         let before_context = self.context.map_or(d.before, |c| c as usize);
         let after_context = self.context.map_or(d.after, |c| c as usize);
@@ -202,7 +202,7 @@ pub struct GlobOptions<'a> {
 }
 
 impl GlobOptions<'_> {
-    pub fn to_core(&self) -> Result<CoreGlobOptions> {
+    pub fn to_core(&self) -> std::result::Result<CoreGlobOptions, CodedError> {
         let d = CoreGlobOptions::default();
         let kind = parse_choice("kind", &self.kind, &["file", "dir", "any"])?;
         let sort = parse_choice("sort", &self.sort, &["path", "mtime"])?;
@@ -229,13 +229,9 @@ impl GlobOptions<'_> {
     }
 }
 
-pub fn cwd_of(cwd: &Option<String>) -> Result<std::path::PathBuf> {
+pub fn cwd_of(cwd: &Option<String>) -> std::result::Result<std::path::PathBuf, CodedError> {
     match cwd {
         Some(c) => Ok(std::path::PathBuf::from(c)),
-        None => std::env::current_dir().map_err(|e| Error::from_reason(e.to_string())),
+        None => std::env::current_dir().map_err(|e| CodedError::new(ErrorCode::Io, e.to_string())),
     }
-}
-
-pub fn to_js_error(e: crate::search::SearchError) -> Error {
-    Error::new(Status::InvalidArg, e.to_string())
 }

@@ -99,6 +99,28 @@ impl std::fmt::Display for SearchError {
 
 impl std::error::Error for SearchError {}
 
+/// An error as it crosses into JS: its code and its message, unchanged.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CodedError {
+    pub code: ErrorCode,
+    pub message: String,
+}
+
+impl CodedError {
+    pub fn new(code: ErrorCode, message: impl Into<String>) -> Self {
+        CodedError {
+            code,
+            message: message.into(),
+        }
+    }
+}
+
+impl From<SearchError> for CodedError {
+    fn from(e: SearchError) -> Self {
+        CodedError::new(e.code(), e.to_string())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -6,27 +6,33 @@
 mod cancel;
 mod classify;
 mod display;
+mod display_lookup;
 mod error;
 mod file_search;
 mod glob;
 mod grep;
 mod line_window;
+mod near_names;
 mod ordered;
 mod outline_cache;
+mod outline_file;
 mod results;
 mod source;
 mod unordered;
 mod walk;
 
 pub use cancel::{CancelToken, StopReason};
-pub use display::{display_bytes, os_bytes, relative_bytes, DisplayPath};
-pub use error::{ErrorCode, SearchError};
+pub use display::DisplayPath;
+pub use error::{CodedError, ErrorCode, SearchError};
 pub use glob::{
     EntryKind, GlobEntry, GlobIgnored, GlobOptions, GlobPlan, GlobResult,
     DEFAULT_LIMIT as DEFAULT_GLOB_LIMIT,
 };
 pub use grep::{build_matcher, GrepMode, GrepOptions, GrepPlan, DEFAULT_MAX_LINE_LENGTH};
-pub use outline_cache::outline_of;
+pub use outline_file::{
+    outline_file, FileOutline, DEFAULT_MAX_ITEMS as DEFAULT_OUTLINE_MAX_ITEMS,
+    MAX_FILE_BYTES as MAX_OUTLINE_FILE_BYTES,
+};
 pub use results::{ContextLine, FileStructure, GrepSummary, Hit, HitSymbol, IgnoredCount};
 pub use source::{FileList, ListedFile};
 pub use walk::{

@@ -1,6 +1,6 @@
 //! The unordered pipeline, for whole-tree file and count listings with no
-//! limit: the parallel walker's threads search as they walk (as ripgrep
-//! does), and the per-file results are sorted once at the end. Output order
+//! limit: the source's threads search as they walk (as ripgrep does), and
+//! the per-file results are sorted once at the end. Output order
 //! is the same as the ordered pipeline's; only the files with a match are
 //! held in memory.
 
