@@ -29,7 +29,11 @@ pub struct FileList {
     pub files: Vec<ListedFile>,
 }
 
+/// The files a plan searches. Both kinds yield project files before
+/// ignored ones and each part in path order, so output does not depend on
+/// which kind it came from.
 pub enum FileSource {
+    /// Boxed: a walker is large and a list is not.
     Walk(Box<Walker>),
     List(FileList),
 }
