@@ -4,7 +4,7 @@
 //
 //   node bench/run.mjs [--corpus linux|small] [--runs N] [--only substring]
 //
-// --only group: grouped vs flat grep (issue 7); --only outline: outline of a
+// --only group: grouped vs flat grep; --only outline: outline of a
 // generated ~100 KB TypeScript file. A filtered run writes its own results file.
 //
 // linux: $PI_UTILS_CORPUS, default ~/.cache/pi-utils-bench/linux-source-6.12
@@ -140,7 +140,7 @@ const rare = "kmalloc_array_node";
 await caseRow("rare literal, limit 100", "<= 0.9 x Pi-style rg", () => nativeGrep({ pattern: rare, literal: true, maxCount: 100 }), [["Pi-style rg spawn", () => piStyleRg(rare, 100, ["--fixed-strings"])]]);
 await caseRow("common literal `static`, limit 100", "<= 2 ms", () => nativeGrep({ pattern: "static", literal: true, maxCount: 100 }), [["Pi-style rg spawn", () => piStyleRg("static", 100, ["--fixed-strings"])]]);
 await caseRow("regex count over the whole tree", "<= 1.0 x rg CLI", () => nativeGrep({ pattern: "[A-Z]+_SUSPEND", mode: "count" }), [["rg -c", () => cli("rg", ["--no-config", "--no-ignore", "--hidden", "-g", "!.git", "-c", "[A-Z]+_SUSPEND"])]]);
-const { runGrepTool } = await import(path.join(root, "extensions/lib/grep-tool.mjs"));
+const { runGrepTool } = await import(path.join(root, "extensions/lib/search/grep.mjs"));
 const toolConfig = { cwd: corpus, timeoutMs: 30000, graceMs: 3000, noIgnore: true, maxLineLength: 500, maxBytes: 51200, defaultLimit: 100 };
 await caseRow(
   "grep tool call, common word, limit 100",
@@ -152,7 +152,7 @@ const globPeers = [["rg --files --sortr=modified", () => cli("rg", ["--no-config
 if (fd) globPeers.push([`${fd} -e c`, () => cli(fd, ["-HI", "-e", "c"])]);
 await caseRow("glob *.c newest 100", "<= 0.7 x rg sorted, <= 1.0 x fd", () => native.glob({ pattern: "*.c", path: corpus, limit: 100 }), globPeers);
 
-// Grouping (issue 7) on dense queries over C sources (the tree's first files
+// Grouping on dense queries over C sources (the tree's first files
 // in path order are Documentation/, which has no grammar): many matching
 // files, so structure is extracted for as many files as the limit lets through.
 for (const [word, limit, target] of [["return", 100, 1.2], ["return", 1000, 2], ["static", 100, 1.2], ["static", 1000, 2]]) {
