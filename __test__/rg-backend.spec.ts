@@ -177,6 +177,43 @@ test("bad input fails at once, with the native core's messages", needsRg, (t) =>
 	assert.throws(() => rgBackend.grep({ pattern: "x", cwd, signal: aborted }), /aborted/);
 });
 
+test("a bad regex is shown as the user typed it, a basic-regex escape gets one hint, a dangling symlink is named: as the native core says it", needsBoth, (t) => {
+	const tree = makeTree({ "real/a.txt": "hello\n" });
+	t.after(tree.cleanup);
+	const cwd = tree.root;
+	fs.symlinkSync("real", path.join(cwd, "link"));
+	fs.symlinkSync("nowhere", path.join(cwd, "dangling"));
+	const thrown = (backend: SearchBackend, opts: Partial<GrepOptions>) => {
+		try {
+			backend.grep({ cwd, pattern: "x", ...opts });
+		} catch (e) {
+			return { message: (e as Error).message, code: errorCode(e) };
+		}
+		return undefined;
+	};
+	const hint = "hint: Rust regex uses | and ( unescaped; \\| and \\( match the characters themselves";
+	const cases: [Partial<GrepOptions>, string, string][] = [
+		[{ pattern: "foo(" }, "Invalid pattern: regex parse error:\n    foo(\n       ^\nerror: unclosed group", "INVALID_PATTERN"],
+		[{ pattern: "\\(a|b)" }, `Invalid pattern: regex parse error:\n    \\(a|b)\n         ^\nerror: unopened group\n${hint}`, "INVALID_PATTERN"],
+		[{ path: "dangling" }, `Broken symlink: ${path.join(cwd, "dangling")} -> nowhere`, "PATH_NOT_FOUND"],
+	];
+	for (const [opts, message, code] of cases) {
+		assert.deepEqual(thrown(native!, opts), { message, code }, `native ${JSON.stringify(opts)}`);
+		assert.deepEqual(thrown(rgBackend, opts), { message, code }, `rg ${JSON.stringify(opts)}`);
+	}
+});
+
+test("a symlink to a directory named as the path is searched, by both backends", needsBoth, async (t) => {
+	const tree = makeTree({ "real/a.txt": "hello\n" });
+	t.after(tree.cleanup);
+	fs.symlinkSync("real", path.join(tree.root, "link"));
+	fs.symlinkSync("..", path.join(tree.root, "real", "up"));
+	for (const backend of [native!, rgBackend]) {
+		const { hits } = await grepAll(backend, { cwd: tree.root, pattern: "hello", path: "link" });
+		assert.deepEqual(hits.map(at), ["a.txt:1"], "links met inside it stay unfollowed");
+	}
+});
+
 /** The code of what `f` throws, as the error carries it (undefined when it has none). */
 function thrownCode(f: () => unknown): unknown {
 	try {

@@ -58,6 +58,12 @@ pub enum SearchError {
     EmptyPattern,
     InvalidPattern(String),
     PathNotFound(String),
+    /// A path named by the caller that is a symlink whose target does not
+    /// resolve: the link exists, so "not found" would be wrong.
+    BrokenSymlink {
+        path: String,
+        target: String,
+    },
     NotSearchable(String),
     InvalidGlob(String),
     UnknownType(String),
@@ -69,7 +75,9 @@ impl SearchError {
             SearchError::EmptyPattern
             | SearchError::InvalidPattern(_)
             | SearchError::InvalidGlob(_) => ErrorCode::InvalidPattern,
-            SearchError::PathNotFound(_) => ErrorCode::PathNotFound,
+            SearchError::PathNotFound(_) | SearchError::BrokenSymlink { .. } => {
+                ErrorCode::PathNotFound
+            }
             SearchError::NotSearchable(_) => ErrorCode::NotAFile,
             SearchError::UnknownType(_) => ErrorCode::InvalidOption,
         }
@@ -82,6 +90,9 @@ impl std::fmt::Display for SearchError {
             SearchError::EmptyPattern => write!(f, "Pattern must not be empty"),
             SearchError::InvalidPattern(msg) => write!(f, "Invalid pattern: {msg}"),
             SearchError::PathNotFound(p) => write!(f, "Path not found: {p}"),
+            SearchError::BrokenSymlink { path, target } => {
+                write!(f, "Broken symlink: {path} -> {target}")
+            }
             SearchError::NotSearchable(p) => {
                 write!(
                     f,

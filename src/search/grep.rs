@@ -89,7 +89,37 @@ pub fn build_matcher(opts: &GrepOptions) -> Result<RegexMatcher, SearchError> {
         b.line_terminator(Some(b'\n'));
     }
     b.build(&opts.pattern)
-        .map_err(|e| SearchError::InvalidPattern(e.to_string()))
+        .map_err(|e| SearchError::InvalidPattern(pattern_error(opts, e.to_string())))
+}
+
+/// The parse error as the user should read it: grep-regex reports it against
+/// the `(?:...)` it wraps the pattern in, so the caret would sit under text
+/// the user never typed. Parsing the pattern itself gives the same error
+/// against their own text (the wrapper's message stays for errors that only
+/// the compiled whole has, such as size limits). A `\|` or `\(` is a basic
+/// regex habit (grep, sed, vim) that means a literal character here.
+fn pattern_error(opts: &GrepOptions, wrapped: String) -> String {
+    let own = regex_syntax::ParserBuilder::new()
+        .case_insensitive(opts.ignore_case)
+        .multi_line(true)
+        .utf8(false)
+        .build()
+        .parse(&opts.pattern)
+        .err()
+        .map_or(wrapped, |e| e.to_string());
+    if has_basic_regex_escape(&opts.pattern) {
+        format!("{own}\n{BASIC_REGEX_HINT}")
+    } else {
+        own
+    }
+}
+
+/// Said under a parse error of a pattern written with basic-regex escapes.
+pub const BASIC_REGEX_HINT: &str =
+    "hint: Rust regex uses | and ( unescaped; \\| and \\( match the characters themselves";
+
+fn has_basic_regex_escape(pattern: &str) -> bool {
+    ["\\|", "\\(", "\\)"].iter().any(|e| pattern.contains(e))
 }
 
 pub(super) fn build_searcher(opts: &GrepOptions) -> Searcher {

@@ -1,7 +1,7 @@
 //! Behaviour of the grep engine on real temporary trees.
 
 use super::cancel::CancelToken;
-use super::grep::{run, GrepMode, GrepOptions};
+use super::grep::{build_matcher, run, GrepMode, GrepOptions, BASIC_REGEX_HINT};
 use super::results::{GrepSummary, Hit};
 use super::walk::WalkOptions;
 use super::SortOrder;
@@ -381,4 +381,29 @@ fn unlimited_count_listing_matches_the_ordered_pipeline() {
         );
         assert_eq!(sa.ignored, sb.ignored);
     }
+}
+
+fn pattern_error(pattern: &str) -> String {
+    build_matcher(&opts(pattern)).unwrap_err().to_string()
+}
+
+// Regression: the caret pointed into a `(?:` wrapper the user never typed.
+#[test]
+fn a_regex_error_shows_the_users_pattern_with_the_caret_under_it() {
+    assert_eq!(
+        pattern_error("foo("),
+        "Invalid pattern: regex parse error:\n    foo(\n       ^\nerror: unclosed group"
+    );
+}
+
+#[test]
+fn a_basic_regex_escape_in_a_bad_pattern_adds_one_hint_line() {
+    assert_eq!(
+        pattern_error(r"\(a|b)"),
+        format!(
+            "Invalid pattern: regex parse error:\n    \\(a|b)\n         ^\nerror: unopened group\n{BASIC_REGEX_HINT}"
+        )
+    );
+    assert!(!pattern_error("a|b)").contains("hint:"));
+    assert!(build_matcher(&opts(r"a\|b")).is_ok(), "valid: a literal |");
 }

@@ -125,9 +125,15 @@ pub fn resolve_target(cwd: &Path, path: Option<&str>) -> Result<Target, SearchEr
     } else {
         cwd.join(raw)
     };
-    // Follow a symlink given explicitly, like rg does for explicit paths.
-    let meta = std::fs::metadata(&abs)
-        .map_err(|_| SearchError::PathNotFound(abs.display().to_string()))?;
+    // Follow a symlink given explicitly, like rg does for explicit paths; one
+    // that leads nowhere is named as the link it is, not as a missing path.
+    let meta = std::fs::metadata(&abs).map_err(|_| match std::fs::read_link(&abs) {
+        Ok(target) => SearchError::BrokenSymlink {
+            path: abs.display().to_string(),
+            target: target.display().to_string(),
+        },
+        Err(_) => SearchError::PathNotFound(abs.display().to_string()),
+    })?;
     if meta.is_dir() {
         Ok(Target::Dir(abs))
     } else if meta.is_file() {
@@ -459,5 +465,42 @@ mod tests {
         let t = tempfile::tempdir().unwrap();
         let err = resolve_target(t.path(), Some("nope")).unwrap_err();
         assert!(err.to_string().starts_with("Path not found: "));
+    }
+
+    // Regression: `grep hello t/sub/loop` with `loop` a symlink to a directory.
+    #[cfg(unix)]
+    #[test]
+    fn a_symlink_named_as_the_path_is_followed_but_links_inside_it_are_not() {
+        let t = tempfile::tempdir().unwrap();
+        let r = t.path();
+        fs::create_dir(r.join("real")).unwrap();
+        fs::write(r.join("real/a.txt"), "x").unwrap();
+        std::os::unix::fs::symlink("..", r.join("real/up")).unwrap();
+        std::os::unix::fs::symlink("real", r.join("link")).unwrap();
+        let root = match resolve_target(r, Some("link")).unwrap() {
+            Target::Dir(p) => p,
+            other => panic!("a link to a directory is a directory: {other:?}"),
+        };
+        assert_eq!(root, r.join("link"), "shown as the path the user named");
+        let w = Walker::new(root, WalkOptions::default()).unwrap();
+        assert_eq!(
+            files(&w).0,
+            vec!["a.txt"],
+            "real/up is a link met during the walk"
+        );
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_dangling_symlink_is_named_with_its_target() {
+        let t = tempfile::tempdir().unwrap();
+        std::os::unix::fs::symlink("nowhere", t.path().join("dangling")).unwrap();
+        let err = resolve_target(t.path(), Some("dangling")).unwrap_err();
+        let link = t.path().join("dangling");
+        assert_eq!(
+            err.to_string(),
+            format!("Broken symlink: {} -> nowhere", link.display())
+        );
+        assert_eq!(err.code().as_str(), "PATH_NOT_FOUND");
     }
 }

@@ -1,7 +1,7 @@
 // Process plumbing of the rg fallback: spawning rg, splitting its output, turning its stderr into the native
 // core's error texts and codes, the flag sets shared by grep and glob, file listings, and the search root.
 import { spawn, spawnSync } from "node:child_process";
-import { statSync } from "node:fs";
+import { readlinkSync, statSync } from "node:fs";
 import path from "node:path";
 import { codedError } from "../errors.mjs";
 import { relBytes } from "./display.mjs";
@@ -42,9 +42,13 @@ export function splitter(sep, onItem) {
 	};
 }
 
-/** Turns rg's stderr into the native core's error texts for bad input. */
-export function inputError(stderr) {
+/** As the native core says it under a bad pattern written with basic-regex escapes (rg's regex is Rust's too). */
+export const BASIC_REGEX_HINT = "hint: Rust regex uses | and ( unescaped; \\| and \\( match the characters themselves";
+
+/** Turns rg's stderr into the native core's error texts for bad input; `pattern` is the regex rg parsed. */
+export function inputError(stderr, pattern = "") {
 	const msg = stderr.trim();
+	if (msg.startsWith("regex parse error") && /\\[|()]/.test(pattern)) return codedError("INVALID_PATTERN", `Invalid pattern: ${msg}\n${BASIC_REGEX_HINT}`);
 	const type = /unrecognized file type: (\S+)/.exec(msg);
 	if (type) return codedError("INVALID_OPTION", `Unknown file type: ${type[1]} (use ripgrep's type names, e.g. rust, ts, py, c)`);
 	if (msg.startsWith("regex parse error")) return codedError("INVALID_PATTERN", `Invalid pattern: ${msg}`);
@@ -102,7 +106,14 @@ export function searchRoot(opts) {
 	try {
 		st = statSync(root);
 	} catch {
-		throw codedError("PATH_NOT_FOUND", `Path not found: ${root}`);
+		// As the native core: a named symlink is followed, and one that leads nowhere is named as a link.
+		let target;
+		try {
+			target = readlinkSync(root);
+		} catch {
+			throw codedError("PATH_NOT_FOUND", `Path not found: ${root}`);
+		}
+		throw codedError("PATH_NOT_FOUND", `Broken symlink: ${root} -> ${target}`);
 	}
 	return { root, isFile: !st.isDirectory() };
 }
@@ -120,5 +131,5 @@ export function chunks(list, n) {
 export function validateWithRg(rg, args, pattern) {
 	const r = spawnSync(rg, ["--no-config", ...args, "--", pattern], { input: "", encoding: "utf8", timeout: 10_000 });
 	if (r.error) throw codedError("INTERNAL", `failed to run ${rg}: ${r.error.message}`);
-	if (r.status === 2) throw inputError(r.stderr ?? "");
+	if (r.status === 2) throw inputError(r.stderr ?? "", pattern);
 }
