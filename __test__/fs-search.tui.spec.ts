@@ -1,0 +1,76 @@
+// What a Pi user sees: the real Pi TUI on both hosts, in a detached tmux pane, drawing a grep result whose
+// ignored-paths notice sits past the 15 collapsed lines. The notice must be on screen collapsed, in a colour
+// other than the hit lines', and the hidden lines must appear on ctrl+o.
+import { after, before, test } from "node:test";
+import assert from "node:assert/strict";
+import { spawnSync } from "node:child_process";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { startFakeOpenAIServer } from "./helpers/fake-openai-server.ts";
+import { fakeModelsJson, hostAvailable, packageRoot, PI_HOSTS, type PiHost } from "./helpers/pi-cli.ts";
+
+const hasTmux = spawnSync("tmux", ["-V"]).status === 0;
+const NOTICE = '[+1 match in ignored paths (node_modules/ 1) not shown — search path "node_modules" to see them; noIgnore: false';
+
+let temp: string;
+before(() => {
+	temp = fs.mkdtempSync(path.join(os.tmpdir(), "pi-utils-tui-"));
+});
+after(() => fs.rmSync(temp, { recursive: true, force: true }));
+
+const tmux = (...args: string[]) => spawnSync("tmux", args, { encoding: "utf8" });
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** The pane's text (with its colour escapes when `escapes`), once `done(screen)` holds; fails after `limitMs`. */
+async function screenWhen(session: string, done: (screen: string) => boolean, escapes = false, limitMs = 30_000): Promise<string> {
+	let screen = "";
+	for (let waited = 0; waited < limitMs; waited += 200) {
+		screen = tmux("capture-pane", "-p", ...(escapes ? ["-e"] : []), "-t", session).stdout ?? "";
+		if (done(screen)) return screen;
+		await sleep(200);
+	}
+	assert.fail(`the screen never got there:\n${screen}`);
+}
+
+/** The colour escapes in front of the first screen line containing `text`. */
+function colourOf(screen: string, text: string): string {
+	const line = screen.split("\n").find((l) => l.includes(text)) ?? "";
+	return line.slice(0, line.indexOf(text)).replace(/[^\x1b]*(\x1b\[[0-9;]*m)/g, "$1").replace(/^[^\x1b]*/, "");
+}
+
+for (const host of [PI_HOSTS.legacy, PI_HOSTS.current] as PiHost[]) {
+	const skip = !hasTmux ? "tmux not installed" : hostAvailable(host) ? false : "host not installed";
+	test(`${host.label}: a grep notice past the collapsed lines is on screen, in its own colour; ctrl+o shows the rest`, { skip }, async (t) => {
+		const server = await startFakeOpenAIServer([{ toolCalls: [{ id: "g1", name: "grep", arguments: { pattern: "needle" } }] }, { text: "all done" }]);
+		const root = fs.mkdtempSync(path.join(temp, "proj-"));
+		const agentDir = path.join(root, "agent");
+		const session = `pi-utils-tui-${process.pid}-${path.basename(root)}`;
+		t.after(async () => {
+			tmux("kill-session", "-t", session);
+			await server.close();
+		});
+		fs.mkdirSync(path.join(root, "node_modules/dep"), { recursive: true });
+		fs.mkdirSync(agentDir);
+		fs.writeFileSync(path.join(root, ".gitignore"), "node_modules/\nagent/\n");
+		fs.writeFileSync(path.join(root, "a.txt"), "needle\n".repeat(30));
+		fs.writeFileSync(path.join(root, "node_modules/dep/x.txt"), "needle\n");
+		fs.writeFileSync(path.join(agentDir, "models.json"), fakeModelsJson(server.baseUrl));
+		const env = `PI_CODING_AGENT_DIR='${agentDir}' PI_OFFLINE=1 PI_TELEMETRY=0 PI_SKIP_VERSION_CHECK=1`;
+		const cmd = `cd '${root}' && ${env} '${host.node}' '${host.cli}' --model fake/fake-model --no-session -e '${packageRoot}' 'find needle'`;
+		assert.equal(tmux("new-session", "-d", "-s", session, "-x", "160", "-y", "60", cmd).status, 0);
+
+		const collapsed = await screenWhen(session, (s) => s.includes("all done"), true);
+		const plain = collapsed.replace(/\x1b\[[0-9;]*m/g, "");
+		assert.ok(plain.includes("a.txt:15: needle") && !plain.includes("a.txt:16: needle"), plain);
+		assert.match(plain, /\.\.\. \(15 more lines, .*to expand\)/);
+		assert.ok(plain.includes(NOTICE), `the notice is visible collapsed:\n${plain}`);
+		const noticeColour = colourOf(collapsed, "[+1 match");
+		assert.ok(noticeColour.length > 0, "the notice is coloured");
+		assert.notEqual(noticeColour, colourOf(collapsed, "a.txt:1: needle"), "not in the hit lines' style");
+
+		tmux("send-keys", "-t", session, "C-o");
+		const expanded = await screenWhen(session, (s) => s.includes("a.txt:30: needle"));
+		assert.ok(expanded.includes(NOTICE), expanded);
+	});
+}
