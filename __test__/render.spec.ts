@@ -173,6 +173,10 @@ test("ignored paths: summarised when the project matches, shown when only they m
   assert.deepEqual(onlyIgnored, { text: "vendor/lib/x.js:3: onlyVendor\n\n(all matches are in ignored paths)", details: undefined });
 
   assert.deepEqual(await runGrepTool(native, { pattern: "shared", noIgnore: false }, cfg), { text: "src/main.ts:1: use(shared)", details: undefined });
+  // The advice names the root from the working directory, where `path` is resolved.
+  const nested = makeTree({ "pkg/.gitignore": "vendor/\n", "pkg/a.ts": "shared\n", "pkg/vendor/x.js": "shared\n" });
+  t.after(nested.cleanup);
+  assert.match((await runGrepTool(native, { pattern: "shared", path: "pkg/" }, grepConfig(nested.root))).text, /\(vendor\/ 1\) not shown — search path "pkg\/vendor" to see them;/);
   assert.equal((await runGrepTool(native, { pattern: "onlyVendor" }, grepConfig(tree.root, { noIgnore: false }))).text, "No matches found");
 
   const limited = await runGrepTool(native, { pattern: "shared", limit: 1 }, cfg);

@@ -95,7 +95,7 @@ export async function runGlobTool(backend, params, config) {
   }
   if (result && entries.some((e) => !e.ignored)) {
     const listed = entries.filter((e) => e.ignored).length;
-    notices.ignored(result.ignored.map((r) => ({ path: r.path, value: r.matches })), listed, "matches");
+    notices.ignored(result.ignored.map((r) => ({ path: r.path, value: r.matches })), listed, "matches", params.path);
   }
   if (result && (limitReached || timedOut)) notices.unsearched(result.ignoredUnsearched, timedOut);
   if (errors) notices.push(errors);

@@ -244,7 +244,7 @@ export async function runGrepTool(backend, params, config) {
     const listedIgnored = hits.filter((h) => h.ignored);
     const roots = summary.ignored.map((r) => ({ path: r.path, value: mode === "files" ? r.files : r.matches }));
     const listed = mode === "count" ? listedIgnored.reduce((s, h) => s + h.count, 0) : listedIgnored.length;
-    notices.ignored(roots, listed, mode === "files" ? "files" : "matches");
+    notices.ignored(roots, listed, mode === "files" ? "files" : "matches", params.path);
   }
   if (summary && (limitReached || timedOut)) notices.unsearched(summary.ignoredUnsearched, timedOut);
   if (errors) notices.push(errors);

@@ -13,7 +13,8 @@ export interface IgnoredRootCount {
   path: string;
   value: number;
 }
-export declare function ignoredNotice(roots: IgnoredRootCount[], listed: number, unit: string): { text: string; unlisted: number } | null;
+/** `searched` is the call's `path` (roots are relative to it; the advice names them from the working directory). */
+export declare function ignoredNotice(roots: IgnoredRootCount[], listed: number, unit: string, searched?: string): { text: string; unlisted: number } | null;
 export declare const ALL_IGNORED_MARK: string;
 export declare function unsearchedNotice(unsearched: string[] | undefined, why: string): string | null;
 export declare function errorsNotice(errorCount: number | undefined, errors: string[] | undefined): string | null;
@@ -26,7 +27,7 @@ export interface NoticeDetails {
 export interface Notices {
   push(text: string): void;
   truncated(truncation: TruncationResult, raw: string, prefix: string, config: { maxBytes: number; tmpDir?: string }): Promise<void>;
-  ignored(roots: IgnoredRootCount[], listed: number, unit: string): void;
+  ignored(roots: IgnoredRootCount[], listed: number, unit: string, searched?: string): void;
   unsearched(unsearched: string[] | undefined, timedOut: boolean): void;
   appendTo(text: string): string;
 }

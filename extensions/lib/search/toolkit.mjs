@@ -62,8 +62,15 @@ function listPaths(paths) {
 const SINGULAR = { matches: "match", files: "file" };
 const countOf = (n, unit) => `${n} ${n === 1 ? (SINGULAR[unit] ?? unit) : unit}`;
 
-/** `node_modules/` as the value to pass as `path`: `"node_modules"`. */
-const asPathArg = (root) => JSON.stringify(root.replace(/\/+$/, ""));
+/**
+ * An ignored root (shown relative to the searched directory) as the value to pass as `path`, which is
+ * taken from the working directory: `node_modules/` under `pkg` is `"pkg/node_modules"`.
+ */
+function asPathArg(root, searched) {
+  const base = (searched ?? "").replace(/\/+$/, "");
+  const rel = root.replace(/\/+$/, "");
+  return JSON.stringify(base && base !== "." ? `${base}/${rel}` : rel);
+}
 
 /** How to be rid of results under ignored roots altogether. */
 const IGNORED_ADVICE = "noIgnore: false leaves ignored files out entirely";
@@ -71,15 +78,15 @@ const IGNORED_ADVICE = "noIgnore: false leaves ignored files out entirely";
 /**
  * The summary of results under ignored roots that were not listed because the project had its
  * own. Returns null when there is nothing to say. `roots` are `{path, value}`; `listed` is how
- * many of them already appear in the output. Worded for a reader who has not met the ignore rules:
+ * many of them already appear in the output; `searched` is the call's `path`. Worded for a reader who has not met the ignore rules:
  * what is not shown, the path that shows it, and the switch that drops ignored files altogether.
  */
-export function ignoredNotice(roots, listed, unit) {
+export function ignoredNotice(roots, listed, unit, searched) {
   const counted = roots.filter((r) => r.value > 0).sort((a, b) => b.value - a.value || (a.path < b.path ? -1 : 1));
   const total = counted.reduce((sum, r) => sum + r.value, 0);
   if (total === 0) return null;
   const head = `+${countOf(total, unit)} in ignored paths (${listPaths(counted.map((r) => `${r.path} ${r.value}`))})`;
-  const see = `search path ${asPathArg(counted[0].path)}${counted.length > 1 ? " (or another of these)" : ""} to see`;
+  const see = `search path ${asPathArg(counted[0].path, searched)}${counted.length > 1 ? " (or another of these)" : ""} to see`;
   if (listed <= 0) return { text: `${head} not shown — ${see} them; ${IGNORED_ADVICE}`, unlisted: total };
   if (listed >= total) return { text: `${head}, listed after the project's results; ${IGNORED_ADVICE}`, unlisted: 0 };
   return {
@@ -125,8 +132,8 @@ export function createNotices(details) {
       details.truncation = truncation;
       if (file) details.fullOutputPath = file;
     },
-    ignored(roots, listed, unit) {
-      const notice = ignoredNotice(roots, listed, unit);
+    ignored(roots, listed, unit, searched) {
+      const notice = ignoredNotice(roots, listed, unit, searched);
       if (!notice) return;
       notices.push(notice.text);
       if (notice.unlisted > 0) details.ignoredMatches = notice.unlisted;
