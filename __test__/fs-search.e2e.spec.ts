@@ -251,7 +251,12 @@ describe("in-process Pi session (faux provider)", () => {
 
 	test("grep and glob render in Pi's look with their notices on the last line in the warning colour, collapsed and expanded", async (t) => {
 		const agent = tempAgentDir();
-		t.after(agent.cleanup);
+		const link = path.join(tree.root, "dangling");
+		fs.symlinkSync("nowhere", link);
+		t.after(() => {
+			agent.cleanup();
+			fs.rmSync(link);
+		});
 		const run = await runFauxSession({
 			cwd: tree.root,
 			agentDir: agent.dir,
@@ -259,6 +264,8 @@ describe("in-process Pi session (faux provider)", () => {
 				content: ["grep", { pattern: "needle" }],
 				onlyInDeps: ["grep", { pattern: "onlyInDeps" }],
 				globLimited: ["glob", { pattern: "*.ts", limit: 1 }],
+				badRegex: ["grep", { pattern: "foo(" }],
+				dangling: ["grep", { pattern: "x", path: "dangling" }],
 			}),
 		});
 		const byId = new Map(run.toolResults.map((r) => [r.toolCallId, r]));
@@ -289,6 +296,13 @@ describe("in-process Pi session (faux provider)", () => {
 		assert.match(collapsed[16], /^\.\.\. \(5 more lines, .*to expand\)$/);
 		assert.deepEqual(collapsed.slice(17), ["<warning>[20 matches limit reached. Use limit=40 for more, or refine pattern]</warning>"], "one notice, not also [Truncated: ...]");
 		assert.deepEqual(render({ content: [{ type: "text" as const, text: hits(16).join("\n") }], details: undefined }, false), ["", ...hits(16)]);
+
+		// Errors: the user's own pattern with the caret under it; a dangling link named as one.
+		assert.equal(byId.get("badRegex")?.isError, true);
+		const caret = ["", "Invalid pattern: regex parse error:", "    foo(", "       ^", "error: unclosed group"];
+		assert.deepEqual(render(byId.get("badRegex")!, false), caret);
+		assert.deepEqual(render(byId.get("badRegex")!, true), caret);
+		assert.deepEqual(render(byId.get("dangling")!, false), ["", `Broken symlink: ${link} -> nowhere`]);
 
 		// glob with a limit: the text's notice, once.
 		const limited = rendererOf(glob)(byId.get("globLimited")!, false);
