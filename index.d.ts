@@ -104,12 +104,28 @@ export interface ContextLine {
   cutAfter: number
 }
 
+/** The defaults the native functions apply to options left out. */
+export declare function coreDefaults(): CoreDefaults
+
+export interface CoreDefaults {
+  grep: GrepDefaults
+  glob: GlobDefaults
+  outline: OutlineDefaults
+}
+
 /**
  * Lists files (or directories) matching `pattern`, newest first by default.
  * Throws at once on an empty or invalid pattern, `Path not found: <path>`,
  * or an already aborted `signal`.
  */
 export declare function glob(options: GlobOptions): Promise<GlobResult>
+
+export interface GlobDefaults {
+  /** Most entries returned. */
+  limit: number
+  /** Walker threads: available cores + 1, at most 8. */
+  threads: number
+}
 
 export interface GlobEntry {
   /** Relative to the search root, `/`-separated (non-UTF-8: `#b=` suffix). */
@@ -180,6 +196,13 @@ export interface GlobResult {
  * unknown type, bad glob, or an already aborted `signal`.
  */
 export declare function grep(options: GrepOptions): GrepSearch
+
+export interface GrepDefaults {
+  /** Longer lines are cut to a window of this many characters. */
+  maxLineLength: number
+  /** Searcher threads: available cores + 1, at most 8. */
+  threads: number
+}
 
 /** A grouped file's structure, as its header and `other:` hint show it. */
 export interface GrepFileStructure {
@@ -349,6 +372,26 @@ export interface IgnoredCount {
 }
 
 /**
+ * The `code` of every error the native functions throw or reject with:
+ * `INVALID_PATTERN` (regex parse error, empty pattern, bad glob),
+ * `INVALID_OPTION` (an option value that is not one of its choices, an
+ * unknown file type, an empty outline path, a file too large to outline),
+ * `PATH_NOT_FOUND`, `NOT_A_FILE` (a directory, FIFO, socket or device where
+ * a file is wanted, or a file where a directory is), `IO` (another I/O
+ * failure), `CANCELLED` (the signal was already aborted), `INTERNAL` (a
+ * caught panic or another bug of ours). Messages are unchanged text.
+ */
+export declare const enum NativeErrorCode {
+  INVALID_PATTERN = 'INVALID_PATTERN',
+  INVALID_OPTION = 'INVALID_OPTION',
+  PATH_NOT_FOUND = 'PATH_NOT_FOUND',
+  NOT_A_FILE = 'NOT_A_FILE',
+  IO = 'IO',
+  CANCELLED = 'CANCELLED',
+  INTERNAL = 'INTERNAL',
+}
+
+/**
  * Opens the job registry stored at `sidecarPath` (created on first write;
  * its directory is created now). Within one process the same path always
  * yields the same registry, so jobs survive `/reload`. A registry loaded
@@ -365,6 +408,13 @@ export declare function openShellRegistry(sidecarPath: string): ShellRegistry
  * a directory or special file, or for a file over 16 MiB.
  */
 export declare function outline(options: OutlineOptions): Promise<OutlineResult>
+
+export interface OutlineDefaults {
+  /** Most symbols returned. */
+  maxItems: number
+  /** Larger files are refused. */
+  maxFileBytes: number
+}
 
 /** Options for `outline`. */
 export interface OutlineOptions {

@@ -7,7 +7,7 @@ import os from "node:os";
 import path from "node:path";
 import { createGrepToolDefinition, initTheme, type Theme } from "@mariozechner/pi-coding-agent";
 import type { Context } from "@mariozechner/pi-ai";
-import { findRg } from "../extensions/lib/rg-backend.mjs";
+import { findRg } from "../extensions/lib/search/rg/index.mjs";
 import { offeredTools, startFakeOpenAIServer, toolResults, type ChatRequest } from "./helpers/fake-openai-server.ts";
 import { fauxAssistantMessage, fauxToolCall, runFauxSession, toolNamesOf } from "./helpers/faux-session.ts";
 import { hostAvailable, packageRoot, PI_HOSTS, runPi, toolEnds } from "./helpers/pi-cli.ts";
@@ -203,26 +203,24 @@ describe("in-process Pi session (faux provider)", () => {
 		assert.equal((run.toolResults[0].details as { timedOut?: boolean }).timedOut, true);
 	});
 
-	test("Pi's abort (Escape) cancels a running grep at once", async (t) => {
+	// Were the abort not to reach the search, the call would end with the three matches the whole search finds.
+	test("Pi's abort (Escape) cancels a running grep: the call ends with Pi's abort error, not the search's results", async (t) => {
 		const agent = tempAgentDir({ grep: { timeoutMs: 60_000 } });
 		const big = slowTree();
 		t.after(() => {
 			agent.cleanup();
 			big.cleanup();
 		});
-		const started = performance.now();
 		const run = await runFauxSession({
 			cwd: big.root,
 			agentDir: agent.dir,
 			abortAfterToolStartMs: 20,
 			steps: script({ slow: ["grep", { pattern: "needle\\b" }] }),
 		});
-		const elapsed = performance.now() - started;
 		assert.deepEqual(
 			run.toolResults.map((r) => [r.toolName, r.text, r.isError]),
 			[["grep", "Operation aborted", true]],
 		);
-		assert.ok(elapsed < 5000, `returned after ${Math.round(elapsed)} ms, not at the end of the search`);
 	});
 
 	test("glob renders its call and result in the style of Pi's find; grep keeps Pi's own renderer", async (t) => {

@@ -3,8 +3,8 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import type { GrepHit } from "../index.d.ts";
-import { createHitFormatter, formatGrepHits, runGrepTool, type GrepRunConfig } from "../extensions/lib/grep-tool.mjs";
-import { findRg, rgBackend } from "../extensions/lib/rg-backend.mjs";
+import { createHitFormatter, formatGrepHits, runGrepTool, type GrepRunConfig } from "../extensions/lib/search/grep.mjs";
+import { findRg, rgBackend } from "../extensions/lib/search/rg/index.mjs";
 import { collect, native } from "./helpers/native.ts";
 import { makeTree } from "./helpers/tree.ts";
 

@@ -1,8 +1,8 @@
-// The outline tool's text (shared with `pi-utils outline`): the native core's agentgrep-style outline,
+// The outline tool's text (shared with `pi-utils outline`): the native core's outline (a header, then one indented line per symbol),
 // maxItems with its note, the byte cap, Pi-style paths, errors and abort.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { runOutlineTool, type OutlineBackend, type OutlineRunConfig } from "../extensions/lib/outline-tool.mjs";
+import { runOutlineTool, type OutlineBackend, type OutlineRunConfig } from "../extensions/lib/search/outline.mjs";
 import { native } from "./helpers/native.ts";
 import { makeTree } from "./helpers/tree.ts";
 
@@ -18,7 +18,7 @@ export const make = () => new Widget();
 
 const config = (cwd: string, over: Partial<OutlineRunConfig> = {}): OutlineRunConfig => ({ cwd, maxBytes: 51200, ...over });
 
-test("the text is agentgrep's outline: header, then one indented line per symbol", async (t) => {
+test("the text is the native outline: header, then one indented line per symbol", async (t) => {
   const tree = makeTree({ "src/widget.ts": TS });
   t.after(tree.cleanup);
   const r = await runOutlineTool(native, { path: "src/widget.ts" }, config(tree.root));

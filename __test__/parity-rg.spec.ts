@@ -1,6 +1,7 @@
-// The set of path:line hits must equal ripgrep's on a tree full of edge
-// cases, searched the way our default works (ignored files included, hidden
-// files included, .git never): rg --no-config --no-ignore --hidden -g '!.git'.
+// The path:line hits must equal ripgrep's on a tree full of edge cases, searched the way our default works
+// (ignored files included, hidden files included, .git never): rg --no-config --no-ignore --hidden -g '!.git'.
+// The order too: rg --sort path, with the files the ignore rules exclude moved after the project's own (which
+// files those are comes from rg's own ignore-respecting listing).
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import fs from "node:fs";
@@ -38,26 +39,44 @@ function edgeCaseTree() {
   return tree;
 }
 
-/** `path:line` set from rg, with raw path bytes as hex so non-UTF-8 names compare exactly. */
+const hexPath = (rel: Buffer) => rel.toString("hex").replace(/^2e2f/, ""); // strip "./"
+
+/** The files rg lists with the ignore rules on (the project's own), as hex paths. */
+function rgProjectFiles(root: string): Set<string> {
+  const r = spawnSync("rg", ["--no-config", "--files", "--hidden", "--no-require-git", "-g", "!.git", "--null", "."], { cwd: root, maxBuffer: 64 << 20 });
+  assert.equal(r.status, 0, r.stderr.toString());
+  const out = new Set<string>();
+  for (let rest = r.stdout, nul = rest.indexOf(0); nul !== -1; rest = rest.subarray(nul + 1), nul = rest.indexOf(0)) {
+    out.add(hexPath(rest.subarray(0, nul)));
+  }
+  return out;
+}
+
+/**
+ * `path:line` from rg in path order, project files first, with raw path bytes as hex so non-UTF-8 names
+ * compare exactly.
+ */
 function rgHits(root: string, args: string[]): string[] {
-  const r = spawnSync("rg", ["--no-config", "--no-ignore", "--hidden", "-g", "!.git", "--null", "--line-number", "--no-heading", "--with-filename", "--color=never", ...args, "."], { cwd: root, maxBuffer: 64 << 20 });
+  const r = spawnSync("rg", ["--no-config", "--no-ignore", "--hidden", "-g", "!.git", "--sort", "path", "--null", "--line-number", "--no-heading", "--with-filename", "--color=never", ...args, "."], { cwd: root, maxBuffer: 64 << 20 });
   assert.ok(r.status === 0 || r.status === 1, r.stderr.toString());
   const out: string[] = [];
   let rest = r.stdout;
   while (rest.length > 0) {
     const nul = rest.indexOf(0);
     const nl = rest.indexOf(10, nul);
-    const rel = rest.subarray(0, nul).toString("hex").replace(/^2e2f/, ""); // strip "./"
+    const rel = hexPath(rest.subarray(0, nul));
     const line = rest.subarray(nul + 1, nl).toString("latin1").split(":")[0];
     out.push(`${rel}:${line}`);
     rest = rest.subarray(nl + 1);
   }
-  return out.sort();
+  const project = rgProjectFiles(root);
+  const inProject = (hit: string) => project.has(hit.slice(0, hit.lastIndexOf(":")));
+  return [...out.filter(inProject), ...out.filter((h) => !inProject(h))];
 }
 
 async function ourHits(root: string, opts: Record<string, unknown>): Promise<string[]> {
   const { hits } = await collect(native.grep({ pattern: "", ...opts, path: root } as never));
-  return hits.map((h) => `${h.pathBytes ?? Buffer.from(h.path).toString("hex")}:${h.line}`).sort();
+  return hits.map((h) => `${h.pathBytes ?? Buffer.from(h.path).toString("hex")}:${h.line}`);
 }
 
 const cases: Array<[string, Record<string, unknown>, string[]]> = [

@@ -1,4 +1,4 @@
-// The ripgrep fallback (extensions/lib/rg-backend.mjs): what it promises on its own, and that it answers exactly
+// The ripgrep fallback (extensions/lib/search/rg/index.mjs): what it promises on its own, and that it answers exactly
 // as the native core does wherever both can run.
 import { test } from "node:test";
 import assert from "node:assert/strict";
@@ -6,8 +6,9 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import type { GlobOptions, GrepOptions } from "../index.d.ts";
-import { createRgBackend, findRg, globToRegExp, rgBackend, type SearchBackend } from "../extensions/lib/rg-backend.mjs";
-import { loadNative } from "../extensions/lib/native.ts";
+import { createRgBackend, findRg, globToRegExp, rgBackend, type SearchBackend } from "../extensions/lib/search/rg/index.mjs";
+import { loadNative } from "../extensions/lib/native.mjs";
+import { errorCode } from "../extensions/lib/search/errors.mjs";
 import { makeTree } from "./helpers/tree.ts";
 
 const rg = findRg();
@@ -174,6 +175,56 @@ test("bad input fails at once, with the native core's messages", needsRg, (t) =>
 	assert.throws(() => rgBackend.glob({ pattern: "{", cwd }), /^Error: Invalid glob: error parsing glob/);
 	const aborted = AbortSignal.abort();
 	assert.throws(() => rgBackend.grep({ pattern: "x", cwd, signal: aborted }), /aborted/);
+});
+
+/** The code of what `f` throws, as the error carries it (undefined when it has none). */
+function thrownCode(f: () => unknown): unknown {
+	try {
+		f();
+	} catch (e) {
+		return (e as { code?: unknown }).code;
+	}
+	assert.fail("expected a throw");
+}
+
+/** Bad inputs both backends reject synchronously, with the code the native core gives each. */
+const BAD_INPUTS: Array<[string, (b: SearchBackend, cwd: string) => unknown, string]> = [
+	["empty pattern", (b, cwd) => b.grep({ pattern: "", cwd }), "INVALID_PATTERN"],
+	["bad regex", (b, cwd) => b.grep({ pattern: "foo(", cwd }), "INVALID_PATTERN"],
+	["bad glob", (b, cwd) => b.glob({ pattern: "{", cwd }), "INVALID_PATTERN"],
+	["unknown type", (b, cwd) => b.grep({ pattern: "x", cwd, type: "nosuchlang" }), "INVALID_OPTION"],
+	["missing path", (b, cwd) => b.grep({ pattern: "x", cwd, path: "nope" }), "PATH_NOT_FOUND"],
+];
+
+test("the rg fallback's errors carry the native core's codes", needsRg, (t) => {
+	const tree = makeTree({ "a.txt": "x\n" });
+	t.after(tree.cleanup);
+	for (const [name, call, code] of BAD_INPUTS) assert.equal(thrownCode(() => call(rgBackend, tree.root)), code, name);
+	assert.equal(thrownCode(() => rgBackend.grep({ pattern: "x", cwd: tree.root, signal: AbortSignal.abort() })), "CANCELLED");
+});
+
+test("errorCode reads the code, or infers it from the message of an error without one (an older addon)", () => {
+	assert.equal(errorCode(Object.assign(new Error("disk on fire"), { code: "IO" })), "IO");
+	assert.equal(errorCode(Object.assign(new Error("Invalid pattern: x"), { code: "ENOENT" })), "INVALID_PATTERN", "unknown codes are ignored");
+	assert.equal(errorCode(new Error("Path not found: /x")), "PATH_NOT_FOUND");
+	assert.equal(errorCode(new Error("Operation aborted")), "CANCELLED");
+	assert.equal(errorCode("something else"), "INTERNAL");
+});
+
+test("both backends reject bad input with the same code", needsBoth, (t) => {
+	const tree = makeTree({ "a.txt": "x\n" });
+	t.after(tree.cleanup);
+	for (const [name, call] of BAD_INPUTS) {
+		const codeOf = (b: SearchBackend) => {
+			try {
+				call(b, tree.root);
+			} catch (e) {
+				return errorCode(e);
+			}
+			return "no error";
+		};
+		assert.equal(codeOf(native!), codeOf(rgBackend), name);
+	}
 });
 
 /**

@@ -69,7 +69,7 @@ test("agentDir follows Pi: $PI_CODING_AGENT_DIR with ~ expanded, else ~/.pi/agen
 	assert.equal(settingsPath("/srv/pi"), "/srv/pi/pi-utils.json");
 });
 
-test("rule 1: a missing file is scaffolded with every default, 2-space indent, trailing newline", (t) => {
+test("a missing file is scaffolded with every default, 2-space indent, trailing newline", (t) => {
 	const dir = join(tempAgentDir(t), "nested", "agent"); // directory created on demand
 	const r = loadSettings(dir);
 	assert.equal(r.created, true);
@@ -86,7 +86,7 @@ test("rule 1: a missing file is scaffolded with every default, 2-space indent, t
 	assert.deepEqual(readdirSync(dir), ["pi-utils.json"], "no temp files left behind");
 });
 
-test("rule 2: a missing key is appended at the end of its own section; everything else byte-identical", (t) => {
+test("a missing key is appended at the end of its own section; everything else byte-identical", (t) => {
 	const before = `{\n  "grep": {\n    "limit": 7,\n    "noIgnore": false\n  },\n  ${GLOB_FULL},\n  ${SHELL_FULL},\n  "disabledTools": []\n}\n`;
 	const { dir, file } = withFile(t, before);
 	const r = loadSettings(dir);
@@ -100,7 +100,7 @@ test("rule 2: a missing key is appended at the end of its own section; everythin
 	assert.deepEqual(readdirSync(dir), ["pi-utils.json"], "temp file renamed away");
 });
 
-test("rule 2: missing sections are appended after the user's last key, in the user's indentation", (t) => {
+test("missing sections are appended after the user's last key, in the user's indentation", (t) => {
 	const before = `{\n\t"disabledTools": ["bash"],\n\t"grep": {\n\t\t"limit": 9\n\t}\n}`;
 	const { dir, file } = withFile(t, before);
 	const r = loadSettings(dir);
@@ -110,7 +110,7 @@ test("rule 2: missing sections are appended after the user's last key, in the us
 	assert.deepEqual(r.repaired, ["grep.timeoutMs", "grep.graceMs", "grep.noIgnore", "grep.maxLineLength", "grep.maxBytes", "glob", "shell"]);
 });
 
-test("rule 2: an empty object and an empty section are filled", (t) => {
+test("an empty object and an empty section are filled", (t) => {
 	const { dir, file } = withFile(t, `{\n  "grep": {}\n}\n`);
 	loadSettings(dir);
 	assert.equal(read(file), `{\n  ${GREP_FULL},\n  ${GLOB_FULL},\n  ${SHELL_FULL},\n  "disabledTools": []\n}\n`);
@@ -120,7 +120,7 @@ test("rule 2: an empty object and an empty section are filled", (t) => {
 	assert.equal(read(bare.file), SCAFFOLD.trimEnd());
 });
 
-test("rule 3: an invalid value keeps its bytes, the default applies in memory, and the warning names section.key", (t) => {
+test("an invalid value keeps its bytes, the default applies in memory, and the warning names section.key", (t) => {
 	const before = `{\n  "grep": {\n    "timeoutMs": "fast",\n    "graceMs": 3000,\n    "noIgnore": "yes",\n    "limit": 0,\n    "maxLineLength": 1.5,\n    "maxBytes": 51200\n  },\n  ${GLOB_FULL},\n  "shell": {\n    "foregroundTimeoutSec": 600,\n    "autoBackgroundAfterSec": 120,\n    "maxBackgroundJobs": -1,\n    "killGraceMs": 3000,\n    "onQuit": "stop"\n  },\n  "disabledTools": []\n}\n`;
 	const { dir, file } = withFile(t, before);
 	const r = loadSettings(dir);
@@ -133,7 +133,7 @@ test("rule 3: an invalid value keeps its bytes, the default applies in memory, a
 	assert.equal(r.warnings.length, 6);
 });
 
-test("rule 3: delays beyond Node's 2^31-1 ms timer limit are rejected, the limit itself accepted", (t) => {
+test("delays beyond Node's 2^31-1 ms timer limit are rejected, the limit itself accepted", (t) => {
 	const { dir } = withFile(t, `{"grep": {"timeoutMs": 2147483648, "graceMs": 2147483647}, "shell": {"foregroundTimeoutSec": 2147484}}`);
 	const r = loadSettings(dir);
 	assert.equal(r.settings.grep.timeoutMs, 30000);
@@ -143,7 +143,7 @@ test("rule 3: delays beyond Node's 2^31-1 ms timer limit are rejected, the limit
 	assert.ok(r.warnings.some((w) => w.includes("shell.foregroundTimeoutSec")));
 });
 
-test("rule 3: an invalid value stays on disk while missing keys of the same section are added", (t) => {
+test("an invalid value stays on disk while missing keys of the same section are added", (t) => {
 	const before = `{\n  "glob": {\n    "limit": "lots"\n  },\n  ${GREP_FULL},\n  ${SHELL_FULL},\n  "disabledTools": []\n}\n`;
 	const { dir, file } = withFile(t, before);
 	const r = loadSettings(dir);
@@ -153,7 +153,7 @@ test("rule 3: an invalid value stays on disk while missing keys of the same sect
 	assert.ok(r.warnings.some((w) => w.includes("glob.limit")));
 });
 
-test("rule 3: a section that is not an object is an invalid value: defaults for it, bytes untouched", (t) => {
+test("a section that is not an object is an invalid value: defaults for it, bytes untouched", (t) => {
 	const before = `{\n  "grep": 5,\n  ${GLOB_FULL},\n  ${SHELL_FULL},\n  "disabledTools": []\n}\n`;
 	const { dir, file } = withFile(t, before);
 	const r = loadSettings(dir);
@@ -163,7 +163,7 @@ test("rule 3: a section that is not an object is an invalid value: defaults for 
 	assert.ok(r.warnings.some((w) => w.includes("grep must be an object")));
 });
 
-test("rule 3: unknown keys, odd numbers and duplicate keys survive byte for byte", (t) => {
+test("unknown keys, odd numbers and duplicate keys survive byte for byte", (t) => {
 	const before = `{\n  "myNote": "keep me",\n  "big": 12345678901234567890,\n  "huge": 1e400,\n  "grep": {"custom": [1, 2], "limit": 3},\n  "grep": {"limit": 4}\n}\n`;
 	const { dir, file } = withFile(t, before);
 	const r = loadSettings(dir);
@@ -173,14 +173,14 @@ test("rule 3: unknown keys, odd numbers and duplicate keys survive byte for byte
 	assert.ok(r.warnings.some((w) => w.includes('"myNote" is not a known setting')));
 });
 
-test("rule 3: comment-style keys are kept without a warning", (t) => {
+test("comment-style keys are kept without a warning", (t) => {
 	const { dir } = withFile(t, `{"_comment": "mine", "grep": {"// why": "slow disk", "timeoutMs": 60000}}`);
 	const r = loadSettings(dir);
 	assert.deepEqual(r.warnings, []);
 	assert.equal(r.settings.grep.timeoutMs, 60000);
 });
 
-test("rule 3: line endings and a byte-order mark are preserved", (t) => {
+test("line endings and a byte-order mark are preserved", (t) => {
 	const before = `\uFEFF{\r\n  "grep": {\r\n    "limit": 1\r\n  }\r\n}\r\n`;
 	const { dir, file } = withFile(t, before);
 	loadSettings(dir);
@@ -190,7 +190,7 @@ test("rule 3: line endings and a byte-order mark are preserved", (t) => {
 	assert.ok(after.endsWith(`    "onQuit": "kill"\r\n  },\r\n  "disabledTools": []\r\n}\r\n`), after);
 });
 
-test("rule 4: a present disabledTools array is kept as is, however it is formatted", (t) => {
+test("a present disabledTools array is kept as is, however it is formatted", (t) => {
 	const before = `{\n  "disabledTools": [ "glob",\n      "shell_*"  ,"bash"]\n}\n`;
 	const { dir, file } = withFile(t, before);
 	const r = loadSettings(dir);
@@ -199,7 +199,7 @@ test("rule 4: a present disabledTools array is kept as is, however it is formatt
 	assert.deepEqual(r.settings.disabledTools, ["glob", "shell_status", "shell_kill", "bash"]);
 });
 
-test("rule 5: a parse error leaves the bytes identical and warns once with file, line and column", (t) => {
+test("a parse error leaves the bytes identical and warns once with file, line and column", (t) => {
 	const before = `{\n  "grep": {\n    "limit": 5,\n  }\n}\n`;
 	const { dir, file } = withFile(t, before);
 	const r = loadSettings(dir);
@@ -212,7 +212,7 @@ test("rule 5: a parse error leaves the bytes identical and warns once with file,
 	assert.match(r.warnings[0], /line 4, column 3/);
 });
 
-test("rule 5: positions are given even where Node's message has none", (t) => {
+test("positions are given even where Node's message has none", (t) => {
 	const cases: [string, RegExp][] = [
 		[`{"a":tru}`, /line 1, column 9/], // V8: "Unexpected token '}'" without a position
 		[`{\n  "grep": {\n`, /line 3, column 1/], // truncated file: end of input
@@ -237,7 +237,7 @@ test("a top-level value that is not an object is never rewritten", (t) => {
 	}
 });
 
-test("rule 2 best effort: a read-only file is not rewritten, defaults still apply, no warning", (t) => {
+test("best effort: a read-only file is not rewritten, defaults still apply, no warning", (t) => {
 	const before = `{"grep": {"limit": 3}}`;
 	const { dir, file } = withFile(t, before);
 	chmodSync(file, 0o444);
@@ -250,7 +250,7 @@ test("rule 2 best effort: a read-only file is not rewritten, defaults still appl
 	assert.equal(r.settings.grep.timeoutMs, 30000);
 });
 
-test("rule 2 best effort: a read-only directory is not written to (merge and scaffold)", (t) => {
+test("best effort: a read-only directory is not written to (merge and scaffold)", (t) => {
 	// Root bypasses permission bits; the loader honours the bits itself, so this holds as root too.
 	const before = `{"grep": {"limit": 3}}`;
 	const { dir, file } = withFile(t, before);
@@ -268,7 +268,7 @@ test("rule 2 best effort: a read-only directory is not written to (merge and sca
 	assert.deepEqual(s.settings, DEFAULT_SETTINGS);
 });
 
-test("rule 2 best effort: a real write error (agent dir under a regular file) never throws", (t) => {
+test("best effort: a real write error (agent dir under a regular file) never throws", (t) => {
 	const base = tempAgentDir(t);
 	writeFileSync(join(base, "not-a-dir"), "x");
 	const dir = join(base, "not-a-dir", "agent");
@@ -278,7 +278,7 @@ test("rule 2 best effort: a real write error (agent dir under a regular file) ne
 	assert.equal(read(join(base, "not-a-dir")), "x");
 });
 
-test("rule 8: the write goes through a symlink to its target and keeps the file's mode", (t) => {
+test("the write goes through a symlink to its target and keeps the file's mode", (t) => {
 	const dir = tempAgentDir(t);
 	const dotfiles = join(dir, "dotfiles");
 	mkdirSync(dotfiles);
@@ -296,7 +296,7 @@ test("rule 8: the write goes through a symlink to its target and keeps the file'
 	assert.equal(r.repaired.length, 8);
 });
 
-test("rule 7: prefix wildcards expand to known tool names; gates are exact-match", (t) => {
+test("prefix wildcards expand to known tool names; gates are exact-match", (t) => {
 	const { dir } = withFile(t, `{"disabledTools": ["glob", "shell_*", "shell_kill"]}`);
 	const r = loadSettings(dir);
 	assert.deepEqual(r.settings.disabledTools, ["glob", "shell_status", "shell_kill"]);
@@ -311,7 +311,7 @@ test("rule 7: prefix wildcards expand to known tool names; gates are exact-match
 	assert.deepEqual(loadSettings(all.dir).settings.disabledTools, [...KNOWN_TOOLS]);
 });
 
-test("rule 7: malformed wildcards are dropped with a warning; unknown names kept with a warning", (t) => {
+test("malformed wildcards are dropped with a warning; unknown names kept with a warning", (t) => {
 	const before = `{"disabledTools": ["*x", "a*b", "sh**", "bash", "frobnicate", "zz*", 7]}`;
 	const { dir, file } = withFile(t, before);
 	const r = loadSettings(dir);
@@ -325,7 +325,7 @@ test("rule 7: malformed wildcards are dropped with a warning; unknown names kept
 	assert.ok(read(file).startsWith(before.slice(0, -1)), "the array itself is untouched");
 });
 
-test("rule 9: takeWarningsOnce hands each warning out once per session, shared through globalThis", async (t) => {
+test("takeWarningsOnce hands each warning out once per session, shared through globalThis", async (t) => {
 	const { dir } = withFile(t, `{"grep": {"limit": "many"}, "shell": {"onQuit": "never"}}`);
 	const r = loadSettings(dir);
 	assert.equal(r.warnings.length, 2);

@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// The scan path side by side with what it replaces (issue 15): the grep and
+// The scan path side by side with what it replaces: the grep and
 // glob tools and the native calls against Pi's own grep tool (both hosts),
 // rg spawned the Pi way, rg/fd as whole processes, oh-my-pi's natives, and
 // the CLI as a whole process. Every case runs its variants interleaved and
@@ -16,7 +16,7 @@ import { bench, corpus, indexJs, native, nativeGrep, root, rows, runs, only, sav
 import { median } from "./lib/interleave.mjs";
 import { NODE22, PI_HOSTS, RG_ALL, ompNatives, piGrepTool, piStyleRg, processRun } from "./lib/peers.mjs";
 
-const { runGrepTool } = await import(path.join(root, "extensions/lib/grep-tool.mjs"));
+const { runGrepTool } = await import(path.join(root, "extensions/lib/search/grep.mjs"));
 const toolConfig = { cwd: corpus, timeoutMs: 30000, graceMs: 3000, noIgnore: true, maxLineLength: 500, maxBytes: 51200, defaultLimit: 100 };
 const ourTool = (params) => () => runGrepTool(native, params, toolConfig);
 // What the tool asks of the core, as a bare call.

@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// Grouping (issue 7), outline and peak-RSS cases, split from bench/run.mjs
+// Grouping, outline and peak-RSS cases, split from bench/run.mjs
 // (the scan cases). Same arguments: --corpus linux|small, --runs N, --only substring.
 import { spawnSync } from "node:child_process";
 import fs from "node:fs";
@@ -8,7 +8,7 @@ import path from "node:path";
 import { bench, corpus, native, nativeGrep, root, rows, runs, only, saveResults } from "./lib/setup.mjs";
 import { median } from "./lib/interleave.mjs";
 
-const { runGrepTool } = await import(path.join(root, "extensions/lib/grep-tool.mjs"));
+const { runGrepTool } = await import(path.join(root, "extensions/lib/search/grep.mjs"));
 const toolConfig = { cwd: corpus, timeoutMs: 30000, graceMs: 3000, noIgnore: true, maxLineLength: 500, maxBytes: 51200, defaultLimit: 100 };
 
 function peakRss(code) {
@@ -18,7 +18,7 @@ function peakRss(code) {
   return Number(r.stdout.trim()) / 1024; // MB
 }
 
-// Grouping (issue 7) on dense queries over C sources (the tree's first files
+// Grouping on dense queries over C sources (the tree's first files
 // in path order are Documentation/, which has no grammar): many matching
 // files, so structure is extracted for as many files as the limit lets through.
 for (const [word, limit, target] of [["return", 100, 1.2], ["return", 1000, 2], ["static", 100, 1.2], ["static", 1000, 2]]) {

@@ -1,17 +1,17 @@
 #!/usr/bin/env node
 // pi-utils command line. By default it prints exactly the text the Pi tools return (same
-// renderer: extensions/lib/*-tool.mjs); --json streams the native results as JSON lines.
+// renderer: extensions/lib/search/<tool>.mjs); --json streams the native results as JSON lines.
 // Exit codes follow ripgrep: 0 something found, 1 nothing found, 2 error.
 
-import { createRequire } from "node:module";
-import { globOptionsFor, runGlobTool } from "../extensions/lib/glob-tool.mjs";
-import { grepOptionsFor, hardDeadlineMs, runGrepTool } from "../extensions/lib/grep-tool.mjs";
-import { DEFAULT_OUTLINE_MAX_ITEMS, outlinePath, runOutlineTool } from "../extensions/lib/outline-tool.mjs";
+// Only the defaults are loaded up front; each subcommand imports its own tool module (and the addon) when it
+// runs, so --help and usage errors start as fast as Node does.
+import { DEFAULTS } from "../extensions/lib/defaults.mjs";
+import { DEFAULT_MAX_BYTES } from "../extensions/lib/truncate.mjs";
 
-// The tools' settings defaults (settings file keys grep.* / glob.*).
-const GREP_DEFAULTS = { timeoutMs: 30000, graceMs: 3000, maxBytes: 51200, limit: 100, maxLineLength: 500 };
-const GLOB_DEFAULTS = { timeoutMs: 10000, graceMs: 2000, maxBytes: 51200, limit: 200 };
-const OUTLINE_DEFAULTS = { maxBytes: 51200, maxItems: DEFAULT_OUTLINE_MAX_ITEMS };
+// The tools' defaults (settings file keys grep.* / glob.*); glob and outline cap their text at Pi's size.
+const GREP_DEFAULTS = DEFAULTS.grep;
+const GLOB_DEFAULTS = { ...DEFAULTS.glob, maxBytes: DEFAULT_MAX_BYTES };
+const OUTLINE_DEFAULTS = { maxBytes: DEFAULT_MAX_BYTES, maxItems: DEFAULTS.outline.maxItems };
 
 const HELP = `Usage:
   pi-utils grep [options] <pattern> [path]
@@ -81,6 +81,7 @@ const BOOL_FLAGS = {
 const REPEATABLE = new Set(["glob", "type"]);
 
 function parseArgs(argv) {
+  /** @type {{ glob: string[], type: string[], positional: string[], [flag: string]: any }} */
   const o = { glob: [], type: [], positional: [] };
   const set = (key, value) => {
     if (REPEATABLE.has(key)) o[key].push(value);
@@ -135,13 +136,13 @@ function sortOption(o) {
   return o.sort;
 }
 
-function loadNative() {
-  try {
-    return createRequire(import.meta.url)("../index.js");
-  } catch (e) {
-    const why = e instanceof Error ? e.message.split("\n")[0] : String(e);
-    throw new Error(`native addon not built: run npm install (${why})`);
-  }
+/** The addon through the extensions' guarded loader (which also rejects a stale binary); the CLI has no rg fallback. */
+async function loadNative() {
+  const { loadNative: load } = await import("../extensions/lib/native.mjs");
+  // PI_UTILS_DISABLE_NATIVE selects the extensions' rg fallback; the CLI has none, so it does not apply here.
+  const loaded = load({ ...process.env, PI_UTILS_DISABLE_NATIVE: undefined });
+  if ("error" in loaded) throw new Error(loaded.error);
+  return loaded.native;
 }
 
 function positionalArgs(o, command) {
@@ -152,13 +153,18 @@ function positionalArgs(o, command) {
 
 const jsonLine = (value) => `${JSON.stringify(value)}\n`;
 
-async function grepCommand(o, native) {
+async function grepCommand(o) {
   const { pattern, path } = positionalArgs(o, "grep");
   const context = intOption(o, "context", "--context");
   const maxCount = intOption(o, "maxCount", "--max-count");
   const timeoutMs = intOption(o, "timeoutMs", "--timeout-ms") ?? GREP_DEFAULTS.timeoutMs;
   const sort = sortOption(o);
   if (o.files && o.count) throw new UsageError("-l and -c cannot be combined");
+  const [{ grepOptionsFor, runGrepTool }, { hardDeadlineMs }, native] = await Promise.all([
+    import("../extensions/lib/search/grep.mjs"),
+    import("../extensions/lib/search/toolkit.mjs"),
+    loadNative(),
+  ]);
   const params = {
     pattern,
     path,
@@ -167,7 +173,7 @@ async function grepCommand(o, native) {
     context,
     limit: maxCount,
     noIgnore: !o.respectIgnore,
-    outputMode: o.files ? "files_with_matches" : o.count ? "count" : "content",
+    outputMode: /** @type {"files_with_matches" | "count" | "content"} */ (o.files ? "files_with_matches" : o.count ? "count" : "content"),
     group: !o.noGroup,
   };
   const config = {
@@ -235,11 +241,16 @@ async function grepJson(native, opts, hardLimitMs) {
   return { out: jsonLine({ type: "summary", ...handle.summary() }), code: found > 0 ? 0 : 1 };
 }
 
-async function globCommand(o, native) {
+async function globCommand(o) {
   const { pattern, path } = positionalArgs(o, "glob");
   const limit = intOption(o, "limit", "--limit");
   const timeoutMs = intOption(o, "timeoutMs", "--timeout-ms") ?? GLOB_DEFAULTS.timeoutMs;
   const sort = sortOption(o);
+  const [{ globOptionsFor, runGlobTool }, { hardDeadlineMs }, native] = await Promise.all([
+    import("../extensions/lib/search/glob.mjs"),
+    import("../extensions/lib/search/toolkit.mjs"),
+    loadNative(),
+  ]);
   const params = { pattern, path, limit, noIgnore: !o.respectIgnore, hidden: !o.noHidden };
   const config = {
     cwd: process.cwd(),
@@ -270,9 +281,10 @@ async function globCommand(o, native) {
   return { out: `${text}\n`, code: found > 0 ? 0 : 1 };
 }
 
-async function outlineCommand(o, native) {
+async function outlineCommand(o) {
   if (o.positional.length !== 1) throw new UsageError("outline takes exactly one file");
   const params = { path: o.positional[0], maxItems: intOption(o, "maxItems", "--max-items") };
+  const [{ outlinePath, runOutlineTool }, native] = await Promise.all([import("../extensions/lib/search/outline.mjs"), loadNative()]);
   if (o.json) {
     const maxItems = Math.max(1, params.maxItems ?? OUTLINE_DEFAULTS.maxItems);
     const { text: _text, ...result } = await native.outline({ path: outlinePath(params.path), cwd: process.cwd(), maxItems });
@@ -291,7 +303,7 @@ async function outlineCommand(o, native) {
   return { out: `${text}\n`, code: found > 0 ? 0 : 1 };
 }
 
-// Subcommands: (options, native module) -> { out, code }.
+// Subcommands: options -> { out, code }; each loads what it needs.
 const COMMANDS = {
   grep: grepCommand,
   glob: globCommand,
@@ -313,7 +325,7 @@ async function main(argv) {
   if (!run) throw new UsageError(`unknown command: ${command} (expected ${Object.keys(COMMANDS).join(" or ")})`);
   const o = parseArgs(rest);
   if (o.help) return finish(`${HELP}\n`, 0);
-  const { out, code } = await run(o, loadNative());
+  const { out, code } = await run(o);
   finish(out, code);
 }
 

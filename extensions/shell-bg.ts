@@ -6,7 +6,7 @@
 import type { AgentToolResult, ExtensionAPI, ExtensionContext } from "@mariozechner/pi-coding-agent";
 import { createBashToolDefinition, getAgentDir, getShellConfig, SettingsManager } from "@mariozechner/pi-coding-agent";
 import { Type } from "typebox";
-import { loadNative } from "./lib/native.ts";
+import { loadNative } from "./lib/native.mjs";
 import { agentDir, isToolEnabled, loadSettings, takeWarningsOnce } from "./lib/settings.ts";
 import { completeShellBgArgs, movedText, parseShellBgArgs, SHELL_BG_USAGE, startedText, widgetLine } from "./lib/shell-format.ts";
 import { MAX_WAIT_SEC, ShellJobs, type JobsHost } from "./lib/shell-jobs.ts";

@@ -1,5 +1,5 @@
 // A scripted OpenAI-compatible chat-completions server on 127.0.0.1 for running the real Pi CLI offline
-// (pi-host.md §14). Each request gets the next scripted step, streamed as SSE; every request body is kept so a
+// (Pi reads its models.json, pointed here). Each request gets the next scripted step, streamed as SSE; every request body is kept so a
 // test can assert what the model saw (tools offered, tool results returned).
 import http from "node:http";
 import type { AddressInfo } from "node:net";

@@ -1,4 +1,4 @@
-// An in-process Pi session driven by pi-ai's faux provider (pi-host.md §14): this package is loaded the way an
+// An in-process Pi session driven by pi-ai's faux provider (scripted model replies, no network): this package is loaded the way an
 // install loads it (a package directory, so its manifest's pi.extensions decides what runs), session_start is
 // fired as print mode fires it, and every tool result and every model context is recorded.
 // In-process means the Pi version installed for the current Node: @mariozechner/pi-coding-agent 0.73.1 on

@@ -1,11 +1,11 @@
 // Runs the real Pi CLI headless (`--mode json`) against a fake OpenAI-compatible server, in a throwaway agent
 // directory, loading this package with `-e <package dir>` so its manifest's pi.extensions is what loads.
 // Every run has a hard timeout and ends by killing the child's whole process group.
-import { spawn } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
+import { runCommand } from "./run-command.ts";
 
 export const packageRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..", "..");
 
@@ -85,15 +85,6 @@ export function fakeModelsJson(baseUrl: string): string {
 	);
 }
 
-function killGroup(pid: number | undefined): void {
-	if (!pid) return;
-	try {
-		process.kill(-pid, "SIGKILL");
-	} catch {
-		// Already gone.
-	}
-}
-
 export async function runPi(options: PiRunOptions): Promise<PiRunResult> {
 	const temp = fs.mkdtempSync(path.join(os.tmpdir(), "pi-utils-cli-"));
 	const agentDir = path.join(temp, "agent");
@@ -123,21 +114,11 @@ export async function runPi(options: PiRunOptions): Promise<PiRunResult> {
 		...options.env,
 	};
 	for (const [k, v] of Object.entries(env)) if (v === undefined) delete env[k];
-	// detached: the child leads its own process group, so a timeout can kill everything it started.
-	const child = spawn(options.host.node, args, { cwd: options.cwd, env, detached: true, stdio: ["ignore", "pipe", "pipe"] });
-	let stdout = "";
-	let stderr = "";
-	child.stdout.on("data", (d: Buffer) => (stdout += d.toString()));
-	child.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
-	let timedOut = false;
-	const timer = setTimeout(() => {
-		timedOut = true;
-		killGroup(child.pid);
-	}, options.timeoutMs ?? 30_000);
 	try {
-		const [code, signal] = await new Promise<[number | null, NodeJS.Signals | null]>((resolve, reject) => {
-			child.once("error", reject);
-			child.once("close", (c, s) => resolve([c, s]));
+		const { code, signal, timedOut, stdout, stderr } = await runCommand(options.host.node, args, {
+			cwd: options.cwd,
+			env,
+			timeoutMs: options.timeoutMs ?? 30_000,
 		});
 		const events = stdout
 			.split("\n")
@@ -153,8 +134,6 @@ export async function runPi(options: PiRunOptions): Promise<PiRunResult> {
 		const piUtilsJson = fs.existsSync(settingsFile) ? fs.readFileSync(settingsFile, "utf8") : undefined;
 		return { code, signal, timedOut, stdout, stderr, events, piUtilsJson };
 	} finally {
-		clearTimeout(timer);
-		killGroup(child.pid);
 		fs.rmSync(temp, { recursive: true, force: true });
 	}
 }

@@ -5,6 +5,7 @@ import { spawn, type ChildProcess } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
 import { fakeModelsJson, packageRoot, type PiHost } from "./pi-cli.ts";
+import { killGroup } from "./run-command.ts";
 
 export interface PiProcessOptions {
 	host: PiHost;
@@ -82,17 +83,11 @@ export function startPi(o: PiProcessOptions): PiProcess {
 	});
 	child.stderr!.on("data", (d: Buffer) => (stderr += d.toString()));
 	child.stdin!.on("error", () => {});
-	const killGroup = () => {
-		try {
-			if (child.pid) process.kill(-child.pid, "SIGKILL");
-		} catch {
-			// Gone.
-		}
-	};
+	const killChildGroup = () => killGroup(child.pid);
 	let timedOut = false;
 	const timer = setTimeout(() => {
 		timedOut = true;
-		killGroup();
+		killChildGroup();
 	}, o.timeoutMs ?? 30_000);
 	const exited = new Promise<PiExit>((resolve) => {
 		child.once("close", (code, signal) => {
@@ -131,7 +126,7 @@ export function startPi(o: PiProcessOptions): PiProcess {
 				check();
 			}),
 		exited,
-		kill: killGroup,
+		kill: killChildGroup,
 	};
 }
 

@@ -1,6 +1,8 @@
-// Runs a command to its exit with a hard timeout, in its own process group so the timeout (or the end of the
-// run) also kills whatever it started (npm's script shells, cargo, rustc).
+// Child processes in specs: runs a command to its exit with a hard timeout, in its own process group so the
+// timeout (or the end of the run) also kills whatever it started (npm's script shells, cargo, rustc), and
+// tells whether a process is still running.
 import { spawn } from "node:child_process";
+import fs from "node:fs";
 
 export interface CommandResult {
 	code: number | null;
@@ -18,7 +20,8 @@ export interface CommandOptions {
 	timeoutMs: number;
 }
 
-function killGroup(pid: number | undefined): void {
+/** Kills the process group `pid` leads (a child spawned with `detached: true`) and everything in it. */
+export function killGroup(pid: number | undefined): void {
 	if (!pid) return;
 	try {
 		process.kill(-pid, "SIGKILL");
@@ -48,6 +51,16 @@ export async function runCommand(command: string, args: string[], o: CommandOpti
 	} finally {
 		clearTimeout(timer);
 		killGroup(child.pid);
+	}
+}
+
+/** Whether process `pid` is running: it exists and is not a zombie waiting to be reaped (Linux `/proc`). */
+export function alive(pid: number): boolean {
+	try {
+		const stat = fs.readFileSync(`/proc/${pid}/stat`, "utf8");
+		return stat.slice(stat.lastIndexOf(")") + 2)[0] !== "Z";
+	} catch {
+		return false;
 	}
 }
 

@@ -1,6 +1,7 @@
-// Settings loader for both extensions: one `<agentDir>/pi-utils.json`.
+// Settings loader for both extensions: one `<agentDir>/pi-utils.json`. The default values live in
+// defaults.mjs (shared with the CLI); this file owns the file format, validation and repair.
 //
-// Contract (decision 4 + its 2026-09-15 amendment, issue 4): the file is scaffolded with every
+// Contract: the file is scaffolded with every
 // default when absent; missing keys are added to disk; nothing the user wrote is ever changed or
 // removed. Missing keys are inserted as text into the original bytes instead of re-serializing the
 // parsed object, because a re-serialization would reformat arrays, collapse duplicate keys and
@@ -11,6 +12,7 @@ import { homedir } from "node:os";
 import { basename, dirname, join } from "node:path";
 import { randomBytes } from "node:crypto";
 import { isDeepStrictEqual } from "node:util";
+import { DEFAULTS } from "./defaults.mjs";
 
 export const KNOWN_TOOLS: readonly string[] = Object.freeze(["grep", "glob", "outline", "bash", "shell_status", "shell_kill"]);
 
@@ -40,9 +42,9 @@ function deepFreeze<T>(value: T): T {
 }
 
 export const DEFAULT_SETTINGS: PiUtilsSettings = deepFreeze({
-	grep: { timeoutMs: 30000, graceMs: 3000, noIgnore: true, limit: 100, maxLineLength: 500, maxBytes: 51200 },
-	glob: { timeoutMs: 10000, graceMs: 2000, limit: 200, noIgnore: true },
-	shell: { foregroundTimeoutSec: 600, autoBackgroundAfterSec: 120, maxBackgroundJobs: 8, killGraceMs: 3000, onQuit: "kill" },
+	grep: { ...DEFAULTS.grep },
+	glob: { ...DEFAULTS.glob },
+	shell: { ...DEFAULTS.shell },
 	disabledTools: [],
 });
 

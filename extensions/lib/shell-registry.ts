@@ -5,7 +5,7 @@ import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from "
 import { join } from "node:path";
 import type { ShellJob, ShellKillReport, ShellLogChunk, ShellRegistry } from "../../index.js";
 import { fallbackRegistryOpen, openFallbackRegistry } from "./shell-fallback.ts";
-import type { Native } from "./native.ts";
+import type { Native } from "./native.mjs";
 
 export type { ShellJob, ShellKillReport, ShellLogChunk };
 

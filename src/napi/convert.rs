@@ -2,10 +2,10 @@
 //! Every option is documented here because these comments become the
 //! `index.d.ts` contract.
 
-use crate::search::glob::{EntryKind, GlobOptions as CoreGlobOptions};
-use crate::search::grep::{GrepMode as CoreMode, GrepOptions as CoreGrepOptions};
-use crate::search::walk::{default_threads, WalkOptions};
-use crate::search::SortOrder;
+use crate::search::{
+    CodedError, EntryKind, ErrorCode, GlobOptions as CoreGlobOptions, GrepMode as CoreMode,
+    GrepOptions as CoreGrepOptions, SortOrder, WalkOptions,
+};
 use napi::bindgen_prelude::*;
 use napi_derive::napi;
 use std::time::Duration;
@@ -14,7 +14,7 @@ pub(super) fn parse_choice<'a>(
     field: &str,
     value: &Option<String>,
     choices: &[&'a str],
-) -> Result<Option<&'a str>> {
+) -> std::result::Result<Option<&'a str>, CodedError> {
     match value {
         None => Ok(None),
         Some(v) => choices
@@ -22,8 +22,8 @@ pub(super) fn parse_choice<'a>(
             .find(|c| **c == v.as_str())
             .map(|c| Some(*c))
             .ok_or_else(|| {
-                Error::new(
-                    Status::InvalidArg,
+                CodedError::new(
+                    ErrorCode::InvalidOption,
                     format!("Invalid {field}: {v} (expected {})", choices.join(", ")),
                 )
             }),
@@ -99,6 +99,7 @@ pub struct GrepOptions<'a> {
     pub group: Option<bool>,
 }
 
+/// Missing options take the core's defaults.
 fn walk_options(
     hidden: Option<bool>,
     no_ignore: Option<bool>,
@@ -106,45 +107,50 @@ fn walk_options(
     types: Option<Either<String, Vec<String>>>,
     threads: Option<u32>,
 ) -> WalkOptions {
+    let d = WalkOptions::default();
     WalkOptions {
-        hidden: hidden.unwrap_or(true),
-        no_ignore: no_ignore.unwrap_or(true),
-        globs: globs.unwrap_or_default(),
+        hidden: hidden.unwrap_or(d.hidden),
+        no_ignore: no_ignore.unwrap_or(d.no_ignore),
+        globs: globs.unwrap_or(d.globs),
         types: match types {
-            None => Vec::new(),
+            None => d.types,
             Some(Either::A(t)) => vec![t],
             Some(Either::B(ts)) => ts,
         },
-        threads: threads
-            .map(|t| (t as usize).clamp(1, 64))
-            .unwrap_or_else(default_threads),
+        threads: threads.map_or(d.threads, |t| (t as usize).clamp(1, 64)),
     }
 }
 
 impl GrepOptions<'_> {
-    pub fn to_core(&self) -> Result<CoreGrepOptions> {
-        let context = self.context.unwrap_or(0) as usize;
+    pub fn to_core(&self) -> std::result::Result<CoreGrepOptions, CodedError> {
+        let d = CoreGrepOptions::default();
+        let before_context = self.context.map_or(d.before, |c| c as usize);
+        let after_context = self.context.map_or(d.after, |c| c as usize);
         let mode = parse_choice("mode", &self.mode, &["content", "files", "count"])?;
         let sort = parse_choice("sort", &self.sort, &["path", "mtime"])?;
         Ok(CoreGrepOptions {
             pattern: self.pattern.clone(),
-            literal: self.literal.unwrap_or(false),
-            ignore_case: self.ignore_case.unwrap_or(false),
-            multiline: self.multiline.unwrap_or(false),
-            before: self.before.map_or(context, |b| b as usize),
-            after: self.after.map_or(context, |a| a as usize),
+            literal: self.literal.unwrap_or(d.literal),
+            ignore_case: self.ignore_case.unwrap_or(d.ignore_case),
+            multiline: self.multiline.unwrap_or(d.multiline),
+            before: self.before.map_or(before_context, |b| b as usize),
+            after: self.after.map_or(after_context, |a| a as usize),
             mode: match mode {
+                Some("content") => CoreMode::Content,
                 Some("files") => CoreMode::Files,
                 Some("count") => CoreMode::Count,
-                _ => CoreMode::Content,
+                _ => d.mode,
             },
             sort: match sort {
+                Some("path") => SortOrder::Path,
                 Some("mtime") => SortOrder::Mtime,
-                _ => SortOrder::Path,
+                _ => d.sort,
             },
-            max_count: self.max_count.map(u64::from),
-            max_line_length: self.max_line_length.unwrap_or(500) as usize,
-            ignored_count_only: self.ignored_count_only.unwrap_or(false),
+            max_count: self.max_count.map(u64::from).or(d.max_count),
+            max_line_length: self
+                .max_line_length
+                .map_or(d.max_line_length, |m| m as usize),
+            ignored_count_only: self.ignored_count_only.unwrap_or(d.ignored_count_only),
             walk: walk_options(
                 self.hidden,
                 self.no_ignore,
@@ -155,8 +161,11 @@ impl GrepOptions<'_> {
                 }),
                 self.threads,
             ),
-            timeout: self.timeout_ms.map(|ms| Duration::from_millis(ms.into())),
-            group: self.group.unwrap_or(false),
+            timeout: self
+                .timeout_ms
+                .map(|ms| Duration::from_millis(ms.into()))
+                .or(d.timeout),
+            group: self.group.unwrap_or(d.group),
         })
     }
 }
@@ -193,34 +202,36 @@ pub struct GlobOptions<'a> {
 }
 
 impl GlobOptions<'_> {
-    pub fn to_core(&self) -> Result<CoreGlobOptions> {
+    pub fn to_core(&self) -> std::result::Result<CoreGlobOptions, CodedError> {
+        let d = CoreGlobOptions::default();
         let kind = parse_choice("kind", &self.kind, &["file", "dir", "any"])?;
         let sort = parse_choice("sort", &self.sort, &["path", "mtime"])?;
         Ok(CoreGlobOptions {
             pattern: self.pattern.clone(),
-            limit: self.limit.unwrap_or(200) as usize,
+            limit: self.limit.map_or(d.limit, |l| l as usize),
             kind: match kind {
+                Some("file") => EntryKind::File,
                 Some("dir") => EntryKind::Dir,
                 Some("any") => EntryKind::Any,
-                _ => EntryKind::File,
+                _ => d.kind,
             },
             sort: match sort {
                 Some("path") => SortOrder::Path,
-                _ => SortOrder::Mtime,
+                Some("mtime") => SortOrder::Mtime,
+                _ => d.sort,
             },
             walk: walk_options(self.hidden, self.no_ignore, None, None, self.threads),
-            timeout: self.timeout_ms.map(|ms| Duration::from_millis(ms.into())),
+            timeout: self
+                .timeout_ms
+                .map(|ms| Duration::from_millis(ms.into()))
+                .or(d.timeout),
         })
     }
 }
 
-pub fn cwd_of(cwd: &Option<String>) -> Result<std::path::PathBuf> {
+pub fn cwd_of(cwd: &Option<String>) -> std::result::Result<std::path::PathBuf, CodedError> {
     match cwd {
         Some(c) => Ok(std::path::PathBuf::from(c)),
-        None => std::env::current_dir().map_err(|e| Error::from_reason(e.to_string())),
+        None => std::env::current_dir().map_err(|e| CodedError::new(ErrorCode::Io, e.to_string())),
     }
-}
-
-pub fn to_js_error(e: crate::search::SearchError) -> Error {
-    Error::new(Status::InvalidArg, e.to_string())
 }

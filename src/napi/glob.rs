@@ -1,10 +1,10 @@
 //! `glob()`: validates synchronously, walks on tokio's blocking pool (not
 //! libuv's) and resolves with the newest entries.
 
-use super::convert::{cwd_of, to_js_error, GlobOptions};
-use super::signal::check_and_subscribe;
-use crate::search::cancel::CancelToken;
-use crate::search::glob::{GlobPlan, GlobResult as CoreResult};
+use super::convert::{cwd_of, GlobOptions};
+use super::error::to_js;
+use super::signal::{check_not_aborted, subscribe};
+use crate::search::{CancelToken, CodedError, ErrorCode, GlobPlan, GlobResult as CoreResult};
 use napi::bindgen_prelude::*;
 use napi_derive::napi;
 
@@ -83,19 +83,30 @@ fn result_out(r: CoreResult) -> GlobResult {
 /// or an already aborted `signal`.
 #[napi(catch_unwind, ts_return_type = "Promise<GlobResult>")]
 pub fn glob<'env>(env: &'env Env, options: GlobOptions) -> Result<PromiseRaw<'env, GlobResult>> {
-    let core = options.to_core()?;
-    let cwd = cwd_of(&options.cwd)?;
+    let core = options.to_core().map_err(|e| to_js(env, e))?;
+    let cwd = cwd_of(&options.cwd).map_err(|e| to_js(env, e))?;
     let cancel = CancelToken::new(core.timeout);
-    check_and_subscribe(env, options.signal.as_ref(), &cancel)?;
-    let plan = GlobPlan::new(&cwd, options.path.as_deref(), core).map_err(to_js_error)?;
-    env.spawn_future(async move {
-        let joined = napi::tokio::task::spawn_blocking(move || {
-            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| plan.run(&cancel)))
-        })
-        .await;
-        match joined {
-            Ok(Ok(r)) => Ok(result_out(r)),
-            _ => Err(Error::from_reason("internal error: glob panicked")),
-        }
-    })
+    check_not_aborted(env, options.signal.as_ref())?;
+    let plan = GlobPlan::new(&cwd, options.path.as_deref(), core).map_err(|e| to_js(env, e))?;
+    // Dropped when the walk ends, which removes the listener.
+    let subscription = subscribe(env, options.signal.as_ref(), &cancel)?;
+    env.spawn_future_with_callback(
+        async move {
+            let joined = napi::tokio::task::spawn_blocking(move || {
+                let run = || plan.run(&cancel);
+                let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(run));
+                drop(subscription);
+                result
+            })
+            .await;
+            Ok(match joined {
+                Ok(Ok(r)) => Ok(result_out(r)),
+                _ => Err(CodedError::new(
+                    ErrorCode::Internal,
+                    "internal error: glob panicked",
+                )),
+            })
+        },
+        |env, result| result.map_err(|e| to_js(env, e)),
+    )
 }

@@ -4,11 +4,12 @@
 //! stops pulling applies back-pressure; one that drops the handle or calls
 //! `cancel()` stops the walk.
 
-use super::convert::{cwd_of, to_js_error, GrepOptions};
-use super::signal::check_and_subscribe;
-use crate::search::cancel::CancelToken;
-use crate::search::grep::{
-    ContextLine as CoreLine, FileStructure, GrepPlan, GrepSummary as CoreSummary, Hit, HitSymbol,
+use super::convert::{cwd_of, GrepOptions};
+use super::error::{coded_error, to_js};
+use super::signal::{check_not_aborted, subscribe};
+use crate::search::{
+    CancelToken, ContextLine as CoreLine, ErrorCode, FileStructure, GrepPlan,
+    GrepSummary as CoreSummary, Hit, HitSymbol,
 };
 use napi::bindgen_prelude::*;
 use napi::tokio::sync::{mpsc, Mutex as AsyncMutex};
@@ -232,11 +233,13 @@ impl GrepSearch {
 #[napi(catch_unwind)]
 pub fn grep(env: Env, options: GrepOptions) -> Result<GrepSearch> {
     crate::fault::panic_if_injected("grep-call");
-    let core = options.to_core()?;
-    let cwd = cwd_of(&options.cwd)?;
+    let core = options.to_core().map_err(|e| to_js(&env, e))?;
+    let cwd = cwd_of(&options.cwd).map_err(|e| to_js(&env, e))?;
     let cancel = CancelToken::new(core.timeout);
-    check_and_subscribe(&env, options.signal.as_ref(), &cancel)?;
-    let plan = GrepPlan::new(&cwd, options.path.as_deref(), core).map_err(to_js_error)?;
+    check_not_aborted(&env, options.signal.as_ref())?;
+    let plan = GrepPlan::new(&cwd, options.path.as_deref(), core).map_err(|e| to_js(&env, e))?;
+    // Dropped when the search thread ends, which removes the listener.
+    let subscription = subscribe(&env, options.signal.as_ref(), &cancel)?;
     let (tx, rx) = mpsc::channel::<Vec<Hit>>(4);
     let summary = Arc::new(Mutex::new(None));
     let summary_slot = summary.clone();
@@ -254,9 +257,16 @@ pub fn grep(env: Env, options: GrepOptions) -> Result<GrepSearch> {
                 s
             });
             *summary_slot.lock().unwrap_or_else(|p| p.into_inner()) = Some(summary);
+            drop(subscription);
             drop(tx);
         })
-        .map_err(|e| Error::from_reason(format!("cannot start search thread: {e}")))?;
+        .map_err(|e| {
+            coded_error(
+                &env,
+                ErrorCode::Internal,
+                format!("cannot start search thread: {e}"),
+            )
+        })?;
     Ok(GrepSearch {
         rx: Arc::new(AsyncMutex::new(rx)),
         summary,

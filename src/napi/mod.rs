@@ -1,4 +1,6 @@
 mod convert;
+mod defaults;
+mod error;
 mod glob;
 mod grep;
 mod outline;

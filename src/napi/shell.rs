@@ -6,7 +6,7 @@
 
 use super::convert::parse_choice;
 use super::signal::check_and_subscribe;
-use crate::search::cancel::CancelToken;
+use crate::search::CancelToken;
 use crate::shell::job::signal_name;
 use crate::shell::log::{self, Keep, LogChunk};
 use crate::shell::{self, JobView, KillOutcome, Registry, ShellError, SpawnRequest, WaitEnd};

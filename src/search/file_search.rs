@@ -3,11 +3,10 @@
 //! turn matches into bounded hits.
 
 use super::display::{display_bytes, relative_bytes, DisplayPath};
-use super::grep::{
-    build_searcher, ContextLine, FileStructure, GrepMode, GrepOptions, Hit, HitSymbol,
-};
+use super::grep::{build_searcher, GrepMode, GrepOptions};
 use super::line_window::{trim_terminator, window};
 use super::outline_cache;
+use super::results::{ContextLine, FileStructure, Hit, HitSymbol};
 use crate::structure::{self, Language, Outline};
 use grep_matcher::Matcher;
 use grep_regex::RegexMatcher;
@@ -122,15 +121,15 @@ impl<'a> FileSearcher<'a> {
         }
     }
 
-    /// Searches one file. `group` is the index of the ignored root it lies
-    /// under. `shown` says the caller may show this file's hits grouped
+    /// Searches one file. `ignored_root` is the index of the ignored root it
+    /// lies under. `shown` says the caller may show this file's hits grouped
     /// (they are not only counted, nor past the grouped top of the output):
     /// only then, with the `group` option, is a file read whole and not too
     /// dense outlined, from the buffer just searched (no second read).
     pub(super) fn search(
         &mut self,
         path: &Path,
-        group: Option<usize>,
+        ignored_root: Option<usize>,
         shown: bool,
         stop: &dyn Fn() -> bool,
     ) -> FileOutcome {
@@ -152,12 +151,12 @@ impl<'a> FileSearcher<'a> {
             path,
             display_root: &self.display_root,
             display: None,
-            ignored: group.is_some(),
+            ignored: ignored_root.is_some(),
             hits: Vec::new(),
             pending_before: Vec::new(),
             lines_matched: 0,
             cap: self.opts.max_count.unwrap_or(u64::MAX),
-            count_past_cap: group.is_some() && self.opts.ignored_count_only,
+            count_past_cap: ignored_root.is_some() && self.opts.ignored_count_only,
             binary: false,
             stop,
         };

@@ -8,7 +8,7 @@
 
 use super::cancel::CancelToken;
 use super::display::{display_bytes, relative_bytes, DisplayPath};
-use super::walk::{resolve_target, Deferred, ErrorLog, Target, WalkOptions, Walker};
+use super::walk::{resolve_target, ErrorLog, IgnoredRoot, Target, WalkOptions, Walker};
 use super::{SearchError, SortOrder};
 use globset::{Candidate, GlobBuilder, GlobMatcher};
 use std::cmp::Reverse;
@@ -26,6 +26,9 @@ pub enum EntryKind {
     Any,
 }
 
+/// Entries listed when the caller sets no limit.
+pub const DEFAULT_LIMIT: usize = 200;
+
 #[derive(Debug, Clone)]
 pub struct GlobOptions {
     pub pattern: String,
@@ -40,7 +43,7 @@ impl Default for GlobOptions {
     fn default() -> Self {
         GlobOptions {
             pattern: String::new(),
-            limit: 200,
+            limit: DEFAULT_LIMIT,
             kind: EntryKind::File,
             sort: SortOrder::Mtime,
             walk: WalkOptions::default(),
@@ -124,17 +127,18 @@ enum Key {
     Path(PathBuf),
 }
 
+/// An entry that matched, as the top-K heap keeps it.
 #[derive(Debug, PartialEq, Eq, PartialOrd, Ord)]
-struct Candidate2 {
+struct GlobMatch {
     key: Key,
     is_dir: bool,
     size: u64,
     mtime: SystemTime,
-    group: Option<usize>,
+    ignored_root: Option<usize>,
 }
 
 struct TopK {
-    heap: BinaryHeap<Candidate2>,
+    heap: BinaryHeap<GlobMatch>,
     limit: usize,
     total: u64,
 }
@@ -148,7 +152,7 @@ impl TopK {
         }
     }
 
-    fn push(&mut self, c: Candidate2) {
+    fn push(&mut self, c: GlobMatch) {
         self.total += 1;
         if self.limit == 0 {
             return;
@@ -177,8 +181,8 @@ fn candidate(
     path: &Path,
     meta: Option<&std::fs::Metadata>,
     is_dir: bool,
-    group: Option<usize>,
-) -> Candidate2 {
+    ignored_root: Option<usize>,
+) -> GlobMatch {
     let mtime = meta
         .and_then(|m| m.modified().ok())
         .unwrap_or(SystemTime::UNIX_EPOCH);
@@ -186,16 +190,16 @@ fn candidate(
         SortOrder::Mtime => Key::Mtime(Reverse(mtime), path.to_path_buf()),
         SortOrder::Path => Key::Path(path.to_path_buf()),
     };
-    Candidate2 {
+    GlobMatch {
         key,
         is_dir,
         size: meta.map_or(0, |m| m.len()),
         mtime,
-        group,
+        ignored_root,
     }
 }
 
-fn path_of(c: &Candidate2) -> &Path {
+fn path_of(c: &GlobMatch) -> &Path {
     match &c.key {
         Key::Mtime(_, p) | Key::Path(p) => p,
     }
@@ -211,14 +215,14 @@ fn visitor<'a>(
     opts: &'a GlobOptions,
     matcher: &'a PatternMatcher,
     root: &'a Path,
-    group: Option<usize>,
+    ignored_root: Option<usize>,
     top: &'a Mutex<TopK>,
 ) -> impl FnMut(&ignore::DirEntry) -> bool + Send + 'a {
     move |e| {
         let is_dir = e.file_type().is_some_and(|t| t.is_dir());
         if kind_matches(opts.kind, is_dir) && matcher.matches(root, e.path()) {
             let meta = e.metadata().ok();
-            let c = candidate(opts.sort, e.path(), meta.as_ref(), is_dir, group);
+            let c = candidate(opts.sort, e.path(), meta.as_ref(), is_dir, ignored_root);
             top.lock().unwrap_or_else(|p| p.into_inner()).push(c);
         }
         true
@@ -259,33 +263,34 @@ impl GlobPlan {
     }
 }
 
-/// Convenience for tests and the CLI: validate and run in one call.
-/// Visitor for the ignored trees: like `visitor`, but each entry's group is
-/// the deferred root it lies under, and matches are counted per group.
+/// Visitor for the ignored trees: like `visitor`, but each entry is counted
+/// under the ignored root it lies under.
 fn ignored_visitor<'a>(
     opts: &'a GlobOptions,
     matcher: &'a PatternMatcher,
     root: &'a Path,
-    deferred: &'a [Deferred],
-    per_group: &'a [AtomicU64],
+    roots: &'a [IgnoredRoot],
+    per_root: &'a [AtomicU64],
     top: &'a Mutex<TopK>,
 ) -> impl FnMut(&ignore::DirEntry) -> bool + Send + 'a {
     move |e| {
         let is_dir = e.file_type().is_some_and(|t| t.is_dir());
         if kind_matches(opts.kind, is_dir) && matcher.matches(root, e.path()) {
-            let group = Walker::group_of(deferred, e.path());
-            if let Some(g) = group {
-                per_group[g].fetch_add(1, Ordering::Relaxed);
+            let ignored_root = IgnoredRoot::index_of(roots, e.path());
+            if let Some(r) = ignored_root {
+                per_root[r].fetch_add(1, Ordering::Relaxed);
             }
             let meta = e.metadata().ok();
-            let c = candidate(opts.sort, e.path(), meta.as_ref(), is_dir, group);
+            let c = candidate(opts.sort, e.path(), meta.as_ref(), is_dir, ignored_root);
             top.lock().unwrap_or_else(|p| p.into_inner()).push(c);
         }
         true
     }
 }
 
-pub fn run(
+/// Validates and runs in one call: what the tests need.
+#[cfg(test)]
+pub(super) fn run(
     cwd: &Path,
     path: Option<&str>,
     opts: &GlobOptions,
@@ -302,47 +307,47 @@ fn run_plan(plan: &GlobPlan, cancel: &CancelToken) -> GlobResult {
     let walker = &plan.walker;
     let errors = Mutex::new(ErrorLog::default());
     let project = Mutex::new(TopK::new(opts.limit));
-    let deferred = walker.walk_parallel(&[], cancel, &errors, || {
+    let roots = walker.walk_parallel(&[], cancel, &errors, || {
         visitor(opts, matcher, root, None, &project)
     });
     let project = project.into_inner().unwrap_or_else(|p| p.into_inner());
     let mut result = GlobResult::default();
-    let mut chosen: Vec<Candidate2> = project.heap.into_sorted_vec();
+    let mut chosen: Vec<GlobMatch> = project.heap.into_sorted_vec();
     result.total = project.total;
 
     let room = opts.limit.saturating_sub(chosen.len());
-    let mut ignored_totals = vec![0u64; deferred.len()];
-    let label = |d: &Deferred| d.label(root);
-    if room > 0 && !deferred.is_empty() && !cancel.is_stopped() {
+    let mut ignored_totals = vec![0u64; roots.len()];
+    let label = |d: &IgnoredRoot| d.label(root);
+    if room > 0 && !roots.is_empty() && !cancel.is_stopped() {
         let ignored = Mutex::new(TopK::new(room));
-        let per_group: Vec<AtomicU64> = deferred.iter().map(|_| AtomicU64::new(0)).collect();
-        for (i, d) in deferred.iter().enumerate() {
+        let per_root: Vec<AtomicU64> = roots.iter().map(|_| AtomicU64::new(0)).collect();
+        for (i, d) in roots.iter().enumerate() {
             if kind_matches(opts.kind, d.is_dir) && matcher.matches(root, &d.path) {
                 let meta = std::fs::symlink_metadata(&d.path).ok();
                 let c = candidate(opts.sort, &d.path, meta.as_ref(), d.is_dir, Some(i));
                 ignored.lock().unwrap_or_else(|p| p.into_inner()).push(c);
-                per_group[i].fetch_add(1, Ordering::Relaxed);
+                per_root[i].fetch_add(1, Ordering::Relaxed);
             }
         }
-        let dirs: Vec<Deferred> = deferred.iter().filter(|d| d.is_dir).cloned().collect();
+        let dirs: Vec<IgnoredRoot> = roots.iter().filter(|d| d.is_dir).cloned().collect();
         if !dirs.is_empty() {
             walker.walk_parallel(&dirs, cancel, &errors, || {
-                ignored_visitor(opts, matcher, root, &deferred, &per_group, &ignored)
+                ignored_visitor(opts, matcher, root, &roots, &per_root, &ignored)
             });
         }
         if cancel.is_stopped() {
-            result.ignored_unsearched = deferred.iter().map(label).collect();
+            result.ignored_unsearched = roots.iter().map(label).collect();
         }
-        for (i, n) in per_group.iter().enumerate() {
+        for (i, n) in per_root.iter().enumerate() {
             ignored_totals[i] = n.load(Ordering::Relaxed);
         }
         let ignored = ignored.into_inner().unwrap_or_else(|p| p.into_inner());
         result.total += ignored.total;
         chosen.extend(ignored.heap.into_sorted_vec());
     } else {
-        result.ignored_unsearched = deferred.iter().map(label).collect();
+        result.ignored_unsearched = roots.iter().map(label).collect();
     }
-    for (i, d) in deferred.iter().enumerate() {
+    for (i, d) in roots.iter().enumerate() {
         if ignored_totals[i] > 0 {
             result.ignored.push(GlobIgnored {
                 path: label(d),
@@ -359,7 +364,7 @@ fn run_plan(plan: &GlobPlan, cancel: &CancelToken) -> GlobResult {
             is_dir: c.is_dir,
             mtime_ms: ms_since_epoch(c.mtime),
             size: c.size,
-            ignored: c.group.is_some(),
+            ignored: c.ignored_root.is_some(),
         })
         .collect();
     result.errors = errors.into_inner().unwrap_or_else(|p| p.into_inner());

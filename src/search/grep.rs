@@ -1,24 +1,28 @@
-//! Streaming content search: options, result types and the validated plan.
+//! Streaming content search: options, the validated plan and the choice of
+//! pipeline (the results it yields are in `results.rs`).
 //!
-//! A plan runs one of two pipelines. `ordered` (the default) walks in order
-//! and hands files to searcher threads; a collector puts results back in walk
-//! order, applies the global limit and emits batches, so output is the same
-//! whatever the thread count and a limit reached early stops the walk.
-//! `unordered` serves whole-tree file/count listings with no limit: a
-//! parallel walk searches as it goes and the per-file results are sorted at
-//! the end, like ripgrep. Either way files the ignore rules exclude are
-//! searched after the project's own.
+//! A plan runs one of two pipelines over its [`FileSource`]. `ordered` (the
+//! default) hands files in output order to searcher threads; a collector
+//! puts results back in that order, applies the global limit and emits
+//! batches, so output is the same whatever the thread count and a limit
+//! reached early stops the source. `unordered` serves whole-tree file/count
+//! listings with no limit: a parallel walk searches as it goes and the
+//! per-file results are sorted at the end, like ripgrep. Either way files
+//! the ignore rules exclude are searched after the project's own.
 
 use super::cancel::CancelToken;
-use super::display::DisplayPath;
-use super::walk::{resolve_target, ErrorLog, Target, WalkOptions, Walker};
+use super::results::{GrepSummary, Hit};
+use super::source::{FileList, FileSource, ListedFile};
+use super::walk::{resolve_target, Target, WalkOptions, Walker};
 use super::{SearchError, SortOrder};
-use crate::structure::{Language, Symbol, SymbolKind};
 use grep_regex::{RegexMatcher, RegexMatcherBuilder};
 use grep_searcher::{BinaryDetection, MmapChoice, Searcher, SearcherBuilder};
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 use std::time::Duration;
+
+/// Longest line shown whole; longer ones are cut to a window around the
+/// first match.
+pub const DEFAULT_MAX_LINE_LENGTH: usize = 500;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum GrepMode {
@@ -64,100 +68,13 @@ impl Default for GrepOptions {
             mode: GrepMode::Content,
             sort: SortOrder::Path,
             max_count: None,
-            max_line_length: 500,
+            max_line_length: DEFAULT_MAX_LINE_LENGTH,
             ignored_count_only: false,
             walk: WalkOptions::default(),
             timeout: None,
             group: false,
         }
     }
-}
-
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ContextLine {
-    pub line: u64,
-    pub text: String,
-    pub cut_before: usize,
-    pub cut_after: usize,
-}
-
-/// One matching line (content mode) or one file (files / count modes,
-/// where `line` is 0 and `count` holds the number of matching lines).
-#[derive(Debug, Clone)]
-pub struct Hit {
-    pub path: Arc<DisplayPath>,
-    pub ignored: bool,
-    pub line: u64,
-    /// 1-based byte column of the first match on the line, like `rg --column`.
-    pub column: u64,
-    pub text: String,
-    pub cut_before: usize,
-    pub cut_after: usize,
-    pub before: Vec<ContextLine>,
-    pub after: Vec<ContextLine>,
-    pub count: u64,
-    /// With `group`: the symbol this hit is shown under; `None` at file
-    /// scope, and for every hit of a file that is not grouped.
-    pub symbol: Option<HitSymbol>,
-    /// With `group`: set on the first hit of each grouped file, and only
-    /// there. Its absence on a file's first hit means "print it flat".
-    pub structure: Option<Box<FileStructure>>,
-}
-
-/// A symbol as a grep hit shows it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct HitSymbol {
-    pub kind: SymbolKind,
-    pub name: String,
-    pub start_line: u32,
-    pub end_line: u32,
-}
-
-impl From<&Symbol> for HitSymbol {
-    fn from(s: &Symbol) -> Self {
-        HitSymbol {
-            kind: s.kind,
-            name: s.name.clone(),
-            start_line: s.start_line,
-            end_line: s.end_line,
-        }
-    }
-}
-
-/// What a grouped file's header shows.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct FileStructure {
-    pub language: Language,
-    pub total_lines: u32,
-    pub total_symbols: usize,
-    /// Top-level symbols holding no shown hit, in source order, capped.
-    pub others: Vec<HitSymbol>,
-    pub others_omitted: usize,
-}
-
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct IgnoredCount {
-    /// Display path of the ignored root (`node_modules/` for a directory).
-    pub path: String,
-    pub matches: u64,
-    pub files: u64,
-}
-
-#[derive(Debug, Clone, Default)]
-pub struct GrepSummary {
-    pub matches: u64,
-    pub files_with_matches: u64,
-    pub files_searched: u64,
-    pub limit_reached: bool,
-    pub timed_out: bool,
-    pub cancelled: bool,
-    pub binary_skipped: u64,
-    pub errors: ErrorLog,
-    /// Matches found in ignored files, per ignored root, as far as searched.
-    pub ignored: Vec<IgnoredCount>,
-    /// Ignored roots the search stopped before finishing.
-    pub ignored_unsearched: Vec<String>,
-    pub elapsed_ms: f64,
 }
 
 pub fn build_matcher(opts: &GrepOptions) -> Result<RegexMatcher, SearchError> {
@@ -193,29 +110,59 @@ pub(super) fn build_searcher(opts: &GrepOptions) -> Searcher {
 pub struct GrepPlan {
     pub(super) opts: GrepOptions,
     pub(super) matcher: RegexMatcher,
-    pub(super) walker: Walker,
+    pub(super) source: FileSource,
+    /// Paths are shown relative to this directory.
     pub(super) display_root: PathBuf,
-    pub(super) single: Option<PathBuf>,
 }
 
 impl GrepPlan {
     pub fn new(cwd: &Path, path: Option<&str>, opts: GrepOptions) -> Result<Self, SearchError> {
         let matcher = build_matcher(&opts)?;
         let target = resolve_target(cwd, path)?;
-        let (walk_root, single) = match &target {
-            Target::Dir(d) => (d.clone(), None),
+        let (walk_root, single) = match target {
+            Target::Dir(d) => (d, None),
             Target::File(f) => {
                 let parent = f.parent().map(Path::to_path_buf).unwrap_or_default();
-                (parent, Some(f.clone()))
+                (parent, Some(f))
             }
         };
         let walker = Walker::new(walk_root.clone(), opts.walk.clone())?;
+        let source = match single {
+            None => FileSource::Walk(Box::new(walker)),
+            // A named file is a list of one, if it passes the glob and type
+            // filters (rg applies them to explicit files too).
+            Some(file) => FileSource::List(FileList {
+                ignored_roots: Vec::new(),
+                files: (walker.accepts_file(&file))
+                    .then_some(ListedFile {
+                        path: file,
+                        ignored_root: None,
+                    })
+                    .into_iter()
+                    .collect(),
+            }),
+        };
         Ok(GrepPlan {
             opts,
             matcher,
-            walker,
+            source,
             display_root: walk_root,
-            single,
+        })
+    }
+
+    /// A search over a given list of files instead of a walk; paths are
+    /// shown relative to `display_root`. The walk options (globs, types,
+    /// hidden, ignore rules) are not applied: the list is searched as given.
+    pub fn over_files(
+        display_root: PathBuf,
+        files: FileList,
+        opts: GrepOptions,
+    ) -> Result<Self, SearchError> {
+        Ok(GrepPlan {
+            matcher: build_matcher(&opts)?,
+            opts,
+            source: FileSource::List(files),
+            display_root,
         })
     }
 
@@ -231,8 +178,9 @@ impl GrepPlan {
     }
 }
 
-/// Convenience for tests and the CLI: validate and run in one call.
-pub fn run(
+/// Validates and runs in one call: what the tests need.
+#[cfg(test)]
+pub(super) fn run(
     cwd: &Path,
     path: Option<&str>,
     opts: &GrepOptions,

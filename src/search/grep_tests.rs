@@ -1,7 +1,8 @@
 //! Behaviour of the grep engine on real temporary trees.
 
 use super::cancel::CancelToken;
-use super::grep::{run, GrepMode, GrepOptions, GrepSummary, Hit};
+use super::grep::{run, GrepMode, GrepOptions};
+use super::results::{GrepSummary, Hit};
 use super::walk::WalkOptions;
 use super::SortOrder;
 use std::fs;

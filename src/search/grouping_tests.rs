@@ -3,7 +3,8 @@
 
 use super::cancel::CancelToken;
 use super::file_search::{FileOutcome, FileSearcher};
-use super::grep::{build_matcher, run, GrepMode, GrepOptions, Hit};
+use super::grep::{build_matcher, run, GrepMode, GrepOptions};
+use super::results::Hit;
 use std::fs;
 use std::path::Path;
 

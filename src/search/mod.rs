@@ -1,52 +1,43 @@
-//! Content search and file discovery. Everything here is napi-free so it can be
-//! tested with plain `cargo test`; `src/lib.rs` only converts types.
+//! Content search and file discovery. Everything here is napi-free so it can
+//! be tested with plain `cargo test`; `src/napi` only converts its types.
+//!
+//! The submodules are private: callers use what is re-exported here.
 
-pub mod cancel;
-pub mod classify;
-pub mod display;
-pub mod file_search;
-pub mod glob;
-pub mod grep;
-pub mod line_window;
-pub mod ordered;
-pub mod outline_cache;
-pub mod unordered;
-pub mod walk;
+mod cancel;
+mod classify;
+mod display;
+mod display_lookup;
+mod error;
+mod file_search;
+mod glob;
+mod grep;
+mod line_window;
+mod near_names;
+mod ordered;
+mod outline_cache;
+mod outline_file;
+mod results;
+mod source;
+mod unordered;
+mod walk;
 
-/// Errors a caller can act on. Their `Display` text is what reaches the user,
-/// so each one names the offending input.
-#[derive(Debug)]
-pub enum SearchError {
-    EmptyPattern,
-    InvalidPattern(String),
-    PathNotFound(String),
-    NotSearchable(String),
-    InvalidGlob(String),
-    UnknownType(String),
-}
-
-impl std::fmt::Display for SearchError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            SearchError::EmptyPattern => write!(f, "Pattern must not be empty"),
-            SearchError::InvalidPattern(msg) => write!(f, "Invalid pattern: {msg}"),
-            SearchError::PathNotFound(p) => write!(f, "Path not found: {p}"),
-            SearchError::NotSearchable(p) => {
-                write!(
-                    f,
-                    "Not a regular file or directory (FIFO, socket or device): {p}"
-                )
-            }
-            SearchError::InvalidGlob(msg) => write!(f, "Invalid glob: {msg}"),
-            SearchError::UnknownType(t) => write!(
-                f,
-                "Unknown file type: {t} (use ripgrep's type names, e.g. rust, ts, py, c)"
-            ),
-        }
-    }
-}
-
-impl std::error::Error for SearchError {}
+pub use cancel::{CancelToken, StopReason};
+pub use display::DisplayPath;
+pub use error::{CodedError, ErrorCode, SearchError};
+pub use glob::{
+    EntryKind, GlobEntry, GlobIgnored, GlobOptions, GlobPlan, GlobResult,
+    DEFAULT_LIMIT as DEFAULT_GLOB_LIMIT,
+};
+pub use grep::{build_matcher, GrepMode, GrepOptions, GrepPlan, DEFAULT_MAX_LINE_LENGTH};
+pub use outline_file::{
+    outline_file, FileOutline, DEFAULT_MAX_ITEMS as DEFAULT_OUTLINE_MAX_ITEMS,
+    MAX_FILE_BYTES as MAX_OUTLINE_FILE_BYTES,
+};
+pub use results::{ContextLine, FileStructure, GrepSummary, Hit, HitSymbol, IgnoredCount};
+pub use source::{FileList, ListedFile};
+pub use walk::{
+    default_threads, resolve_target, ErrorLog, IgnoredRoot, Target, WalkOptions, Walker,
+};
 
 /// Sorting shared by grep and glob.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -65,3 +56,5 @@ mod glob_tests;
 mod grep_tests;
 #[cfg(test)]
 mod grouping_tests;
+#[cfg(test)]
+mod source_tests;

@@ -1,321 +1,399 @@
-//! The ordered pipeline: one walker thread numbers files in output order,
-//! searcher threads work ahead by a bounded window, and the collector (the
-//! calling thread) restores the order, applies the limit and emits.
+//! The ordered pipeline, in three parts: a producer thread numbers the
+//! source's files in output order, searcher threads work ahead by a bounded
+//! window, and the [`Collector`] (on the calling thread) restores the order,
+//! applies the limit and emits batches.
 
 use super::cancel::CancelToken;
 use super::file_search::{attach_structure, FileOutcome, FileSearcher};
-use super::grep::{GrepMode, GrepPlan, GrepSummary, Hit, IgnoredCount};
-use super::walk::{Deferred, ErrorLog};
+use super::grep::{GrepMode, GrepOptions, GrepPlan};
+use super::results::{GrepSummary, Hit, IgnoredCount};
+use super::source::{mtime_of, FileSource};
+use super::walk::{ErrorLog, IgnoredRoot};
 use super::SortOrder;
 use crate::structure::group::GROUPED_OUTPUT_LINES;
+use crossbeam_channel::{Receiver, Sender};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::Mutex;
 use std::time::{Duration, Instant, SystemTime};
 
 /// Batches are flushed at this size, or after `FLUSH_INTERVAL`.
 const BATCH_SIZE: usize = 256;
 const FLUSH_INTERVAL: Duration = Duration::from_millis(50);
-/// How far the walker may run ahead of the collector, in files.
+/// How far the producer may run ahead of the collector, in files.
 const LOOKAHEAD: usize = 128;
 
 /// A file to search and where its hits go in the output.
-struct Job {
+struct FileTask {
     seq: u64,
     path: PathBuf,
     /// Index of the ignored root this file lies under, if any.
-    group: Option<usize>,
+    ignored_root: Option<usize>,
 }
 
-struct Done {
+/// What came of a [`FileTask`].
+struct Searched {
     seq: u64,
-    group: Option<usize>,
+    ignored_root: Option<usize>,
     outcome: FileOutcome,
 }
 
-pub(super) fn mtime_of(path: &Path) -> SystemTime {
-    std::fs::symlink_metadata(path)
-        .and_then(|m| m.modified())
-        .unwrap_or(SystemTime::UNIX_EPOCH)
+/// What the collector tells the other threads. They run ahead of it, so
+/// they may see a change late (some work wasted), never early.
+#[derive(Default)]
+struct Progress {
+    /// Limit reached or consumer gone: stop producing and searching.
+    halt: AtomicBool,
+    /// The project has a match: with `ignored_count_only`, ignored files
+    /// are from now on only counted, so searchers need not outline them.
+    project_matched: AtomicBool,
+    /// Output lines (hits and context) listed so far: files that come after
+    /// `GROUPED_OUTPUT_LINES` print flat, so searchers need not outline them.
+    listed_lines: AtomicU64,
 }
 
-pub(super) fn run(
+impl Progress {
+    fn halted(&self, cancel: &CancelToken) -> bool {
+        self.halt.load(Ordering::Relaxed) || cancel.is_stopped()
+    }
+
+    /// An ignored file found after the project matched is only counted.
+    fn counted_only(&self, opts: &GrepOptions, ignored_root: Option<usize>) -> bool {
+        ignored_root.is_some()
+            && opts.ignored_count_only
+            && self.project_matched.load(Ordering::Relaxed)
+    }
+}
+
+/// Sends the source's files, numbered in output order: project files, then
+/// ignored ones, each part in path order or newest first. Returns the
+/// ignored roots and the walk's errors.
+fn produce(
+    source: &FileSource,
+    sort: SortOrder,
+    cancel: &CancelToken,
+    progress: &Progress,
+    tasks: Sender<FileTask>,
+) -> (Vec<IgnoredRoot>, ErrorLog) {
+    let mut errors = ErrorLog::default();
+    let mut seq = 0u64;
+    let mut send = |path: &Path, ignored_root: Option<usize>| -> bool {
+        if progress.halted(cancel) {
+            return false;
+        }
+        let task = FileTask {
+            seq,
+            path: path.to_path_buf(),
+            ignored_root,
+        };
+        seq += 1;
+        tasks.send(task).is_ok()
+    };
+    let stopped = || progress.halted(cancel);
+    if sort == SortOrder::Path {
+        let roots = source.project_files(cancel, &mut errors, |p| send(p, None));
+        for i in 0..roots.len() {
+            if stopped()
+                || !source.ignored_files(&roots, i, cancel, &mut errors, |p| send(p, Some(i)))
+            {
+                break;
+            }
+        }
+        return (roots, errors);
+    }
+    let mut files: Vec<Dated> = Vec::new();
+    let roots = source.project_files(cancel, &mut errors, |p| {
+        files.push((mtime_of(p), p.to_path_buf(), None));
+        !stopped()
+    });
+    if !send_newest_first(files, &mut send) || roots.is_empty() {
+        return (roots, errors);
+    }
+    // All ignored files newest first, whatever root they lie under.
+    let mut ignored: Vec<Dated> = Vec::new();
+    for i in 0..roots.len() {
+        let listed = source.ignored_files(&roots, i, cancel, &mut errors, |p| {
+            ignored.push((mtime_of(p), p.to_path_buf(), Some(i)));
+            !stopped()
+        });
+        if !listed {
+            return (roots, errors);
+        }
+    }
+    send_newest_first(ignored, &mut send);
+    (roots, errors)
+}
+
+/// A file with its modification time and ignored root, for `--sort mtime`.
+type Dated = (SystemTime, PathBuf, Option<usize>);
+
+/// Sends `files` newest first, ties by path; false when a send was refused.
+fn send_newest_first(
+    mut files: Vec<Dated>,
+    send: &mut impl FnMut(&Path, Option<usize>) -> bool,
+) -> bool {
+    files.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
+    files.iter().all(|(_, p, root)| send(p, *root))
+}
+
+/// One searcher thread: searches tasks until the producer is done.
+fn search_files(
     plan: &GrepPlan,
     cancel: &CancelToken,
-    mut emit: impl FnMut(Vec<Hit>) -> bool,
-) -> GrepSummary {
-    let started = Instant::now();
+    progress: &Progress,
+    tasks: Receiver<FileTask>,
+    results: Sender<Searched>,
+) {
     let opts = &plan.opts;
-    let matcher = &plan.matcher;
-    let walker = &plan.walker;
-    let display_root = &plan.display_root;
-    let single = &plan.single;
-    let threads = opts.walk.threads.max(1);
-    let halt = AtomicBool::new(false);
-    // Set by the collector once the project has a match: from then on, with
-    // `ignored_count_only`, ignored files are only counted (the collector
-    // reads it for that), so searchers need not outline them. Searchers run ahead of the collector, so they
-    // may see it late (an outline wasted), never early.
-    let project_matched = AtomicBool::new(false);
-    // Output lines (hits and context) the collector has listed so far; the
-    // same reasoning lets searchers skip outlining files that will come
-    // after `GROUPED_OUTPUT_LINES` and so print flat.
-    let listed_lines = AtomicU64::new(0);
-    let stop = || halt.load(Ordering::Relaxed) || cancel.is_stopped();
-    let (job_tx, job_rx) = crossbeam_channel::bounded::<Job>(LOOKAHEAD);
-    let (done_tx, done_rx) = crossbeam_channel::unbounded::<Done>();
-    let deferred_out: Mutex<Vec<Deferred>> = Mutex::new(Vec::new());
-    let walk_errors: Mutex<ErrorLog> = Mutex::new(ErrorLog::default());
-    let mut summary = GrepSummary::default();
-
-    std::thread::scope(|scope| {
-        // Producer: walks in order and numbers the files.
-        let producer_stop = &stop;
-        let deferred_out = &deferred_out;
-        let walk_errors = &walk_errors;
-        scope.spawn(move || {
-            let mut seq = 0u64;
-            let mut errors = ErrorLog::default();
-            let send = |path: &Path, group: Option<usize>, seq: &mut u64| -> bool {
-                if producer_stop() {
-                    return false;
-                }
-                let job = Job {
-                    seq: *seq,
-                    path: path.to_path_buf(),
-                    group,
-                };
-                *seq += 1;
-                job_tx.send(job).is_ok()
-            };
-            if let Some(file) = single {
-                if walker.accepts_file(file) {
-                    send(file, None, &mut seq);
-                }
-            } else if opts.sort == SortOrder::Path {
-                let deferred = walker.walk_sorted(cancel, &mut errors, |p, g| send(p, g, &mut seq));
-                *deferred_out.lock().unwrap_or_else(|p| p.into_inner()) = deferred.clone();
-                for (i, d) in deferred.iter().enumerate() {
-                    if producer_stop() {
-                        break;
-                    }
-                    if !walker.walk_deferred_sorted(d, i, cancel, &mut errors, |p, g| {
-                        send(p, g, &mut seq)
-                    }) {
-                        break;
-                    }
-                }
-            } else {
-                let mut files: Vec<(SystemTime, PathBuf)> = Vec::new();
-                let deferred = walker.walk_sorted(cancel, &mut errors, |p, _| {
-                    files.push((mtime_of(p), p.to_path_buf()));
-                    !producer_stop()
-                });
-                *deferred_out.lock().unwrap_or_else(|p| p.into_inner()) = deferred.clone();
-                files.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
-                let mut go = files.iter().all(|(_, p)| send(p, None, &mut seq));
-                if go && !deferred.is_empty() {
-                    let mut ignored: Vec<(SystemTime, PathBuf, usize)> = Vec::new();
-                    for (i, d) in deferred.iter().enumerate() {
-                        go = walker.walk_deferred_sorted(d, i, cancel, &mut errors, |p, g| {
-                            ignored.push((mtime_of(p), p.to_path_buf(), g.unwrap_or(i)));
-                            !producer_stop()
-                        });
-                        if !go {
-                            break;
-                        }
-                    }
-                    if go {
-                        ignored.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
-                        for (_, p, g) in &ignored {
-                            if !send(p, Some(*g), &mut seq) {
-                                break;
-                            }
-                        }
-                    }
-                }
-            }
-            walk_errors
-                .lock()
-                .unwrap_or_else(|p| p.into_inner())
-                .merge(errors);
-            drop(job_tx);
-        });
-
-        // Searchers.
-        for _ in 0..threads {
-            let job_rx = job_rx.clone();
-            let done_tx = done_tx.clone();
-            let matcher = matcher.clone();
-            let display_root = display_root.clone();
-            let stop = &stop;
-            let project_matched = &project_matched;
-            let listed_lines = &listed_lines;
-            scope.spawn(move || {
-                let mut fs = FileSearcher::new(opts, matcher, display_root);
-                for job in job_rx.iter() {
-                    let outcome = if stop() {
-                        FileOutcome::Skipped
-                    } else {
-                        let counted_only = job.group.is_some()
-                            && opts.ignored_count_only
-                            && project_matched.load(Ordering::Relaxed);
-                        let shown = !counted_only
-                            && listed_lines.load(Ordering::Relaxed) < GROUPED_OUTPUT_LINES;
-                        fs.search(&job.path, job.group, shown, stop)
-                    };
-                    let done = Done {
-                        seq: job.seq,
-                        group: job.group,
-                        outcome,
-                    };
-                    if done_tx.send(done).is_err() {
-                        break;
-                    }
-                }
-            });
+    let stop = || progress.halted(cancel);
+    let mut searcher = FileSearcher::new(opts, plan.matcher.clone(), plan.display_root.clone());
+    for task in tasks.iter() {
+        let outcome = if stop() {
+            FileOutcome::Skipped
+        } else {
+            let shown = !progress.counted_only(opts, task.ignored_root)
+                && progress.listed_lines.load(Ordering::Relaxed) < GROUPED_OUTPUT_LINES;
+            searcher.search(&task.path, task.ignored_root, shown, &stop)
+        };
+        let searched = Searched {
+            seq: task.seq,
+            ignored_root: task.ignored_root,
+            outcome,
+        };
+        if results.send(searched).is_err() {
+            break;
         }
-        drop(done_tx);
-        drop(job_rx);
+    }
+}
 
-        // Collector: restores walk order, applies the limit, emits.
-        let mut pending: BTreeMap<u64, Done> = BTreeMap::new();
-        let mut next = 0u64;
-        let mut batch: Vec<Hit> = Vec::new();
-        let mut last_flush = Instant::now();
-        let mut ignored_counts: BTreeMap<usize, IgnoredCount> = BTreeMap::new();
-        let mut last_group_done: Option<usize> = None;
-        let mut consumer_gone = false;
-        let limit = opts.max_count.unwrap_or(u64::MAX);
-        let mut listed = 0u64; // matches (content) or files (other modes) emitted
+/// Restores output order, applies the limit, tallies the summary and emits
+/// batches.
+struct Collector<'a, E> {
+    opts: &'a GrepOptions,
+    cancel: &'a CancelToken,
+    progress: &'a Progress,
+    emit: E,
+    pending: BTreeMap<u64, Searched>,
+    next: u64,
+    batch: Vec<Hit>,
+    last_flush: Instant,
+    summary: GrepSummary,
+    per_root: BTreeMap<usize, IgnoredCount>,
+    /// The last ignored root a file was collected from.
+    last_root_reached: Option<usize>,
+    consumer_gone: bool,
+    /// Matches (content) or files (other modes) emitted.
+    listed: u64,
+}
 
-        'outer: for done in done_rx.iter() {
-            pending.insert(done.seq, done);
-            while let Some(done) = pending.remove(&next) {
-                next += 1;
-                // After a limit, cancel or timeout, results already computed
-                // ahead are dropped: the caller asked to stop, not to drain.
-                if halt.load(Ordering::Relaxed) || cancel.is_stopped() {
-                    continue;
-                }
-                match done.outcome {
-                    FileOutcome::Skipped => continue,
-                    FileOutcome::Binary => {
-                        summary.files_searched += 1;
-                        summary.binary_skipped += 1;
-                    }
-                    FileOutcome::Failed(msg) => summary.errors.push(msg),
-                    FileOutcome::Searched {
-                        mut hits,
-                        full_count,
-                        outline,
-                    } => {
-                        summary.files_searched += 1;
-                        let count_only = done.group.is_some()
-                            && opts.ignored_count_only
-                            && project_matched.load(Ordering::Relaxed);
-                        let file_matches: u64 = if opts.mode == GrepMode::Content {
-                            full_count.max(hits.len() as u64)
-                        } else {
-                            hits.iter().map(|h| h.count).sum()
-                        };
-                        if !hits.is_empty() {
-                            if let Some(g) = done.group {
-                                let e = ignored_counts.entry(g).or_default();
-                                e.files += 1;
-                                if count_only {
-                                    e.matches += file_matches;
-                                }
-                            } else {
-                                project_matched.store(true, Ordering::Relaxed);
-                            }
-                        }
-                        if !count_only && !hits.is_empty() {
-                            let room = limit - listed;
-                            if hits.len() as u64 > room {
-                                hits.truncate(room as usize);
-                            }
-                            // After the cut: groups describe the hits shown.
-                            let lines_before = listed_lines.load(Ordering::Relaxed);
-                            if let Some(outline) = &outline {
-                                if lines_before < GROUPED_OUTPUT_LINES {
-                                    attach_structure(outline, &mut hits);
-                                }
-                            }
-                            let lines: usize = hits
-                                .iter()
-                                .map(|h| 1 + h.before.len() + h.after.len())
-                                .sum();
-                            listed_lines.store(lines_before + lines as u64, Ordering::Relaxed);
-                            let kept: u64 = hits.iter().map(|h| h.count).sum();
-                            summary.matches += kept;
-                            summary.files_with_matches += 1;
-                            if let Some(g) = done.group {
-                                ignored_counts.entry(g).or_default().matches += kept;
-                            }
-                            listed += hits.len() as u64;
-                            batch.extend(hits);
-                            if listed >= limit {
-                                summary.limit_reached = true;
-                                halt.store(true, Ordering::Relaxed);
-                            }
-                        } else if count_only && !hits.is_empty() {
-                            summary.files_with_matches += 1;
-                        }
-                    }
-                }
-                if let Some(g) = done.group {
-                    last_group_done = Some(g);
-                }
-                if batch.len() >= BATCH_SIZE || last_flush.elapsed() >= FLUSH_INTERVAL {
-                    if !batch.is_empty() && !emit(std::mem::take(&mut batch)) {
-                        consumer_gone = true;
-                        halt.store(true, Ordering::Relaxed);
-                        break 'outer;
-                    }
-                    last_flush = Instant::now();
+impl<'a, E: FnMut(Vec<Hit>) -> bool> Collector<'a, E> {
+    fn new(
+        opts: &'a GrepOptions,
+        cancel: &'a CancelToken,
+        progress: &'a Progress,
+        emit: E,
+    ) -> Self {
+        Collector {
+            opts,
+            cancel,
+            progress,
+            emit,
+            pending: BTreeMap::new(),
+            next: 0,
+            batch: Vec::new(),
+            last_flush: Instant::now(),
+            summary: GrepSummary::default(),
+            per_root: BTreeMap::new(),
+            last_root_reached: None,
+            consumer_gone: false,
+            listed: 0,
+        }
+    }
+
+    /// Takes one searched file (in any order) and collects every file now
+    /// next in output order. Returns false once the consumer has gone.
+    fn accept(&mut self, searched: Searched) -> bool {
+        self.pending.insert(searched.seq, searched);
+        while let Some(searched) = self.pending.remove(&self.next) {
+            self.next += 1;
+            // After a limit, cancel or timeout, results already computed
+            // ahead are dropped: the caller asked to stop, not to drain.
+            if self.progress.halted(self.cancel) {
+                continue;
+            }
+            self.collect(searched);
+            if !self.flush(false) {
+                return false;
+            }
+        }
+        true
+    }
+
+    fn collect(&mut self, searched: Searched) {
+        let root = searched.ignored_root;
+        match searched.outcome {
+            FileOutcome::Skipped => return,
+            FileOutcome::Binary => {
+                self.summary.files_searched += 1;
+                self.summary.binary_skipped += 1;
+            }
+            FileOutcome::Failed(msg) => self.summary.errors.push(msg),
+            FileOutcome::Searched {
+                hits,
+                full_count,
+                outline,
+            } => {
+                self.summary.files_searched += 1;
+                if !hits.is_empty() {
+                    self.collect_hits(root, hits, full_count, outline.as_deref());
                 }
             }
         }
-        if !consumer_gone && !batch.is_empty() && !emit(std::mem::take(&mut batch)) {
-            consumer_gone = true;
+        if root.is_some() {
+            self.last_root_reached = root;
         }
-        // Drain so every worker can exit.
-        for _ in done_rx.iter() {}
+    }
 
-        let deferred = deferred_out
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .clone();
-        let stopped_early = halt.load(Ordering::Relaxed) || cancel.is_stopped();
-        for (i, d) in deferred.iter().enumerate() {
-            let label = d.label(display_root);
-            if let Some(c) = ignored_counts.get(&i) {
+    fn collect_hits(
+        &mut self,
+        root: Option<usize>,
+        mut hits: Vec<Hit>,
+        full_count: u64,
+        outline: Option<&crate::structure::Outline>,
+    ) {
+        let opts = self.opts;
+        let progress = self.progress;
+        let count_only = progress.counted_only(opts, root);
+        let file_matches: u64 = if opts.mode == GrepMode::Content {
+            full_count.max(hits.len() as u64)
+        } else {
+            hits.iter().map(|h| h.count).sum()
+        };
+        match root {
+            Some(r) => {
+                let e = self.per_root.entry(r).or_default();
+                e.files += 1;
+                if count_only {
+                    e.matches += file_matches;
+                }
+            }
+            None => progress.project_matched.store(true, Ordering::Relaxed),
+        }
+        self.summary.files_with_matches += 1;
+        if count_only {
+            return;
+        }
+        let room = opts.max_count.unwrap_or(u64::MAX) - self.listed;
+        if hits.len() as u64 > room {
+            hits.truncate(room as usize);
+        }
+        // After the cut: groups describe the hits shown.
+        let lines_before = progress.listed_lines.load(Ordering::Relaxed);
+        if let Some(outline) = outline {
+            if lines_before < GROUPED_OUTPUT_LINES {
+                attach_structure(outline, &mut hits);
+            }
+        }
+        let lines: usize = hits
+            .iter()
+            .map(|h| 1 + h.before.len() + h.after.len())
+            .sum();
+        progress
+            .listed_lines
+            .store(lines_before + lines as u64, Ordering::Relaxed);
+        let kept: u64 = hits.iter().map(|h| h.count).sum();
+        self.summary.matches += kept;
+        if let Some(r) = root {
+            self.per_root.entry(r).or_default().matches += kept;
+        }
+        self.listed += hits.len() as u64;
+        self.batch.extend(hits);
+        if self.listed >= opts.max_count.unwrap_or(u64::MAX) {
+            self.summary.limit_reached = true;
+            progress.halt.store(true, Ordering::Relaxed);
+        }
+    }
+
+    /// Emits the batch when it is full or due (or, with `force`, whenever it
+    /// holds anything). Returns false once the consumer has gone.
+    fn flush(&mut self, force: bool) -> bool {
+        if self.consumer_gone {
+            return false;
+        }
+        let due = self.batch.len() >= BATCH_SIZE || self.last_flush.elapsed() >= FLUSH_INTERVAL;
+        if !(force || due) {
+            return true;
+        }
+        if !self.batch.is_empty() && !(self.emit)(std::mem::take(&mut self.batch)) {
+            self.consumer_gone = true;
+            self.progress.halt.store(true, Ordering::Relaxed);
+            return false;
+        }
+        self.last_flush = Instant::now();
+        true
+    }
+
+    /// The summary, once every file has been collected: per ignored root,
+    /// its counts and whether the search stopped before finishing it.
+    fn finish(mut self, roots: &[IgnoredRoot], display_root: &Path) -> GrepSummary {
+        let stopped_early = self.progress.halted(self.cancel);
+        self.flush(true);
+        for (i, root) in roots.iter().enumerate() {
+            let label = root.label(display_root);
+            if let Some(c) = self.per_root.get(&i) {
                 if c.matches > 0 || c.files > 0 {
-                    summary.ignored.push(IgnoredCount {
+                    self.summary.ignored.push(IgnoredCount {
                         path: label.clone(),
                         ..c.clone()
                     });
                 }
             }
-            let reached_and_finished = match last_group_done {
-                Some(g) => i < g || (i == g && !stopped_early),
+            let finished = match self.last_root_reached {
+                Some(r) => i < r || (i == r && !stopped_early),
                 None => false,
             };
-            if stopped_early && !reached_and_finished {
-                summary.ignored_unsearched.push(label);
+            if stopped_early && !finished {
+                self.summary.ignored_unsearched.push(label);
             }
         }
-        if consumer_gone {
-            cancel.cancel();
+        if self.consumer_gone {
+            self.cancel.cancel();
         }
-    });
+        self.summary
+    }
+}
 
-    summary
-        .errors
-        .merge(walk_errors.into_inner().unwrap_or_else(|p| p.into_inner()));
-    (summary.cancelled, summary.timed_out) = cancel.flags();
-    summary.elapsed_ms = started.elapsed().as_secs_f64() * 1000.0;
+pub(super) fn run(
+    plan: &GrepPlan,
+    cancel: &CancelToken,
+    emit: impl FnMut(Vec<Hit>) -> bool,
+) -> GrepSummary {
+    let started = Instant::now();
+    let progress = Progress::default();
+    let (task_tx, task_rx) = crossbeam_channel::bounded::<FileTask>(LOOKAHEAD);
+    let (result_tx, result_rx) = crossbeam_channel::unbounded::<Searched>();
+    let mut collector = Collector::new(&plan.opts, cancel, &progress, emit);
+    let (roots, walk_errors) = std::thread::scope(|scope| {
+        let progress = &progress;
+        let producer =
+            scope.spawn(move || produce(&plan.source, plan.opts.sort, cancel, progress, task_tx));
+        for _ in 0..plan.opts.walk.threads.max(1) {
+            let (tasks, results) = (task_rx.clone(), result_tx.clone());
+            scope.spawn(move || search_files(plan, cancel, progress, tasks, results));
+        }
+        drop((task_rx, result_tx));
+        for searched in result_rx.iter() {
+            if !collector.accept(searched) {
+                break;
+            }
+        }
+        // Drain so every searcher can exit, and with them the producer.
+        for _ in result_rx.iter() {}
+        producer
+            .join()
+            .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+    });
+    let mut summary = collector.finish(&roots, &plan.display_root);
+    summary.close(walk_errors, cancel, started);
     summary
 }

@@ -1,22 +1,23 @@
 //! The unordered pipeline, for whole-tree file and count listings with no
-//! limit: the parallel walker's threads search as they walk (as ripgrep
-//! does), and the per-file results are sorted once at the end. Output order
+//! limit: the source's threads search as they walk (as ripgrep does), and
+//! the per-file results are sorted once at the end. Output order
 //! is the same as the ordered pipeline's; only the files with a match are
 //! held in memory.
 
 use super::cancel::CancelToken;
 use super::file_search::{FileOutcome, FileSearcher};
-use super::grep::{GrepPlan, GrepSummary, Hit, IgnoredCount};
-use super::ordered::mtime_of;
-use super::walk::{Deferred, ErrorLog, Walker};
+use super::grep::GrepPlan;
+use super::results::{GrepSummary, Hit, IgnoredCount};
+use super::source::mtime_of;
+use super::walk::ErrorLog;
 use super::SortOrder;
 use std::path::{Path, PathBuf};
-use std::sync::{Mutex, OnceLock};
+use std::sync::Mutex;
 use std::time::{Instant, SystemTime};
 
 struct Found {
     path: PathBuf,
-    group: Option<usize>,
+    ignored_root: Option<usize>,
     hit: Hit,
 }
 
@@ -28,6 +29,29 @@ struct Tally {
     errors: ErrorLog,
 }
 
+impl Tally {
+    fn record(&mut self, path: &Path, ignored_root: Option<usize>, outcome: FileOutcome) {
+        match outcome {
+            FileOutcome::Searched { hits, .. } => {
+                self.files_searched += 1;
+                for hit in hits {
+                    self.found.push(Found {
+                        path: path.to_path_buf(),
+                        ignored_root,
+                        hit,
+                    });
+                }
+            }
+            FileOutcome::Binary => {
+                self.files_searched += 1;
+                self.binary_skipped += 1;
+            }
+            FileOutcome::Failed(msg) => self.errors.push(msg),
+            FileOutcome::Skipped => {}
+        }
+    }
+}
+
 pub(super) fn run(
     plan: &GrepPlan,
     cancel: &CancelToken,
@@ -37,75 +61,26 @@ pub(super) fn run(
     let tally = Mutex::new(Tally::default());
     let walk_errors = Mutex::new(ErrorLog::default());
     let stop = || cancel.is_stopped();
-    // Filled once the project walk has set the ignored roots aside.
-    let roots: OnceLock<Vec<Deferred>> = OnceLock::new();
-    // Searches one file and records what came of it; `group` is the ignored
-    // root it lies under. Shared by the walker threads and the single-file case.
-    let search_one = |searcher: &mut FileSearcher, path: &Path, group: Option<usize>| {
-        // File and count listings: no structure to show.
-        let outcome = searcher.search(path, group, false, &stop);
-        let mut t = tally.lock().unwrap_or_else(|p| p.into_inner());
-        match outcome {
-            FileOutcome::Searched { hits, .. } => {
-                t.files_searched += 1;
-                for hit in hits {
-                    t.found.push(Found {
-                        path: path.to_path_buf(),
-                        group,
-                        hit,
-                    });
-                }
+    let roots = plan
+        .source
+        .visit_parallel(plan.opts.walk.threads, cancel, &walk_errors, || {
+            let mut searcher =
+                FileSearcher::new(&plan.opts, plan.matcher.clone(), plan.display_root.clone());
+            let (tally, stop) = (&tally, &stop);
+            move |path: &Path, ignored_root: Option<usize>| {
+                // File and count listings: no structure to show.
+                let outcome = searcher.search(path, ignored_root, false, stop);
+                (tally.lock().unwrap_or_else(|p| p.into_inner())).record(
+                    path,
+                    ignored_root,
+                    outcome,
+                );
             }
-            FileOutcome::Binary => {
-                t.files_searched += 1;
-                t.binary_skipped += 1;
-            }
-            FileOutcome::Failed(msg) => t.errors.push(msg),
-            FileOutcome::Skipped => {}
-        }
-    };
-    let new_searcher =
-        || FileSearcher::new(&plan.opts, plan.matcher.clone(), plan.display_root.clone());
-    // `ignored`: the walk is over the ignored roots, so each entry's group is
-    // found from its path.
-    let visitor_for = |ignored: bool| {
-        let roots = &roots;
-        let search_one = &search_one;
-        let mut searcher = new_searcher();
-        move |e: &ignore::DirEntry| {
-            if e.file_type().is_some_and(|t| t.is_file()) {
-                let group = if ignored {
-                    roots.get().and_then(|d| Walker::group_of(d, e.path()))
-                } else {
-                    None
-                };
-                search_one(&mut searcher, e.path(), group);
-            }
-            true
-        }
-    };
-    let deferred = match &plan.single {
-        Some(file) => {
-            if plan.walker.accepts_file(file) {
-                search_one(&mut new_searcher(), file, None);
-            }
-            Vec::new()
-        }
-        None => plan
-            .walker
-            .walk_parallel(&[], cancel, &walk_errors, || visitor_for(false)),
-    };
-    // Every ignored root in one parallel walk; each entry's group is the
-    // root it lies under.
-    let deferred: &[Deferred] = roots.get_or_init(|| deferred);
-    if !deferred.is_empty() && !cancel.is_stopped() {
-        plan.walker
-            .walk_parallel(deferred, cancel, &walk_errors, || visitor_for(true));
-    }
+        });
 
     let mut tally = tally.into_inner().unwrap_or_else(|p| p.into_inner());
     let mut summary = GrepSummary::default();
-    let key = |f: &Found| (f.group.map_or(0, |g| g + 1), f.path.clone());
+    let key = |f: &Found| (f.ignored_root.map_or(0, |g| g + 1), f.path.clone());
     match plan.opts.sort {
         SortOrder::Path => tally.found.sort_by_key(key),
         SortOrder::Mtime => {
@@ -114,7 +89,7 @@ pub(super) fn run(
                 .drain(..)
                 .map(|f| {
                     (
-                        f.group.map_or(0, |_| 1),
+                        f.ignored_root.map_or(0, |_| 1),
                         std::cmp::Reverse(mtime_of(&f.path)),
                         f.path.clone(),
                         f,
@@ -125,29 +100,29 @@ pub(super) fn run(
             tally.found = keyed.into_iter().map(|k| k.3).collect();
         }
     }
-    let mut per_group: Vec<IgnoredCount> = deferred
+    let mut per_root: Vec<IgnoredCount> = roots
         .iter()
         .map(|d| IgnoredCount {
             path: d.label(&plan.display_root),
             ..Default::default()
         })
         .collect();
-    let project_has_matches = tally.found.iter().any(|f| f.group.is_none());
+    let project_has_matches = tally.found.iter().any(|f| f.ignored_root.is_none());
     let count_only = plan.opts.ignored_count_only && project_has_matches;
     let mut batch = Vec::new();
     let mut consumer_gone = false;
     for f in tally.found {
-        if let (Some(g), true) = (f.group, count_only) {
-            per_group[g].matches += f.hit.count;
-            per_group[g].files += 1;
+        if let (Some(r), true) = (f.ignored_root, count_only) {
+            per_root[r].matches += f.hit.count;
+            per_root[r].files += 1;
             summary.files_with_matches += 1;
             continue;
         }
         summary.matches += f.hit.count;
         summary.files_with_matches += 1;
-        if let Some(g) = f.group {
-            per_group[g].matches += f.hit.count;
-            per_group[g].files += 1;
+        if let Some(r) = f.ignored_root {
+            per_root[r].matches += f.hit.count;
+            per_root[r].files += 1;
         }
         if !consumer_gone {
             batch.push(f.hit);
@@ -165,17 +140,11 @@ pub(super) fn run(
     summary.files_searched = tally.files_searched;
     summary.binary_skipped = tally.binary_skipped;
     summary.errors = tally.errors;
-    summary
-        .errors
-        .merge(walk_errors.into_inner().unwrap_or_else(|p| p.into_inner()));
-    summary.ignored = per_group.into_iter().filter(|g| g.files > 0).collect();
+    summary.ignored = per_root.into_iter().filter(|c| c.files > 0).collect();
     if cancel.is_stopped() {
-        summary.ignored_unsearched = deferred
-            .iter()
-            .map(|d| d.label(&plan.display_root))
-            .collect();
+        summary.ignored_unsearched = roots.iter().map(|d| d.label(&plan.display_root)).collect();
     }
-    (summary.cancelled, summary.timed_out) = cancel.flags();
-    summary.elapsed_ms = started.elapsed().as_secs_f64() * 1000.0;
+    let walk_errors = walk_errors.into_inner().unwrap_or_else(|p| p.into_inner());
+    summary.close(walk_errors, cancel, started);
     summary
 }

@@ -1,4 +1,5 @@
-//! The one walker configuration shared by grep, glob and (later) outline.
+//! The one walker configuration shared by grep and glob, and the ignored
+//! roots it sets aside for a second phase.
 //!
 //! Rules that hold whatever the flags: `.git` is never entered, symlinks are
 //! not followed, no ripgrep config is read, and only regular files are ever
@@ -50,14 +51,16 @@ pub fn default_threads() -> usize {
         .min(8)
 }
 
-/// An entry that the ignore rules exclude, kept for the second phase.
+/// An entry that the ignore rules exclude (a directory such as
+/// `node_modules/`, or one file), set aside by the project walk and searched
+/// in a second phase; its index in the walk's list tells results apart.
 #[derive(Debug, Clone)]
-pub struct Deferred {
+pub struct IgnoredRoot {
     pub path: PathBuf,
     pub is_dir: bool,
 }
 
-impl Deferred {
+impl IgnoredRoot {
     /// How summaries name this ignored root: its display path relative to
     /// `root`, with `/` after a directory (`node_modules/`).
     pub fn label(&self, root: &Path) -> String {
@@ -66,6 +69,14 @@ impl Deferred {
             s.push('/');
         }
         s
+    }
+
+    /// Index of the root that `path` lies under (`roots` sorted by path, as
+    /// the walks return them).
+    pub fn index_of(roots: &[IgnoredRoot], path: &Path) -> Option<usize> {
+        let i = roots.partition_point(|d| d.path.as_path() <= path);
+        let i = i.checked_sub(1)?;
+        path.starts_with(&roots[i].path).then_some(i)
     }
 }
 
@@ -191,7 +202,7 @@ impl Walker {
         &self,
         start: &Path,
         classifier: Option<Arc<Classifier>>,
-        deferred: Arc<Mutex<Vec<Deferred>>>,
+        ignored: Arc<Mutex<Vec<IgnoredRoot>>>,
     ) -> WalkBuilder {
         let mut b = WalkBuilder::new(start);
         b.standard_filters(false)
@@ -219,10 +230,10 @@ impl Walker {
             }
             if let Some(c) = &classifier {
                 if c.is_ignored(e.path(), dir) {
-                    deferred
+                    ignored
                         .lock()
                         .unwrap_or_else(|p| p.into_inner())
-                        .push(Deferred {
+                        .push(IgnoredRoot {
                             path: e.path().to_path_buf(),
                             is_dir: dir,
                         });
@@ -245,46 +256,36 @@ impl Walker {
         &self,
         cancel: &CancelToken,
         errors: &mut ErrorLog,
-        mut on_file: impl FnMut(&Path, Option<usize>) -> bool,
-    ) -> Vec<Deferred> {
-        let deferred = Arc::new(Mutex::new(Vec::new()));
+        on_file: impl FnMut(&Path) -> bool,
+    ) -> Vec<IgnoredRoot> {
+        let ignored = Arc::new(Mutex::new(Vec::new()));
         let classifier = self
             .opts
             .no_ignore
             .then(|| Arc::new(Classifier::new(&self.root)));
-        let mut b = self.builder(&self.root, classifier, deferred.clone());
+        let mut b = self.builder(&self.root, classifier, ignored.clone());
         b.sort_by_file_name(|a, b| a.cmp(b));
         // Stopped early or not, the ignored roots seen so far are returned so
         // the caller can say which of them went unsearched.
-        Self::run_sorted(b, cancel, errors, |p| on_file(p, None));
-        let out = std::mem::take(&mut *deferred.lock().unwrap_or_else(|p| p.into_inner()));
+        Self::run_sorted(b, cancel, errors, on_file);
+        let out = std::mem::take(&mut *ignored.lock().unwrap_or_else(|p| p.into_inner()));
         out
     }
 
-    /// Index of the deferred entry that `path` lies under (`deferred` sorted
-    /// by path, as the walks return it).
-    pub fn group_of(deferred: &[Deferred], path: &Path) -> Option<usize> {
-        let i = deferred.partition_point(|d| d.path.as_path() <= path);
-        let i = i.checked_sub(1)?;
-        path.starts_with(&deferred[i].path).then_some(i)
-    }
-
-    /// Walks one deferred entry in path order. `group` is the index of the
-    /// deferred entry, passed through to `on_file`.
-    pub fn walk_deferred_sorted(
+    /// Walks one ignored root in path order. Returns false when stopped early.
+    pub fn walk_ignored_sorted(
         &self,
-        entry: &Deferred,
-        group: usize,
+        root: &IgnoredRoot,
         cancel: &CancelToken,
         errors: &mut ErrorLog,
-        mut on_file: impl FnMut(&Path, Option<usize>) -> bool,
+        mut on_file: impl FnMut(&Path) -> bool,
     ) -> bool {
-        if !entry.is_dir {
-            return on_file(&entry.path, Some(group));
+        if !root.is_dir {
+            return on_file(&root.path);
         }
-        let mut b = self.builder(&entry.path, None, Arc::new(Mutex::new(Vec::new())));
+        let mut b = self.builder(&root.path, None, Arc::new(Mutex::new(Vec::new())));
         b.sort_by_file_name(|a, b| a.cmp(b));
-        Self::run_sorted(b, cancel, errors, |p| on_file(p, Some(group)))
+        Self::run_sorted(b, cancel, errors, on_file)
     }
 
     /// Returns false when stopped early (by the callback or cancellation).
@@ -312,22 +313,22 @@ impl Walker {
 
     /// Parallel walk for callers that do not need path order (glob sorts
     /// its own top-K). With no `starts` it walks the project from the root,
-    /// setting ignored entries aside; otherwise it walks the given deferred
+    /// setting ignored entries aside; otherwise it walks the given ignored
     /// entries in one parallel walk (one thread pool, however many roots).
     /// `make_visitor` is called once per thread; each visitor returns false
     /// to stop the whole walk.
     pub fn walk_parallel<F, V>(
         &self,
-        starts: &[Deferred],
+        starts: &[IgnoredRoot],
         cancel: &CancelToken,
         errors: &Mutex<ErrorLog>,
         make_visitor: F,
-    ) -> Vec<Deferred>
+    ) -> Vec<IgnoredRoot>
     where
         F: Fn() -> V + Sync,
         V: FnMut(&DirEntry) -> bool + Send,
     {
-        let deferred = Arc::new(Mutex::new(Vec::new()));
+        let ignored = Arc::new(Mutex::new(Vec::new()));
         let (start_path, classifier) = match starts.first() {
             Some(d) => (d.path.clone(), None),
             None => (
@@ -337,7 +338,7 @@ impl Walker {
                     .then(|| Arc::new(Classifier::new(&self.root))),
             ),
         };
-        let mut b = self.builder(&start_path, classifier, deferred.clone());
+        let mut b = self.builder(&start_path, classifier, ignored.clone());
         for d in starts.iter().skip(1) {
             b.add(&d.path);
         }
@@ -362,7 +363,7 @@ impl Walker {
                 WalkState::Continue
             })
         });
-        let mut out = std::mem::take(&mut *deferred.lock().unwrap_or_else(|p| p.into_inner()));
+        let mut out = std::mem::take(&mut *ignored.lock().unwrap_or_else(|p| p.into_inner()));
         out.sort_by(|a, b| a.path.cmp(&b.path));
         out
     }
@@ -376,11 +377,11 @@ mod tests {
     fn files(w: &Walker) -> (Vec<String>, Vec<String>) {
         let mut seen = Vec::new();
         let mut errors = ErrorLog::default();
-        let deferred = w.walk_sorted(&CancelToken::new(None), &mut errors, |p, _| {
+        let ignored = w.walk_sorted(&CancelToken::new(None), &mut errors, |p| {
             seen.push(p.strip_prefix(w.root()).unwrap().display().to_string());
             true
         });
-        let d = deferred
+        let d = ignored
             .iter()
             .map(|d| d.path.strip_prefix(w.root()).unwrap().display().to_string())
             .collect();
@@ -388,7 +389,7 @@ mod tests {
     }
 
     #[test]
-    fn git_dir_is_never_walked_and_ignored_entries_are_deferred_in_order() {
+    fn git_dir_is_never_walked_and_ignored_roots_are_set_aside_in_order() {
         let t = tempfile::tempdir().unwrap();
         let r = t.path();
         fs::create_dir_all(r.join(".git")).unwrap();
@@ -400,9 +401,9 @@ mod tests {
         fs::write(r.join("b.txt"), "x").unwrap();
         fs::write(r.join(".hidden"), "x").unwrap();
         let w = Walker::new(r.to_path_buf(), WalkOptions::default()).unwrap();
-        let (seen, deferred) = files(&w);
+        let (seen, ignored) = files(&w);
         assert_eq!(seen, vec![".gitignore", ".hidden", "b.txt"]);
-        assert_eq!(deferred, vec!["node_modules", "out.log"]);
+        assert_eq!(ignored, vec!["node_modules", "out.log"]);
     }
 
     #[test]
@@ -418,9 +419,9 @@ mod tests {
             ..Default::default()
         };
         let w = Walker::new(r.to_path_buf(), opts).unwrap();
-        let (seen, deferred) = files(&w);
+        let (seen, ignored) = files(&w);
         assert_eq!(seen, vec!["b.txt"]);
-        assert!(deferred.is_empty());
+        assert!(ignored.is_empty());
     }
 
     #[cfg(unix)]

@@ -1,5 +1,7 @@
 //! Which symbol each grep hit of a file is shown under, and the hint of the
-//! file's other top-level symbols: agentgrep's packet, on nested ranges.
+//! file's other top-level symbols, modelled on agentgrep (a grep for coding
+//! agents that prints each file's hits grouped by enclosing symbol), on
+//! nested ranges.
 //!
 //! A hit goes under the innermost symbol enclosing its line (none: file
 //! scope). Hits are printed in line order, so a *group* is a run of

@@ -1,4 +1,4 @@
-//! Outline text in agentgrep's shape, so the CLI and the Pi tool print the
+//! Outline text in the shape agentgrep (a grep for coding agents) prints, so the CLI and the Pi tool print the
 //! same thing: `- function auth_status @ 3-6 (4 lines)`, two spaces of
 //! indent per depth.
 

@@ -268,7 +268,7 @@ fn other_top_level_lists_unhit_top_level_symbols() {
 }
 
 #[test]
-fn render_matches_agentgrep_shape() {
+fn render_prints_kind_name_range_and_line_count_indented_by_depth() {
     let o = outline(Language::Rust, RUST.as_bytes());
     let mut text = String::new();
     render_symbols(&o.symbols[2..6], &mut text);

@@ -1,17 +1,11 @@
-import type { GlobOptions, GlobResult, GrepHit, GrepOptions, GrepSummary } from "../../index.js";
+// Types of the rg fallback's entry point (index.mjs).
+import type { GlobBackend } from "../glob.d.mts";
+import type { GrepBackend } from "../grep.d.mts";
 
-/** The part of the native `GrepSearch` the tools use; the fallback returns the same shape. */
-export interface SearchHandle {
-	nextBatch(): Promise<GrepHit[] | null>;
-	summary(): GrepSummary | null;
-	cancel(): void;
-}
+export type { SearchHandle } from "../grep.d.mts";
 
 /** What both the native core and the rg fallback provide. */
-export interface SearchBackend {
-	grep(options: GrepOptions): SearchHandle;
-	glob(options: GlobOptions): Promise<GlobResult>;
-}
+export interface SearchBackend extends GrepBackend, GlobBackend {}
 
 export interface RgBackendOptions {
 	/** Use this rg binary instead of resolving one. */

@@ -1,92 +1,27 @@
-// The grep tool's text, shared by the Pi extension and the CLI (which must run on plain Node 20,
-// hence JavaScript). Format and notices follow Pi 0.73.1's built-in grep (core/tools/grep.ts, MIT)
-// so Pi's renderer, the model's habits and users' eyes keep working; the additions (timeout,
-// ignored paths, spill file) are appended as further notices in the same bracket. Content hits
-// in files the core could outline are grouped under their enclosing symbol (agentgrep's packet),
-// with the hit lines themselves still in Pi's format; group:false gives Pi's flat text exactly.
+// The grep tool: backend options, text and notices, shared by the Pi extension and the CLI (which must run
+// on plain Node 20, hence JavaScript). Format and notices follow Pi 0.73.1's built-in grep
+// (core/tools/grep.ts, MIT) so Pi's renderer, the model's habits and users' eyes keep working; the additions
+// (timeout, ignored paths, spill file) are appended as further notices in the same bracket. Content hits in
+// files the core could outline are grouped under their enclosing symbol (a file header with language, size
+// and symbol count, a heading per enclosing symbol, the file's other top-level symbols), with the hit lines
+// themselves still in Pi's format; group:false gives Pi's flat text exactly.
 
-import { randomBytes } from "node:crypto";
-import { writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { formatSize, truncateHead } from "./truncate.mjs";
+import { truncateHead } from "../truncate.mjs";
+import { abortError, asError, createNotices, effectiveLimit, errorsNotice, formatSeconds, pruned, raceDeadline, searchFailure, withNotice } from "./toolkit.mjs";
 
 const UPDATE_INTERVAL_MS = 100;
-const LISTED_ROOTS = 5;
+/** @type {Record<string, "content" | "files" | "count">} */
 const NATIVE_MODE = { content: "content", files_with_matches: "files", count: "count" };
 
-export function abortError() {
-  return new Error("Operation aborted");
-}
-
-export function asError(e) {
-  return e instanceof Error ? e : new Error(String(e));
-}
-
-/** A count the model gave us, or the default; Pi's `Math.max(1, limit)`, kept integral for the backend. */
-export function effectiveLimit(limit, fallback) {
-  const n = typeof limit === "number" && Number.isFinite(limit) ? limit : fallback;
-  return Math.max(1, Math.floor(n));
-}
-
-/** timeout + grace as a timer delay; Node fires over-long delays at once, so clamp them. */
-export function hardDeadlineMs(config) {
-  const ms = config.timeoutMs + config.graceMs;
-  return Number.isFinite(ms) ? Math.min(Math.max(0, ms), 2 ** 31 - 1) : 2 ** 31 - 1;
-}
-
-export function formatSeconds(ms) {
-  return `${Number((ms / 1000).toFixed(3))}s`;
-}
-
-/** Writes the untruncated text next to the other temp files (decision D5); null when that fails. */
-export async function spillFullOutput(text, prefix, dir) {
-  const file = join(dir ?? tmpdir(), `${prefix}-${randomBytes(8).toString("hex")}.txt`);
-  try {
-    await writeFile(file, text, "utf-8");
-    return file;
-  } catch {
-    return null;
-  }
-}
-
-function listPaths(paths) {
-  const shown = paths.slice(0, LISTED_ROOTS).join(", ");
-  return paths.length > LISTED_ROOTS ? `${shown}, +${paths.length - LISTED_ROOTS} more` : shown;
-}
-
 /**
- * The summary of results under ignored roots that were not listed because the project had its
- * own. Returns null when there is nothing to say. `roots` are `{path, value}`; `listed` is how
- * many of them already appear in the output.
+ * @param {import("./grep.d.mts").GrepToolParams} params
+ * @param {import("./grep.d.mts").GrepRunConfig} config
+ * @returns {import("../../../index.d.ts").GrepOptions}
  */
-export function ignoredNotice(roots, listed, unit) {
-  const counted = roots.filter((r) => r.value > 0).sort((a, b) => b.value - a.value || (a.path < b.path ? -1 : 1));
-  const total = counted.reduce((sum, r) => sum + r.value, 0);
-  if (total === 0) return null;
-  const head = `+${total} ${unit} in ignored paths: ${listPaths(counted.map((r) => `${r.path} (${r.value})`))}`;
-  if (listed <= 0) return { text: `${head}. Not listed: pass one of these as path to see them, or noIgnore:false to skip them`, unlisted: total };
-  if (listed >= total) return { text: `${head}. They are listed after the project's results; noIgnore:false hides them`, unlisted: 0 };
-  return {
-    text: `${head}. ${listed} of them are listed after the project's results; noIgnore:false hides them`,
-    unlisted: total - listed,
-  };
-}
-
-export function unsearchedNotice(unsearched, why) {
-  if (!unsearched || unsearched.length === 0) return null;
-  return `Ignored paths not searched (${why}): ${listPaths(unsearched)}`;
-}
-
-export function errorsNotice(errorCount, errors) {
-  if (!errorCount) return null;
-  const first = errors && errors.length > 0 ? ` (${errors[0]})` : "";
-  return `${errorCount} ${errorCount === 1 ? "path" : "paths"} could not be read${first}`;
-}
-
 export function grepOptionsFor(params, config) {
-  const globs = [params.glob, params.include].filter((g) => typeof g === "string" && g.length > 0);
+  const globs = [params.glob, params.include].filter(/** @returns {g is string} */ (g) => typeof g === "string" && g.length > 0);
   const context = typeof params.context === "number" && params.context > 0 ? Math.floor(params.context) : 0;
+  /** @type {import("../../../index.d.ts").GrepOptions} */
   const opts = {
     pattern: params.pattern,
     cwd: config.cwd,
@@ -194,49 +129,6 @@ export function formatGrepHits(hits, mode, options = {}) {
   return { lines: f.lines, linesTruncated: f.linesTruncated };
 }
 
-/**
- * The one race every search tool runs against Pi's abort signal and the hard deadline (timeout + grace):
- * `work(settle, settled)` starts the search and calls `settle((resolve, reject) => ...)` with its outcome.
- * Whichever comes first wins; an abort or the deadline first calls `stop()` so the backend stops too, then
- * an abort rejects with Pi's "Operation aborted" and the deadline resolves `onDeadline`. The tool never
- * waits past the deadline, whatever the backend does.
- */
-export function raceDeadline(config, stop, onDeadline, work) {
-  const { signal } = config;
-  return new Promise((resolve, reject) => {
-    let done = false;
-    const settle = (fn) => {
-      if (done) return;
-      done = true;
-      clearTimeout(timer);
-      signal?.removeEventListener("abort", onAbort);
-      fn(resolve, reject);
-    };
-    const halt = () => {
-      try {
-        stop();
-      } catch {
-        // The search is being abandoned; a failing stop changes nothing for the caller.
-      }
-    };
-    const onAbort = () => {
-      halt();
-      settle((_, rej) => rej(abortError()));
-    };
-    const timer = setTimeout(() => {
-      halt();
-      settle((res) => res(onDeadline));
-    }, hardDeadlineMs(config));
-    signal?.addEventListener("abort", onAbort, { once: true });
-    work(settle, () => done);
-  });
-}
-
-/** A failure while searching: Pi's abort text if the caller aborted, else the error itself. */
-export function searchFailure(e, signal) {
-  return signal?.aborted ? abortError() : asError(e);
-}
-
 /** Pulls every batch unless abort or the hard deadline comes first. */
 function collect(handle, config, onBatch) {
   return raceDeadline(config, () => handle.cancel(), { summary: null, gaveUp: true }, (settle, settled) => {
@@ -253,10 +145,16 @@ function collect(handle, config, onBatch) {
   });
 }
 
+/**
+ * @param {import("./grep.d.mts").GrepBackend} backend
+ * @param {import("./grep.d.mts").GrepToolParams} params
+ * @param {import("./grep.d.mts").GrepRunConfig} config
+ * @returns {Promise<import("./grep.d.mts").GrepToolResult>}
+ */
 export async function runGrepTool(backend, params, config) {
   if (config.signal?.aborted) throw abortError();
   const opts = grepOptionsFor(params, config);
-  const limit = opts.maxCount;
+  const limit = /** @type {number} */ (opts.maxCount);
   const mode = opts.mode;
 
   let handle;
@@ -302,9 +200,9 @@ export async function runGrepTool(backend, params, config) {
           "This is not proof of absence: narrow the path, add a glob or type filter, or raise grep.timeoutMs"
         : `No matches found before the search was cancelled${searched}. This is not proof of absence`;
       const details = { timedOut: timedOut || undefined, filesSearched: summary?.filesSearched };
-      return { text: errors ? `${text}\n\n[${errors}]` : text, details: pruned(details) };
+      return { text: withNotice(text, errors), details: pruned(details) };
     }
-    return { text: errors ? `No matches found\n\n[${errors}]` : "No matches found", details: undefined };
+    return { text: withNotice("No matches found", errors), details: undefined };
   }
 
   formatter.finish();
@@ -312,8 +210,9 @@ export async function runGrepTool(backend, params, config) {
   const raw = lines.join("\n");
   const truncation = truncateHead(raw, { maxLines: Number.MAX_SAFE_INTEGER, maxBytes: config.maxBytes });
   let text = truncation.content;
+  /** @type {import("./grep.d.mts").GrepToolDetails} */
   const details = {};
-  const notices = [];
+  const notices = createNotices(details);
 
   const limitReached = dropped || (summary ? summary.limitReached : hits.length >= limit);
   if (limitReached) {
@@ -321,12 +220,7 @@ export async function runGrepTool(backend, params, config) {
     notices.push(`${limit} ${unit} limit reached. Use limit=${limit * 2} for more, or refine pattern`);
     details.matchLimitReached = limit;
   }
-  if (truncation.truncated) {
-    const file = await spillFullOutput(raw, "pi-grep", config.tmpDir);
-    notices.push(`${formatSize(config.maxBytes)} limit reached${file ? `. Full output: ${file}` : ""}`);
-    details.truncation = truncation;
-    if (file) details.fullOutputPath = file;
-  }
+  if (truncation.truncated) await notices.truncated(truncation, raw, "pi-grep", config);
   if (linesTruncated) {
     notices.push(`Some lines truncated to ${config.maxLineLength} chars. Use read tool to see full lines`);
     details.linesTruncated = true;
@@ -347,23 +241,48 @@ export async function runGrepTool(backend, params, config) {
     const listedIgnored = hits.filter((h) => h.ignored);
     const roots = summary.ignored.map((r) => ({ path: r.path, value: mode === "files" ? r.files : r.matches }));
     const listed = mode === "count" ? listedIgnored.reduce((s, h) => s + h.count, 0) : listedIgnored.length;
-    const notice = ignoredNotice(roots, listed, mode === "files" ? "files" : "matches");
-    if (notice) {
-      notices.push(notice.text);
-      if (notice.unlisted > 0) details.ignoredMatches = notice.unlisted;
-    }
+    notices.ignored(roots, listed, mode === "files" ? "files" : "matches");
   }
-  if (summary && (limitReached || timedOut)) {
-    const n = unsearchedNotice(summary.ignoredUnsearched, timedOut ? "the search timed out first" : "the limit was reached first");
-    if (n) notices.push(n);
-  }
+  if (summary && (limitReached || timedOut)) notices.unsearched(summary.ignoredUnsearched, timedOut);
   if (errors) notices.push(errors);
 
-  if (notices.length > 0) text += `\n\n[${notices.join(". ")}]`;
+  text = notices.appendTo(text);
   return { text, details: pruned(details) };
 }
 
-function pruned(details) {
-  for (const k of Object.keys(details)) if (details[k] === undefined) delete details[k];
-  return Object.keys(details).length > 0 ? details : undefined;
+
+/**
+ * The tool's parameters as plain data (fs-search turns them into a typebox schema; the CLI and tests read
+ * them without Pi). `s` is the grep settings, whose defaults the descriptions name.
+ */
+export function grepParameters(s) {
+  return {
+    pattern: { type: "string", description: "Regex (ripgrep syntax), or a plain string with literal:true" },
+    path: { type: "string", optional: true, description: "Directory or file to search (default: current directory)" },
+    glob: { type: "string", optional: true, description: "Only files matching this glob, e.g. '*.ts' or 'src/**/*.spec.ts'" },
+    include: { type: "string", optional: true, description: "Alias of glob; if both are given, both apply" },
+    ignoreCase: { type: "boolean", optional: true, description: "Case-insensitive search (default: false)" },
+    literal: { type: "boolean", optional: true, description: "Treat pattern as a literal string, not a regex (default: false)" },
+    context: { type: "number", optional: true, description: "Lines to show before and after each match (default: 0)" },
+    limit: { type: "number", optional: true, description: `Maximum matches, or files in the other output modes (default: ${s.limit})` },
+    noIgnore: {
+      type: "boolean",
+      optional: true,
+      description: `Also search files ignore rules exclude, listed after the project's own (default: ${s.noIgnore}); false skips them`,
+    },
+    type: { type: "string", optional: true, description: "Only files of this ripgrep type, e.g. ts, rust, py" },
+    outputMode: {
+      type: "string",
+      enum: ["content", "files_with_matches", "count"],
+      optional: true,
+      description: "content: matching lines (default); files_with_matches: file paths; count: matches per file",
+    },
+    group: {
+      type: "boolean",
+      optional: true,
+      description:
+        "content mode: show each code file's matches under the function, class or section enclosing them, " +
+        "with the file's other top-level symbols (default: true); false prints plain path:line: text lines",
+    },
+  };
 }

@@ -1,5 +1,8 @@
-import type { OutlineOptions, OutlineResult } from "../../index.d.ts";
-import type { TruncationResult } from "./truncate.mjs";
+// Types of the outline tool module (outline.mjs).
+import type { OutlineOptions, OutlineResult } from "../../../index.d.ts";
+import type { RenderedResult, RenderTheme } from "./render.d.mts";
+import type { ParameterSpecs } from "./toolkit.d.mts";
+import type { TruncationResult } from "../truncate.mjs";
 
 /** The `outline` tool's parameters. */
 export interface OutlineToolParams {
@@ -54,3 +57,13 @@ export declare function runOutlineTool(
   params: OutlineToolParams,
   config: OutlineRunConfig,
 ): Promise<OutlineToolResult>;
+
+/** The tool's parameters as plain data. */
+export declare function outlineParameters(): ParameterSpecs;
+export declare function formatOutlineCall(args: { path?: unknown; maxItems?: unknown } | undefined, theme: RenderTheme): string;
+export declare function formatOutlineResult(
+  result: RenderedResult & { details?: OutlineToolDetails },
+  expanded: boolean,
+  theme: RenderTheme,
+  expandHint: string,
+): string;

@@ -1,13 +1,15 @@
-// The outline tool's text, shared by the Pi extension and the CLI. The outline itself (header, one
+// The outline tool: its text, shared by the Pi extension and the CLI. The outline itself (header, one
 // `- kind name @ start-end (n lines)` line per symbol, the maxItems note) is rendered by the native core
 // (`OutlineResult.text`); this adds what a tool call needs around it: path handling as Pi's read tool does
 // it, the byte cap, abort, and `details`.
 
 import { homedir } from "node:os";
-import { abortError } from "./grep-tool.mjs";
-import { formatSize, truncateHead } from "./truncate.mjs";
+import { DEFAULTS } from "../defaults.mjs";
+import { formatSize, truncateHead } from "../truncate.mjs";
+import { formatLines, kb, shortenPath, withWarnings } from "./render.mjs";
+import { abortError } from "./toolkit.mjs";
 
-export const DEFAULT_OUTLINE_MAX_ITEMS = 200;
+export const DEFAULT_OUTLINE_MAX_ITEMS = DEFAULTS.outline.maxItems;
 
 /** Pi's read tool accepts `@path` (as typed in the editor) and `~/`; so does outline. */
 export function outlinePath(p) {
@@ -16,6 +18,12 @@ export function outlinePath(p) {
   return path.startsWith("~/") ? homedir() + path.slice(1) : path;
 }
 
+/**
+ * @param {import("./outline.d.mts").OutlineBackend} backend
+ * @param {import("./outline.d.mts").OutlineToolParams} params
+ * @param {import("./outline.d.mts").OutlineRunConfig} config
+ * @returns {Promise<import("./outline.d.mts").OutlineToolResult>}
+ */
 export async function runOutlineTool(backend, params, config) {
   const { signal } = config;
   if (signal?.aborted) throw abortError();
@@ -45,4 +53,34 @@ export async function runOutlineTool(backend, params, config) {
     details.truncation = truncation;
   }
   return { text, details };
+}
+
+/** The tool's parameters as plain data (see `grepParameters` in grep.mjs). */
+export function outlineParameters() {
+  return {
+    path: { type: "string", description: "File to outline (relative or absolute)" },
+    maxItems: {
+      type: "number",
+      optional: true,
+      description: `Most symbols to list; the deepest levels are dropped first (default: ${DEFAULT_OUTLINE_MAX_ITEMS})`,
+    },
+  };
+}
+
+/** The call line: `outline <path> (max N)`. */
+export function formatOutlineCall(args, theme) {
+  const path = args?.path;
+  let text =
+    theme.fg("toolTitle", theme.bold("outline")) +
+    " " +
+    (typeof path === "string" ? theme.fg("accent", shortenPath(path)) : theme.fg("error", "[invalid arg]"));
+  if (args?.maxItems !== undefined) text += theme.fg("toolOutput", ` (max ${String(args.maxItems)})`);
+  return text;
+}
+
+/** The result: its first lines, then the byte cap when it cut the outline. */
+export function formatOutlineResult(result, expanded, theme, expandHint) {
+  const truncation = result.details?.truncation;
+  const warnings = truncation?.truncated ? [`${kb(truncation.maxBytes)} limit`] : [];
+  return withWarnings(formatLines(result, expanded, theme, expandHint), warnings, theme);
 }

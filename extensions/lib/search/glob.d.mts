@@ -1,5 +1,8 @@
-import type { GlobOptions, GlobResult } from "../../index.d.ts";
-import type { TruncationResult } from "./truncate.mjs";
+// Types of the glob tool module (glob.mjs).
+import type { GlobOptions, GlobResult } from "../../../index.d.ts";
+import type { RenderedResult, RenderTheme } from "./render.d.mts";
+import type { ParameterSpecs } from "./toolkit.d.mts";
+import type { TruncationResult } from "../truncate.mjs";
 
 export interface GlobToolParams {
   pattern: string;
@@ -55,3 +58,13 @@ export declare function runGlobTool(
   params: GlobToolParams,
   config: GlobRunConfig,
 ): Promise<GlobToolResult>;
+
+/** The tool's parameters as plain data; the descriptions name the defaults in `settings`. */
+export declare function globParameters(settings: { limit: number; noIgnore: boolean }): ParameterSpecs;
+export declare function formatGlobCall(args: { pattern?: unknown; path?: unknown; limit?: unknown } | undefined, theme: RenderTheme): string;
+export declare function formatGlobResult(
+  result: RenderedResult & { details?: GlobToolDetails },
+  expanded: boolean,
+  theme: RenderTheme,
+  expandHint: string,
+): string;

@@ -1,5 +1,7 @@
-import type { GrepHit, GrepOptions, GrepSummary } from "../../index.d.ts";
-import type { TruncationResult } from "./truncate.mjs";
+// Types of the grep tool module (grep.mjs).
+import type { GrepHit, GrepOptions, GrepSummary } from "../../../index.d.ts";
+import type { ParameterSpecs } from "./toolkit.d.mts";
+import type { TruncationResult } from "../truncate.mjs";
 
 /** The `grep` tool's parameters (a superset of Pi's built-in grep schema). */
 export interface GrepToolParams {
@@ -22,8 +24,8 @@ export interface GrepToolParams {
   group?: boolean;
 }
 
-/** A running search, as the native `grep()` returns it. */
-export interface GrepHandle {
+/** A running search: the part of the native `GrepSearch` the tools use; the rg fallback returns the same shape. */
+export interface SearchHandle {
   nextBatch(): Promise<GrepHit[] | null>;
   summary(): GrepSummary | null;
   cancel(): void;
@@ -31,7 +33,7 @@ export interface GrepHandle {
 
 /** The native module satisfies this; so does the rg fallback. `grep` may throw synchronously on bad input. */
 export interface GrepBackend {
-  grep(opts: GrepOptions): GrepHandle;
+  grep(opts: GrepOptions): SearchHandle;
 }
 
 export interface GrepRunConfig {
@@ -115,3 +117,6 @@ export declare function createHitFormatter(
   mode: "content" | "files" | "count",
   options?: HitFormatOptions,
 ): { readonly lines: string[]; readonly linesTruncated: boolean; add(hits: readonly GrepHit[]): void; finish(): void };
+
+/** The tool's parameters as plain data; the descriptions name the defaults in `settings`. */
+export declare function grepParameters(settings: { limit: number; noIgnore: boolean }): ParameterSpecs;

@@ -1,0 +1,33 @@
+export interface GrepDefaults {
+  timeoutMs: number;
+  graceMs: number;
+  noIgnore: boolean;
+  limit: number;
+  maxLineLength: number;
+  maxBytes: number;
+}
+export interface GlobDefaults {
+  timeoutMs: number;
+  graceMs: number;
+  limit: number;
+  noIgnore: boolean;
+}
+export interface OutlineDefaults {
+  maxItems: number;
+}
+export interface ShellDefaults {
+  foregroundTimeoutSec: number;
+  autoBackgroundAfterSec: number;
+  maxBackgroundJobs: number;
+  killGraceMs: number;
+  onQuit: "kill" | "keep";
+}
+export interface Defaults {
+  readonly grep: Readonly<GrepDefaults>;
+  readonly glob: Readonly<GlobDefaults>;
+  readonly outline: Readonly<OutlineDefaults>;
+  readonly shell: Readonly<ShellDefaults>;
+}
+
+/** Every default, frozen. The settings file's keys are `grep`, `glob` and `shell`; `outline` is not a setting. */
+export declare const DEFAULTS: Defaults;

@@ -1,0 +1,50 @@
+// Types of the search tools' shared kit (toolkit.mjs).
+import type { TruncationResult } from "../truncate.mjs";
+
+export declare function abortError(): Error;
+export declare function asError(e: unknown): Error;
+/** Pi's abort error when `signal` is aborted, else `e` as an Error. */
+export declare function searchFailure(e: unknown, signal: AbortSignal | undefined): Error;
+export declare function effectiveLimit(limit: unknown, fallback: number): number;
+export declare function hardDeadlineMs(config: { timeoutMs: number; graceMs: number }): number;
+export declare function formatSeconds(ms: number): string;
+export declare function spillFullOutput(text: string, prefix: string, dir?: string): Promise<string | null>;
+export interface IgnoredRootCount {
+  path: string;
+  value: number;
+}
+export declare function ignoredNotice(roots: IgnoredRootCount[], listed: number, unit: string): { text: string; unlisted: number } | null;
+export declare function unsearchedNotice(unsearched: string[] | undefined, why: string): string | null;
+export declare function errorsNotice(errorCount: number | undefined, errors: string[] | undefined): string | null;
+export declare function withNotice(text: string, notice: string | null | undefined): string;
+export interface NoticeDetails {
+  truncation?: TruncationResult;
+  fullOutputPath?: string;
+  ignoredMatches?: number;
+}
+export interface Notices {
+  push(text: string): void;
+  truncated(truncation: TruncationResult, raw: string, prefix: string, config: { maxBytes: number; tmpDir?: string }): Promise<void>;
+  ignored(roots: IgnoredRootCount[], listed: number, unit: string): void;
+  unsearched(unsearched: string[] | undefined, timedOut: boolean): void;
+  appendTo(text: string): string;
+}
+/** `details` is the tool's own details object; the notices add `truncation`, `fullOutputPath` and `ignoredMatches` to it. */
+export declare function createNotices(details: NoticeDetails): Notices;
+export declare function pruned<T extends object>(details: T): T | undefined;
+export declare function raceDeadline<T, D>(
+  config: { timeoutMs: number; graceMs: number; signal?: AbortSignal },
+  stop: () => void,
+  onDeadline: D,
+  work: (settle: (fn: (resolve: (v: T | D) => void, reject: (e: unknown) => void) => void) => void, settled: () => boolean) => void,
+): Promise<T | D>;
+
+/** One tool parameter as plain data; fs-search turns a record of them into the tool's typebox schema. */
+export interface ParameterSpec {
+  type: "string" | "number" | "boolean";
+  description: string;
+  optional?: true;
+  /** The allowed strings (Pi's `StringEnum`). */
+  enum?: readonly string[];
+}
+export type ParameterSpecs = Record<string, ParameterSpec>;

@@ -1,0 +1,173 @@
+// What every search tool (grep, glob, outline) does around its backend call: the race against Pi's abort
+// signal and the hard deadline, limits, the spill file for text the byte cap cut, and the bracketed notice
+// block appended to the text. Each tool's own module only says what its text and notices are.
+
+import { randomBytes } from "node:crypto";
+import { writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { formatSize } from "../truncate.mjs";
+
+const LISTED_ROOTS = 5;
+
+export function abortError() {
+  return new Error("Operation aborted");
+}
+
+/** @param {unknown} e */
+export function asError(e) {
+  return e instanceof Error ? e : new Error(String(e));
+}
+
+/** A failure while searching: Pi's abort text if the caller aborted, else the error itself. */
+export function searchFailure(e, signal) {
+  return signal?.aborted ? abortError() : asError(e);
+}
+
+/** A count the model gave us, or the default; Pi's `Math.max(1, limit)`, kept integral for the backend. */
+export function effectiveLimit(limit, fallback) {
+  const n = typeof limit === "number" && Number.isFinite(limit) ? limit : fallback;
+  return Math.max(1, Math.floor(n));
+}
+
+/** timeout + grace as a timer delay; Node fires over-long delays at once, so clamp them. */
+export function hardDeadlineMs(config) {
+  const ms = config.timeoutMs + config.graceMs;
+  return Number.isFinite(ms) ? Math.min(Math.max(0, ms), 2 ** 31 - 1) : 2 ** 31 - 1;
+}
+
+export function formatSeconds(ms) {
+  return `${Number((ms / 1000).toFixed(3))}s`;
+}
+
+/**
+ * Writes the untruncated text to a temp file, so the model can read what the byte cap cut instead of
+ * searching again; null when that fails.
+ */
+export async function spillFullOutput(text, prefix, dir) {
+  const file = join(dir ?? tmpdir(), `${prefix}-${randomBytes(8).toString("hex")}.txt`);
+  try {
+    await writeFile(file, text, "utf-8");
+    return file;
+  } catch {
+    return null;
+  }
+}
+
+function listPaths(paths) {
+  const shown = paths.slice(0, LISTED_ROOTS).join(", ");
+  return paths.length > LISTED_ROOTS ? `${shown}, +${paths.length - LISTED_ROOTS} more` : shown;
+}
+
+/**
+ * The summary of results under ignored roots that were not listed because the project had its
+ * own. Returns null when there is nothing to say. `roots` are `{path, value}`; `listed` is how
+ * many of them already appear in the output.
+ */
+export function ignoredNotice(roots, listed, unit) {
+  const counted = roots.filter((r) => r.value > 0).sort((a, b) => b.value - a.value || (a.path < b.path ? -1 : 1));
+  const total = counted.reduce((sum, r) => sum + r.value, 0);
+  if (total === 0) return null;
+  const head = `+${total} ${unit} in ignored paths: ${listPaths(counted.map((r) => `${r.path} (${r.value})`))}`;
+  if (listed <= 0) return { text: `${head}. Not listed: pass one of these as path to see them, or noIgnore:false to skip them`, unlisted: total };
+  if (listed >= total) return { text: `${head}. They are listed after the project's results; noIgnore:false hides them`, unlisted: 0 };
+  return {
+    text: `${head}. ${listed} of them are listed after the project's results; noIgnore:false hides them`,
+    unlisted: total - listed,
+  };
+}
+
+export function unsearchedNotice(unsearched, why) {
+  if (!unsearched || unsearched.length === 0) return null;
+  return `Ignored paths not searched (${why}): ${listPaths(unsearched)}`;
+}
+
+export function errorsNotice(errorCount, errors) {
+  if (!errorCount) return null;
+  const first = errors && errors.length > 0 ? ` (${errors[0]})` : "";
+  return `${errorCount} ${errorCount === 1 ? "path" : "paths"} could not be read${first}`;
+}
+
+/** `text`, then the notice in Pi's bracket when there is one. */
+export function withNotice(text, notice) {
+  return notice ? `${text}\n\n[${notice}]` : text;
+}
+
+/**
+ * The notice block of a tool call with results, in Pi's order of concerns: the tool adds its own notices
+ * with `push`, the shared ones with the other methods (each also fills `details`), and `appendTo` puts them
+ * all, joined by ". ", in one bracket after the text.
+ */
+export function createNotices(details) {
+  const notices = [];
+  return {
+    push(text) {
+      notices.push(text);
+    },
+    /** The byte cap cut the text: the full text goes to a spill file, named in the notice. */
+    async truncated(truncation, raw, prefix, config) {
+      const file = await spillFullOutput(raw, prefix, config.tmpDir);
+      notices.push(`${formatSize(config.maxBytes)} limit reached${file ? `. Full output: ${file}` : ""}`);
+      details.truncation = truncation;
+      if (file) details.fullOutputPath = file;
+    },
+    ignored(roots, listed, unit) {
+      const notice = ignoredNotice(roots, listed, unit);
+      if (!notice) return;
+      notices.push(notice.text);
+      if (notice.unlisted > 0) details.ignoredMatches = notice.unlisted;
+    },
+    /** Ignored roots the search never reached, because the limit or the deadline came first. */
+    unsearched(unsearched, timedOut) {
+      const n = unsearchedNotice(unsearched, timedOut ? "the search timed out first" : "the limit was reached first");
+      if (n) notices.push(n);
+    },
+    appendTo(text) {
+      return notices.length > 0 ? withNotice(text, notices.join(". ")) : text;
+    },
+  };
+}
+
+/** `details` without its undefined fields, or undefined when nothing is left. */
+export function pruned(details) {
+  for (const k of Object.keys(details)) if (details[k] === undefined) delete details[k];
+  return Object.keys(details).length > 0 ? details : undefined;
+}
+
+/**
+ * The one race every search tool runs against Pi's abort signal and the hard deadline (timeout + grace):
+ * `work(settle, settled)` starts the search and calls `settle((resolve, reject) => ...)` with its outcome.
+ * Whichever comes first wins; an abort or the deadline first calls `stop()` so the backend stops too, then
+ * an abort rejects with Pi's "Operation aborted" and the deadline resolves `onDeadline`. The tool never
+ * waits past the deadline, whatever the backend does.
+ */
+export function raceDeadline(config, stop, onDeadline, work) {
+  const { signal } = config;
+  return new Promise((resolve, reject) => {
+    let done = false;
+    const settle = (fn) => {
+      if (done) return;
+      done = true;
+      clearTimeout(timer);
+      signal?.removeEventListener("abort", onAbort);
+      fn(resolve, reject);
+    };
+    const halt = () => {
+      try {
+        stop();
+      } catch {
+        // The search is being abandoned; a failing stop changes nothing for the caller.
+      }
+    };
+    const onAbort = () => {
+      halt();
+      settle((_, rej) => rej(abortError()));
+    };
+    const timer = setTimeout(() => {
+      halt();
+      settle((res) => res(onDeadline));
+    }, hardDeadlineMs(config));
+    signal?.addEventListener("abort", onAbort, { once: true });
+    work(settle, () => done);
+  });
+}
