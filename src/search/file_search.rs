@@ -2,6 +2,7 @@
 //! files whole (one read, reusable for structure), stream large ones, and
 //! turn matches into bounded hits.
 
+use super::buffers;
 use super::display::{display_bytes, relative_bytes, DisplayPath};
 use super::grep::{build_searcher, GrepMode, GrepOptions};
 use super::line_window::{trim_terminator, window};
@@ -17,7 +18,7 @@ use std::sync::Arc;
 
 /// Files up to this size are read whole into a reused buffer (one read, and
 /// the buffer can serve structure extraction); larger ones are streamed.
-const WHOLE_READ_LIMIT: u64 = 8 << 20;
+pub(super) const WHOLE_READ_LIMIT: u64 = 8 << 20;
 
 pub(super) enum FileOutcome {
     Searched {
@@ -39,7 +40,7 @@ pub(super) enum FileOutcome {
 /// those two syscalls are a measurable share of the whole search. The file
 /// may have grown since the stat, so reading goes on until EOF.
 fn read_whole(
-    mut file: std::fs::File,
+    file: &mut std::fs::File,
     size_hint: usize,
     buf: &mut Vec<u8>,
 ) -> std::io::Result<usize> {
@@ -49,19 +50,77 @@ fn read_whole(
     if buf.len() < size_hint + 1 {
         buf.resize(size_hint + 1, 0);
     }
-    let mut filled = 0;
+    read_to_eof(file, buf, 0)
+}
+
+fn read_to_eof(
+    file: &mut std::fs::File,
+    buf: &mut Vec<u8>,
+    mut filled: usize,
+) -> std::io::Result<usize> {
     loop {
         if filled == buf.len() {
             buf.resize(buf.len() * 2, 0);
         }
         match file.read(&mut buf[filled..]) {
-            Ok(0) => break,
+            Ok(0) => return Ok(filled),
             Ok(n) => filled += n,
             Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
             Err(e) => return Err(e),
         }
     }
-    Ok(filled)
+}
+
+/// The buffer a searcher starts with: most source files fit, so they are
+/// read without asking their size.
+const FIRST_BUFFER: usize = 64 << 10;
+
+/// What [`read_unsized`] found.
+enum Unsized {
+    /// The whole file is in the buffer, this many bytes.
+    Whole(usize),
+    /// Over [`WHOLE_READ_LIMIT`]: this many bytes are in the buffer, the
+    /// rest is still to be read from the file.
+    Large(usize),
+    /// Not a regular file any more (swapped since the walk).
+    NotRegular,
+}
+
+/// Reads a walked file without an fstat first: the walk already knows it
+/// is a regular file, and an fstat per file is a fifth of a whole-tree
+/// search's syscalls. Only a file of `FIRST_BUFFER` bytes or more is
+/// fstat'ed, to size the rest of the read and to refuse a device swapped in
+/// since the walk (its reads would never end); a failed read is checked the
+/// same way.
+fn read_unsized(file: &mut std::fs::File, buf: &mut Vec<u8>) -> std::io::Result<Unsized> {
+    if buf.len() < FIRST_BUFFER {
+        buf.resize(FIRST_BUFFER, 0);
+    }
+    let mut filled = 0;
+    while filled < FIRST_BUFFER {
+        match file.read(&mut buf[filled..FIRST_BUFFER]) {
+            Ok(0) => return Ok(Unsized::Whole(filled)),
+            Ok(n) => filled += n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => {
+                return match file.metadata() {
+                    Ok(m) if !m.is_file() => Ok(Unsized::NotRegular),
+                    _ => Err(e),
+                }
+            }
+        }
+    }
+    let meta = file.metadata()?;
+    if !meta.is_file() {
+        return Ok(Unsized::NotRegular);
+    }
+    if meta.len() > WHOLE_READ_LIMIT {
+        return Ok(Unsized::Large(filled));
+    }
+    if buf.len() < meta.len() as usize + 1 {
+        buf.resize(meta.len() as usize + 1, 0);
+    }
+    read_to_eof(file, buf, filled).map(Unsized::Whole)
 }
 
 /// Per-thread search state: the buffer is reused across files.
@@ -69,8 +128,7 @@ pub(super) struct FileSearcher<'a> {
     opts: &'a GrepOptions,
     matcher: RegexMatcher,
     searcher: Searcher,
-    buf: Vec<u8>,
-    /// How much of `buf` holds the current file.
+    /// How much of the leased buffer holds the current file.
     filled: usize,
     display_root: PathBuf,
 }
@@ -115,7 +173,6 @@ impl<'a> FileSearcher<'a> {
             opts,
             matcher,
             searcher: build_searcher(opts),
-            buf: Vec::with_capacity(64 << 10),
             filled: 0,
             display_root,
         }
@@ -134,17 +191,26 @@ impl<'a> FileSearcher<'a> {
         stop: &dyn Fn() -> bool,
     ) -> FileOutcome {
         crate::fault::panic_if_injected("grep-file");
-        let file = match open_nonblocking(path) {
+        let Some(mut buf) = buffers::lease(stop) else {
+            return FileOutcome::Skipped;
+        };
+        let mut file = match open_nonblocking(path) {
             Ok(f) => f,
             Err(e) => return FileOutcome::Failed(format!("{}: {e}", path.display())),
         };
-        let meta = match file.metadata() {
-            Ok(m) => m,
-            Err(e) => return FileOutcome::Failed(format!("{}: {e}", path.display())),
+        let fail = |e: std::io::Error| FileOutcome::Failed(format!("{}: {e}", path.display()));
+        // Grouping keys its outline cache on the file's stamps as they were
+        // before the read, so it asks for them first; plain searches do not.
+        let wants_meta = self.opts.group && self.opts.mode == GrepMode::Content;
+        let meta = if wants_meta {
+            match file.metadata() {
+                Ok(m) if m.is_file() => Some(m),
+                Ok(_) => return FileOutcome::Skipped,
+                Err(e) => return fail(e),
+            }
+        } else {
+            None
         };
-        if !meta.is_file() {
-            return FileOutcome::Skipped;
-        }
         let mut sink = HitSink {
             opts: self.opts,
             matcher: &self.matcher,
@@ -160,21 +226,37 @@ impl<'a> FileSearcher<'a> {
             binary: false,
             stop,
         };
-        let whole = meta.len() <= WHOLE_READ_LIMIT;
-        let result = if whole {
-            self.filled = match read_whole(file, meta.len() as usize, &mut self.buf) {
-                Ok(n) => n,
-                Err(e) => return FileOutcome::Failed(format!("{}: {e}", path.display())),
-            };
-            if memchr::memchr(0, &self.buf[..self.filled]).is_some() {
-                return FileOutcome::Binary;
+        let read = match &meta {
+            Some(m) if m.len() > WHOLE_READ_LIMIT => Ok(Unsized::Large(0)),
+            Some(m) => read_whole(&mut file, m.len() as usize, &mut buf).map(Unsized::Whole),
+            None => read_unsized(&mut file, &mut buf),
+        };
+        let (whole, result) = match read {
+            Err(e) => return fail(e),
+            Ok(Unsized::NotRegular) => return FileOutcome::Skipped,
+            Ok(Unsized::Whole(n)) => {
+                self.filled = n;
+                if memchr::memchr(0, &buf[..n]).is_some() {
+                    return FileOutcome::Binary;
+                }
+                let r = self
+                    .searcher
+                    .search_slice(&self.matcher, &buf[..n], &mut sink);
+                (true, r)
             }
-            self.searcher
-                .search_slice(&self.matcher, &self.buf[..self.filled], &mut sink)
-        } else {
-            let reader = CancellableReader { inner: file, stop };
-            self.searcher
-                .search_reader(&self.matcher, reader, &mut sink)
+            Ok(Unsized::Large(n)) => {
+                self.filled = 0;
+                let head = std::io::Cursor::new(buf[..n].to_vec());
+                let reader = CancellableReader {
+                    inner: head.chain(file),
+                    stop,
+                };
+                (
+                    false,
+                    self.searcher
+                        .search_reader(&self.matcher, reader, &mut sink),
+                )
+            }
         };
         if let Err(e) = result {
             if e.kind() != std::io::ErrorKind::Interrupted {
@@ -208,9 +290,10 @@ impl<'a> FileSearcher<'a> {
             && !sink.hits.is_empty()
             && sink.hits.len() < structure::group::SKIP_AT;
         let outline = if wants_structure && !stop() {
-            Language::detect(path, &self.buf[..self.filled])
+            Language::detect(path, &buf[..self.filled])
                 .and_then(|lang| {
-                    outline_cache::outline_of(lang, &meta, &self.buf[..self.filled], stop)
+                    let meta = meta.as_ref()?;
+                    outline_cache::outline_of(lang, meta, &buf[..self.filled], stop)
                 })
                 .filter(|o| !o.symbols.is_empty())
         } else {

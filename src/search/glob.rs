@@ -8,7 +8,7 @@
 
 use super::cancel::CancelToken;
 use super::display::{display_bytes, relative_bytes, DisplayPath};
-use super::walk::{resolve_target, ErrorLog, IgnoredRoot, Target, WalkOptions, Walker};
+use super::walk::{resolve_target, ErrorLog, IgnoredRoot, Target, WalkEntry, WalkOptions, Walker};
 use super::{SearchError, SortOrder};
 use globset::{Candidate, GlobBuilder, GlobMatcher};
 use std::cmp::Reverse;
@@ -217,9 +217,9 @@ fn visitor<'a>(
     root: &'a Path,
     ignored_root: Option<usize>,
     top: &'a Mutex<TopK>,
-) -> impl FnMut(&ignore::DirEntry) -> bool + Send + 'a {
+) -> impl FnMut(&WalkEntry<'_>) -> bool + Send + 'a {
     move |e| {
-        let is_dir = e.file_type().is_some_and(|t| t.is_dir());
+        let is_dir = e.is_dir();
         if kind_matches(opts.kind, is_dir) && matcher.matches(root, e.path()) {
             let meta = e.metadata().ok();
             let c = candidate(opts.sort, e.path(), meta.as_ref(), is_dir, ignored_root);
@@ -272,9 +272,9 @@ fn ignored_visitor<'a>(
     roots: &'a [IgnoredRoot],
     per_root: &'a [AtomicU64],
     top: &'a Mutex<TopK>,
-) -> impl FnMut(&ignore::DirEntry) -> bool + Send + 'a {
+) -> impl FnMut(&WalkEntry<'_>) -> bool + Send + 'a {
     move |e| {
-        let is_dir = e.file_type().is_some_and(|t| t.is_dir());
+        let is_dir = e.is_dir();
         if kind_matches(opts.kind, is_dir) && matcher.matches(root, e.path()) {
             let ignored_root = IgnoredRoot::index_of(roots, e.path());
             if let Some(r) = ignored_root {
