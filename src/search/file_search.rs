@@ -35,24 +35,9 @@ pub(super) enum FileOutcome {
     Skipped,
 }
 
-/// Reads a file whose size we already know into `buf`. `read_to_end` would
-/// stat and seek the file again for its size hint; on a tree of small files
-/// those two syscalls are a measurable share of the whole search. The file
-/// may have grown since the stat, so reading goes on until EOF.
-fn read_whole(
-    file: &mut std::fs::File,
-    size_hint: usize,
-    buf: &mut Vec<u8>,
-) -> std::io::Result<usize> {
-    // The buffer keeps its length between files (only growing), so the
-    // bytes are zeroed once per growth, not once per file: zeroing every
-    // file would cost a memset of the whole tree.
-    if buf.len() < size_hint + 1 {
-        buf.resize(size_hint + 1, 0);
-    }
-    read_to_eof(file, buf, 0)
-}
-
+/// Reads on from `filled` to EOF, growing `buf` if the file grew. The
+/// buffer keeps its length between files (only growing), so its bytes are
+/// zeroed once per growth, not once per file.
 fn read_to_eof(
     file: &mut std::fs::File,
     buf: &mut Vec<u8>,
@@ -199,18 +184,6 @@ impl<'a> FileSearcher<'a> {
             Err(e) => return FileOutcome::Failed(format!("{}: {e}", path.display())),
         };
         let fail = |e: std::io::Error| FileOutcome::Failed(format!("{}: {e}", path.display()));
-        // Grouping keys its outline cache on the file's stamps as they were
-        // before the read, so it asks for them first; plain searches do not.
-        let wants_meta = self.opts.group && self.opts.mode == GrepMode::Content;
-        let meta = if wants_meta {
-            match file.metadata() {
-                Ok(m) if m.is_file() => Some(m),
-                Ok(_) => return FileOutcome::Skipped,
-                Err(e) => return fail(e),
-            }
-        } else {
-            None
-        };
         let mut sink = HitSink {
             opts: self.opts,
             matcher: &self.matcher,
@@ -226,12 +199,7 @@ impl<'a> FileSearcher<'a> {
             binary: false,
             stop,
         };
-        let read = match &meta {
-            Some(m) if m.len() > WHOLE_READ_LIMIT => Ok(Unsized::Large(0)),
-            Some(m) => read_whole(&mut file, m.len() as usize, &mut buf).map(Unsized::Whole),
-            None => read_unsized(&mut file, &mut buf),
-        };
-        let (whole, result) = match read {
+        let (whole, result) = match read_unsized(&mut file, &mut buf) {
             Err(e) => return fail(e),
             Ok(Unsized::NotRegular) => return FileOutcome::Skipped,
             Ok(Unsized::Whole(n)) => {
@@ -248,7 +216,7 @@ impl<'a> FileSearcher<'a> {
                 self.filled = 0;
                 let head = std::io::Cursor::new(buf[..n].to_vec());
                 let reader = CancellableReader {
-                    inner: head.chain(file),
+                    inner: head.chain(&file),
                     stop,
                 };
                 (
@@ -292,8 +260,10 @@ impl<'a> FileSearcher<'a> {
         let outline = if wants_structure && !stop() {
             Language::detect(path, &buf[..self.filled])
                 .and_then(|lang| {
-                    let meta = meta.as_ref()?;
-                    outline_cache::outline_of(lang, meta, &buf[..self.filled], stop)
+                    // Stamped after the read: a change since then is too
+                    // recent for the outline cache to keep or trust.
+                    let meta = file.metadata().ok()?;
+                    outline_cache::outline_of(lang, &meta, &buf[..self.filled], stop)
                 })
                 .filter(|o| !o.symbols.is_empty())
         } else {
