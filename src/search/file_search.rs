@@ -3,6 +3,7 @@
 //! turn matches into bounded hits.
 
 use super::buffers;
+use super::dir_open::DirOpener;
 use super::display::{display_bytes, relative_bytes, DisplayPath};
 use super::grep::{build_searcher, GrepMode, GrepOptions};
 use super::line_window::{trim_terminator, window};
@@ -113,24 +114,10 @@ pub(super) struct FileSearcher<'a> {
     opts: &'a GrepOptions,
     matcher: RegexMatcher,
     searcher: Searcher,
+    opener: DirOpener,
     /// How much of the leased buffer holds the current file.
     filled: usize,
     display_root: PathBuf,
-}
-
-#[cfg(unix)]
-fn open_nonblocking(path: &Path) -> std::io::Result<std::fs::File> {
-    use std::os::unix::fs::OpenOptionsExt;
-    // O_NONBLOCK: a FIFO swapped in after the walk must not block the open.
-    std::fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_NONBLOCK)
-        .open(path)
-}
-
-#[cfg(not(unix))]
-fn open_nonblocking(path: &Path) -> std::io::Result<std::fs::File> {
-    std::fs::File::open(path)
 }
 
 /// Stops a streamed read when the search is cancelled, since the searcher
@@ -158,6 +145,7 @@ impl<'a> FileSearcher<'a> {
             opts,
             matcher,
             searcher: build_searcher(opts),
+            opener: DirOpener::default(),
             filled: 0,
             display_root,
         }
@@ -179,7 +167,7 @@ impl<'a> FileSearcher<'a> {
         let Some(mut buf) = buffers::lease(stop) else {
             return FileOutcome::Skipped;
         };
-        let mut file = match open_nonblocking(path) {
+        let mut file = match self.opener.open(path) {
             Ok(f) => f,
             Err(e) => return FileOutcome::Failed(format!("{}: {e}", path.display())),
         };

@@ -6,6 +6,7 @@
 mod buffers;
 mod cancel;
 mod classify;
+mod dir_open;
 mod display;
 mod display_lookup;
 mod error;
