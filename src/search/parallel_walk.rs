@@ -7,8 +7,10 @@
 
 use super::cancel::CancelToken;
 use super::classify::RuleChain;
+use super::dir_open::{DirStat, Stamp};
 use super::sorted_walk::list;
 use super::walk::{ErrorLog, IgnoredRoot, Walker};
+use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
@@ -146,6 +148,7 @@ fn list_one(
         other => other,
     };
     let mut subdirs = Vec::new();
+    let dir = DirStat::new(&work.dir);
     for entry in listing.entries {
         if let Some(chain) = &chain {
             if chain.is_ignored(&entry.path, entry.is_dir) {
@@ -159,7 +162,12 @@ fn list_one(
                 continue;
             }
         }
-        if !visit(&WalkEntry::new(&entry.path, entry.is_dir)) {
+        let seen = WalkEntry {
+            path: &entry.path,
+            is_dir: entry.is_dir,
+            dir: Some((&dir, &entry.name)),
+        };
+        if !visit(&seen) {
             return None;
         }
         if entry.is_dir {
@@ -181,11 +189,17 @@ fn list_one(
 pub struct WalkEntry<'a> {
     path: &'a Path,
     is_dir: bool,
+    /// The directory being listed and the entry's name in it, when known.
+    dir: Option<(&'a DirStat<'a>, &'a OsStr)>,
 }
 
 impl<'a> WalkEntry<'a> {
     pub(super) fn new(path: &'a Path, is_dir: bool) -> Self {
-        WalkEntry { path, is_dir }
+        WalkEntry {
+            path,
+            is_dir,
+            dir: None,
+        }
     }
 
     pub fn path(&self) -> &'a Path {
@@ -200,8 +214,11 @@ impl<'a> WalkEntry<'a> {
         !self.is_dir
     }
 
-    /// The entry's own metadata (a symlink's, not its target's).
-    pub fn metadata(&self) -> std::io::Result<std::fs::Metadata> {
-        std::fs::symlink_metadata(self.path)
+    /// The entry's own mtime and size (a symlink's, not its target's).
+    pub fn stamp(&self) -> std::io::Result<Stamp> {
+        match self.dir {
+            Some((dir, name)) => dir.stamp(name),
+            None => std::fs::symlink_metadata(self.path).map(|m| Stamp::from(&m)),
+        }
     }
 }

@@ -22,7 +22,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 pub(super) struct Entry {
-    name: OsString,
+    pub(super) name: OsString,
     pub(super) path: PathBuf,
     pub(super) is_dir: bool,
 }
