@@ -14,23 +14,25 @@
 //! search root's ancestors apply up to the enclosing repository root. The
 //! user's global git excludes file is not read (documented difference from rg).
 
-use ignore::gitignore::{Gitignore, GitignoreBuilder};
+use super::rules_cache::rules_of_dir;
+use ignore::gitignore::Gitignore;
 use ignore::Match;
-use std::collections::HashMap;
-use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
+use std::path::Path;
+use std::sync::Arc;
 
+/// In precedence order: later files win within one directory, so
+/// `.rgignore` has the last word, as in ripgrep.
 const IGNORE_FILES: [&str; 3] = [".gitignore", ".ignore", ".rgignore"];
 
 /// The rules in force in one directory: its own (if any) plus its parent's.
 #[derive(Debug)]
 pub struct RuleChain {
-    rules: Option<Gitignore>,
+    rules: Option<Arc<Gitignore>>,
     parent: Option<Arc<RuleChain>>,
 }
 
 impl RuleChain {
-    fn is_ignored(&self, path: &Path, is_dir: bool) -> bool {
+    pub fn is_ignored(&self, path: &Path, is_dir: bool) -> bool {
         let mut current = Some(self);
         while let Some(chain) = current {
             if let Some(rules) = &chain.rules {
@@ -46,45 +48,84 @@ impl RuleChain {
     }
 }
 
-fn rules_of_dir(dir: &Path, include_git_exclude: bool) -> Option<Gitignore> {
-    let mut builder = GitignoreBuilder::new(dir);
-    let mut any = false;
-    if include_git_exclude {
-        let exclude = dir.join(".git").join("info").join("exclude");
-        if exclude.is_file() {
-            any |= builder.add(exclude).is_none();
-        }
-    }
-    // Later files win within one builder, so the order gives .rgignore the
-    // last word, as in ripgrep.
-    for name in IGNORE_FILES {
-        let file = dir.join(name);
-        if file.is_file() {
-            // A partly malformed file still contributes its valid lines.
-            builder.add(file);
-            any = true;
-        }
-    }
-    if !any {
-        return None;
-    }
-    builder.build().ok().filter(|g| !g.is_empty())
+fn chain_with(parent: Option<Arc<RuleChain>>, dir: &Path) -> Arc<RuleChain> {
+    let rules = rules_of_dir(dir, dir.join(".git").exists(), &IGNORE_FILES, |name| {
+        dir.join(name).is_file()
+    });
+    linked(rules, parent)
 }
 
-fn chain_with(parent: Option<Arc<RuleChain>>, dir: &Path) -> Arc<RuleChain> {
-    let rules = rules_of_dir(dir, dir.join(".git").exists());
+fn linked(rules: Option<Arc<Gitignore>>, parent: Option<Arc<RuleChain>>) -> Arc<RuleChain> {
     match (rules, parent) {
         (None, Some(parent)) => parent,
         (rules, parent) => Arc::new(RuleChain { rules, parent }),
     }
 }
 
-/// Shared by walker threads; one map entry per non-ignored directory.
+/// Whether a name was seen in a directory listing: absent, there with the
+/// type the rules need, or a symlink (whose target decides, so it is
+/// checked on disk).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+enum Seen {
+    #[default]
+    Absent,
+    Yes,
+    Symlink,
+}
+
+/// Which of the names the rules depend on a directory listing showed, so
+/// that a walk which lists the directory anyway need not `stat` for them
+/// (four failed `stat`s per directory otherwise).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct IgnoreFilesPresent {
+    git: Seen,
+    files: [Seen; 3],
+}
+
+impl IgnoreFilesPresent {
+    /// Records one entry of the listing.
+    pub fn note(&mut self, name: &std::ffi::OsStr, kind: std::fs::FileType) {
+        let seen = |wanted: bool| match (kind.is_symlink(), wanted) {
+            (true, _) => Seen::Symlink,
+            (false, true) => Seen::Yes,
+            (false, false) => Seen::Absent,
+        };
+        if name == ".git" {
+            // Any kind: a worktree or submodule has a `.git` file.
+            self.git = seen(true);
+        } else if let Some(i) = IGNORE_FILES.iter().position(|f| name == *f) {
+            self.files[i] = seen(kind.is_file());
+        }
+    }
+}
+
+impl RuleChain {
+    /// The chain of `dir`, a subdirectory of the directory this chain is
+    /// in force in, given what `dir`'s listing showed.
+    pub fn enter(self: &Arc<Self>, dir: &Path, present: &IgnoreFilesPresent) -> Arc<RuleChain> {
+        let git = match present.git {
+            Seen::Absent => false,
+            Seen::Yes => true,
+            Seen::Symlink => dir.join(".git").exists(),
+        };
+        let rules = rules_of_dir(dir, git, &IGNORE_FILES, |name| {
+            let i = IGNORE_FILES.iter().position(|f| *f == name);
+            match i.map(|i| present.files[i]) {
+                Some(Seen::Yes) => true,
+                Some(Seen::Symlink) => dir.join(name).is_file(),
+                _ => false,
+            }
+        });
+        linked(rules, Some(self.clone()))
+    }
+}
+
+/// The rules in force in a search root: its own and its ancestors' up to
+/// the enclosing repository root. The walks carry each directory's chain
+/// down from here themselves ([`RuleChain::enter`]).
 #[derive(Debug)]
 pub struct Classifier {
-    root: PathBuf,
     root_chain: Arc<RuleChain>,
-    by_dir: Mutex<HashMap<PathBuf, Arc<RuleChain>>>,
 }
 
 impl Classifier {
@@ -106,13 +147,39 @@ impl Classifier {
         for dir in ancestors.iter().rev() {
             chain = Some(chain_with(chain, dir));
         }
-        let root_chain = chain_with(chain, root);
-        let mut map = HashMap::new();
-        map.insert(root.to_path_buf(), root_chain.clone());
         Classifier {
+            root_chain: chain_with(chain, root),
+        }
+    }
+
+    /// The rules in force in the root.
+    pub fn root_chain(&self) -> Arc<RuleChain> {
+        self.root_chain.clone()
+    }
+}
+
+/// The classifier as `ignore`'s walk used it, looking each entry's parent
+/// up in a map of entered directories: the reference the hand-written
+/// walks are tested against.
+#[cfg(test)]
+#[derive(Debug)]
+pub struct MapClassifier {
+    root: std::path::PathBuf,
+    root_chain: Arc<RuleChain>,
+    by_dir: std::sync::Mutex<std::collections::HashMap<std::path::PathBuf, Arc<RuleChain>>>,
+}
+
+#[cfg(test)]
+impl MapClassifier {
+    pub fn new(root: &Path) -> Self {
+        let root_chain = Classifier::new(root).root_chain();
+        let map = [(root.to_path_buf(), root_chain.clone())]
+            .into_iter()
+            .collect();
+        MapClassifier {
             root: root.to_path_buf(),
             root_chain,
-            by_dir: Mutex::new(map),
+            by_dir: std::sync::Mutex::new(map),
         }
     }
 
@@ -166,7 +233,7 @@ mod tests {
     #[test]
     fn root_rules_apply_to_children() {
         let t = tree();
-        let c = Classifier::new(t.path());
+        let c = MapClassifier::new(t.path());
         assert!(c.is_ignored(&t.path().join("node_modules"), true));
         assert!(c.is_ignored(&t.path().join("debug.log"), false));
         assert!(!c.is_ignored(&t.path().join("keep.log"), false));
@@ -176,7 +243,7 @@ mod tests {
     #[test]
     fn dot_ignore_beats_gitignore_in_the_same_dir() {
         let t = tree();
-        let c = Classifier::new(t.path());
+        let c = MapClassifier::new(t.path());
         c.enter_dir(&t.path().join("src"));
         assert!(!c.is_ignored(&t.path().join("src/gen"), true));
     }
@@ -185,7 +252,7 @@ mod tests {
     fn nested_rules_do_not_leak_to_siblings() {
         let t = tree();
         fs::create_dir_all(t.path().join("other/gen")).unwrap();
-        let c = Classifier::new(t.path());
+        let c = MapClassifier::new(t.path());
         c.enter_dir(&t.path().join("other"));
         assert!(!c.is_ignored(&t.path().join("other/gen"), true));
     }

@@ -2,6 +2,8 @@
 //! files whole (one read, reusable for structure), stream large ones, and
 //! turn matches into bounded hits.
 
+use super::buffers;
+use super::dir_open::DirOpener;
 use super::display::{display_bytes, relative_bytes, DisplayPath};
 use super::grep::{build_searcher, GrepMode, GrepOptions};
 use super::line_window::{trim_terminator, window};
@@ -17,7 +19,7 @@ use std::sync::Arc;
 
 /// Files up to this size are read whole into a reused buffer (one read, and
 /// the buffer can serve structure extraction); larger ones are streamed.
-const WHOLE_READ_LIMIT: u64 = 8 << 20;
+pub(super) const WHOLE_READ_LIMIT: u64 = 8 << 20;
 
 pub(super) enum FileOutcome {
     Searched {
@@ -34,34 +36,77 @@ pub(super) enum FileOutcome {
     Skipped,
 }
 
-/// Reads a file whose size we already know into `buf`. `read_to_end` would
-/// stat and seek the file again for its size hint; on a tree of small files
-/// those two syscalls are a measurable share of the whole search. The file
-/// may have grown since the stat, so reading goes on until EOF.
-fn read_whole(
-    mut file: std::fs::File,
-    size_hint: usize,
+/// Reads on from `filled` to EOF, growing `buf` if the file grew. The
+/// buffer keeps its length between files (only growing), so its bytes are
+/// zeroed once per growth, not once per file.
+fn read_to_eof(
+    file: &mut std::fs::File,
     buf: &mut Vec<u8>,
+    mut filled: usize,
 ) -> std::io::Result<usize> {
-    // The buffer keeps its length between files (only growing), so the
-    // bytes are zeroed once per growth, not once per file: zeroing every
-    // file would cost a memset of the whole tree.
-    if buf.len() < size_hint + 1 {
-        buf.resize(size_hint + 1, 0);
-    }
-    let mut filled = 0;
     loop {
         if filled == buf.len() {
             buf.resize(buf.len() * 2, 0);
         }
         match file.read(&mut buf[filled..]) {
-            Ok(0) => break,
+            Ok(0) => return Ok(filled),
             Ok(n) => filled += n,
             Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
             Err(e) => return Err(e),
         }
     }
-    Ok(filled)
+}
+
+/// The buffer a searcher starts with: most source files fit, so they are
+/// read without asking their size.
+const FIRST_BUFFER: usize = 64 << 10;
+
+/// What [`read_unsized`] found.
+enum Unsized {
+    /// The whole file is in the buffer, this many bytes.
+    Whole(usize),
+    /// Over [`WHOLE_READ_LIMIT`]: this many bytes are in the buffer, the
+    /// rest is still to be read from the file.
+    Large(usize),
+    /// Not a regular file any more (swapped since the walk).
+    NotRegular,
+}
+
+/// Reads a walked file without an fstat first: the walk already knows it
+/// is a regular file, and an fstat per file is a fifth of a whole-tree
+/// search's syscalls. Only a file of `FIRST_BUFFER` bytes or more is
+/// fstat'ed, to size the rest of the read and to refuse a device swapped in
+/// since the walk (its reads would never end); a failed read is checked the
+/// same way.
+fn read_unsized(file: &mut std::fs::File, buf: &mut Vec<u8>) -> std::io::Result<Unsized> {
+    if buf.len() < FIRST_BUFFER {
+        buf.resize(FIRST_BUFFER, 0);
+    }
+    let mut filled = 0;
+    while filled < FIRST_BUFFER {
+        match file.read(&mut buf[filled..FIRST_BUFFER]) {
+            Ok(0) => return Ok(Unsized::Whole(filled)),
+            Ok(n) => filled += n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => {
+                return match file.metadata() {
+                    Ok(m) if !m.is_file() => Ok(Unsized::NotRegular),
+                    _ => Err(e),
+                }
+            }
+        }
+    }
+    let meta = file.metadata()?;
+    if !meta.is_file() {
+        return Ok(Unsized::NotRegular);
+    }
+    if meta.len() > WHOLE_READ_LIMIT {
+        return Ok(Unsized::Large(filled));
+    }
+    if buf.len() < meta.len() as usize + 1 {
+        buf.resize(meta.len() as usize + 1, 0);
+    }
+    read_to_eof(file, buf, filled).map(Unsized::Whole)
 }
 
 /// Per-thread search state: the buffer is reused across files.
@@ -69,25 +114,10 @@ pub(super) struct FileSearcher<'a> {
     opts: &'a GrepOptions,
     matcher: RegexMatcher,
     searcher: Searcher,
-    buf: Vec<u8>,
-    /// How much of `buf` holds the current file.
+    opener: DirOpener,
+    /// How much of the leased buffer holds the current file.
     filled: usize,
     display_root: PathBuf,
-}
-
-#[cfg(unix)]
-fn open_nonblocking(path: &Path) -> std::io::Result<std::fs::File> {
-    use std::os::unix::fs::OpenOptionsExt;
-    // O_NONBLOCK: a FIFO swapped in after the walk must not block the open.
-    std::fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_NONBLOCK)
-        .open(path)
-}
-
-#[cfg(not(unix))]
-fn open_nonblocking(path: &Path) -> std::io::Result<std::fs::File> {
-    std::fs::File::open(path)
 }
 
 /// Stops a streamed read when the search is cancelled, since the searcher
@@ -115,7 +145,7 @@ impl<'a> FileSearcher<'a> {
             opts,
             matcher,
             searcher: build_searcher(opts),
-            buf: Vec::with_capacity(64 << 10),
+            opener: DirOpener::default(),
             filled: 0,
             display_root,
         }
@@ -134,17 +164,14 @@ impl<'a> FileSearcher<'a> {
         stop: &dyn Fn() -> bool,
     ) -> FileOutcome {
         crate::fault::panic_if_injected("grep-file");
-        let file = match open_nonblocking(path) {
+        let Some(mut buf) = buffers::lease(stop) else {
+            return FileOutcome::Skipped;
+        };
+        let mut file = match self.opener.open(path) {
             Ok(f) => f,
             Err(e) => return FileOutcome::Failed(format!("{}: {e}", path.display())),
         };
-        let meta = match file.metadata() {
-            Ok(m) => m,
-            Err(e) => return FileOutcome::Failed(format!("{}: {e}", path.display())),
-        };
-        if !meta.is_file() {
-            return FileOutcome::Skipped;
-        }
+        let fail = |e: std::io::Error| FileOutcome::Failed(format!("{}: {e}", path.display()));
         let mut sink = HitSink {
             opts: self.opts,
             matcher: &self.matcher,
@@ -160,21 +187,32 @@ impl<'a> FileSearcher<'a> {
             binary: false,
             stop,
         };
-        let whole = meta.len() <= WHOLE_READ_LIMIT;
-        let result = if whole {
-            self.filled = match read_whole(file, meta.len() as usize, &mut self.buf) {
-                Ok(n) => n,
-                Err(e) => return FileOutcome::Failed(format!("{}: {e}", path.display())),
-            };
-            if memchr::memchr(0, &self.buf[..self.filled]).is_some() {
-                return FileOutcome::Binary;
+        let (whole, result) = match read_unsized(&mut file, &mut buf) {
+            Err(e) => return fail(e),
+            Ok(Unsized::NotRegular) => return FileOutcome::Skipped,
+            Ok(Unsized::Whole(n)) => {
+                self.filled = n;
+                if memchr::memchr(0, &buf[..n]).is_some() {
+                    return FileOutcome::Binary;
+                }
+                let r = self
+                    .searcher
+                    .search_slice(&self.matcher, &buf[..n], &mut sink);
+                (true, r)
             }
-            self.searcher
-                .search_slice(&self.matcher, &self.buf[..self.filled], &mut sink)
-        } else {
-            let reader = CancellableReader { inner: file, stop };
-            self.searcher
-                .search_reader(&self.matcher, reader, &mut sink)
+            Ok(Unsized::Large(n)) => {
+                self.filled = 0;
+                let head = std::io::Cursor::new(buf[..n].to_vec());
+                let reader = CancellableReader {
+                    inner: head.chain(&file),
+                    stop,
+                };
+                (
+                    false,
+                    self.searcher
+                        .search_reader(&self.matcher, reader, &mut sink),
+                )
+            }
         };
         if let Err(e) = result {
             if e.kind() != std::io::ErrorKind::Interrupted {
@@ -208,9 +246,12 @@ impl<'a> FileSearcher<'a> {
             && !sink.hits.is_empty()
             && sink.hits.len() < structure::group::SKIP_AT;
         let outline = if wants_structure && !stop() {
-            Language::detect(path, &self.buf[..self.filled])
+            Language::detect(path, &buf[..self.filled])
                 .and_then(|lang| {
-                    outline_cache::outline_of(lang, &meta, &self.buf[..self.filled], stop)
+                    // Stamped after the read: a change since then is too
+                    // recent for the outline cache to keep or trust.
+                    let meta = file.metadata().ok()?;
+                    outline_cache::outline_of(lang, &meta, &buf[..self.filled], stop)
                 })
                 .filter(|o| !o.symbols.is_empty())
         } else {

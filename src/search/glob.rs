@@ -7,8 +7,9 @@
 //! every source file.
 
 use super::cancel::CancelToken;
+use super::dir_open::Stamp;
 use super::display::{display_bytes, relative_bytes, DisplayPath};
-use super::walk::{resolve_target, ErrorLog, IgnoredRoot, Target, WalkOptions, Walker};
+use super::walk::{resolve_target, ErrorLog, IgnoredRoot, Target, WalkEntry, WalkOptions, Walker};
 use super::{SearchError, SortOrder};
 use globset::{Candidate, GlobBuilder, GlobMatcher};
 use std::cmp::Reverse;
@@ -179,13 +180,11 @@ fn kind_matches(kind: EntryKind, is_dir: bool) -> bool {
 fn candidate(
     sort: SortOrder,
     path: &Path,
-    meta: Option<&std::fs::Metadata>,
+    stamp: Option<Stamp>,
     is_dir: bool,
     ignored_root: Option<usize>,
 ) -> GlobMatch {
-    let mtime = meta
-        .and_then(|m| m.modified().ok())
-        .unwrap_or(SystemTime::UNIX_EPOCH);
+    let mtime = stamp.map_or(SystemTime::UNIX_EPOCH, |s| s.mtime);
     let key = match sort {
         SortOrder::Mtime => Key::Mtime(Reverse(mtime), path.to_path_buf()),
         SortOrder::Path => Key::Path(path.to_path_buf()),
@@ -193,7 +192,7 @@ fn candidate(
     GlobMatch {
         key,
         is_dir,
-        size: meta.map_or(0, |m| m.len()),
+        size: stamp.map_or(0, |s| s.size),
         mtime,
         ignored_root,
     }
@@ -217,12 +216,11 @@ fn visitor<'a>(
     root: &'a Path,
     ignored_root: Option<usize>,
     top: &'a Mutex<TopK>,
-) -> impl FnMut(&ignore::DirEntry) -> bool + Send + 'a {
+) -> impl FnMut(&WalkEntry<'_>) -> bool + Send + 'a {
     move |e| {
-        let is_dir = e.file_type().is_some_and(|t| t.is_dir());
+        let is_dir = e.is_dir();
         if kind_matches(opts.kind, is_dir) && matcher.matches(root, e.path()) {
-            let meta = e.metadata().ok();
-            let c = candidate(opts.sort, e.path(), meta.as_ref(), is_dir, ignored_root);
+            let c = candidate(opts.sort, e.path(), e.stamp().ok(), is_dir, ignored_root);
             top.lock().unwrap_or_else(|p| p.into_inner()).push(c);
         }
         true
@@ -272,16 +270,15 @@ fn ignored_visitor<'a>(
     roots: &'a [IgnoredRoot],
     per_root: &'a [AtomicU64],
     top: &'a Mutex<TopK>,
-) -> impl FnMut(&ignore::DirEntry) -> bool + Send + 'a {
+) -> impl FnMut(&WalkEntry<'_>) -> bool + Send + 'a {
     move |e| {
-        let is_dir = e.file_type().is_some_and(|t| t.is_dir());
+        let is_dir = e.is_dir();
         if kind_matches(opts.kind, is_dir) && matcher.matches(root, e.path()) {
             let ignored_root = IgnoredRoot::index_of(roots, e.path());
             if let Some(r) = ignored_root {
                 per_root[r].fetch_add(1, Ordering::Relaxed);
             }
-            let meta = e.metadata().ok();
-            let c = candidate(opts.sort, e.path(), meta.as_ref(), is_dir, ignored_root);
+            let c = candidate(opts.sort, e.path(), e.stamp().ok(), is_dir, ignored_root);
             top.lock().unwrap_or_else(|p| p.into_inner()).push(c);
         }
         true
@@ -323,8 +320,9 @@ fn run_plan(plan: &GlobPlan, cancel: &CancelToken) -> GlobResult {
         let per_root: Vec<AtomicU64> = roots.iter().map(|_| AtomicU64::new(0)).collect();
         for (i, d) in roots.iter().enumerate() {
             if kind_matches(opts.kind, d.is_dir) && matcher.matches(root, &d.path) {
-                let meta = std::fs::symlink_metadata(&d.path).ok();
-                let c = candidate(opts.sort, &d.path, meta.as_ref(), d.is_dir, Some(i));
+                let stamp = std::fs::symlink_metadata(&d.path).ok();
+                let stamp = stamp.as_ref().map(Stamp::from);
+                let c = candidate(opts.sort, &d.path, stamp, d.is_dir, Some(i));
                 ignored.lock().unwrap_or_else(|p| p.into_inner()).push(c);
                 per_root[i].fetch_add(1, Ordering::Relaxed);
             }

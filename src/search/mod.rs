@@ -3,8 +3,10 @@
 //!
 //! The submodules are private: callers use what is re-exported here.
 
+mod buffers;
 mod cancel;
 mod classify;
+mod dir_open;
 mod display;
 mod display_lookup;
 mod error;
@@ -16,7 +18,10 @@ mod near_names;
 mod ordered;
 mod outline_cache;
 mod outline_file;
+mod parallel_walk;
 mod results;
+mod rules_cache;
+mod sorted_walk;
 mod source;
 mod unordered;
 mod walk;
@@ -57,4 +62,8 @@ mod grep_tests;
 #[cfg(test)]
 mod grouping_tests;
 #[cfg(test)]
+mod scan_tests;
+#[cfg(test)]
 mod source_tests;
+#[cfg(test)]
+mod walk_oracle_tests;

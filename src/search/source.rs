@@ -4,7 +4,7 @@
 //! files plugs in here without touching them.
 
 use super::cancel::CancelToken;
-use super::walk::{ErrorLog, IgnoredRoot, Walker};
+use super::walk::{ErrorLog, IgnoredRoot, WalkEntry, Walker};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
@@ -100,11 +100,10 @@ impl FileSource {
     {
         match self {
             FileSource::Walk(walker) => {
-                let regular = |e: &ignore::DirEntry| e.file_type().is_some_and(|t| t.is_file());
                 let roots = walker.walk_parallel(&[], cancel, errors, || {
                     let mut visit = make_visitor();
-                    move |e: &ignore::DirEntry| {
-                        if regular(e) {
+                    move |e: &WalkEntry<'_>| {
+                        if e.is_file() {
                             visit(e.path(), None);
                         }
                         true
@@ -114,8 +113,8 @@ impl FileSource {
                     walker.walk_parallel(&roots, cancel, errors, || {
                         let mut visit = make_visitor();
                         let roots = &roots;
-                        move |e: &ignore::DirEntry| {
-                            if regular(e) {
+                        move |e: &WalkEntry<'_>| {
+                            if e.is_file() {
                                 visit(e.path(), IgnoredRoot::index_of(roots, e.path()));
                             }
                             true

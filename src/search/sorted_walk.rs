@@ -1,0 +1,142 @@
+//! The path-ordered walk of the ordered grep pipeline, when no ignore rule
+//! filters the walk (our default: ignored entries are classified and set
+//! aside, not dropped).
+//!
+//! The ordered pipeline has one walker thread feeding the searchers, and on
+//! two cores the scheduler gives it a third of a core at best, so every
+//! microsecond it spends per entry shows in the wall time. `ignore::Walk`
+//! costs ~200 ms on the Linux tree with our classifier behind its
+//! `filter_entry`: a hash-map lookup of each entry's parent chain (hashing a
+//! `Path` parses its components), four `stat`s per directory for ignore
+//! files, and per-entry allocations. Here the depth-first stack carries each
+//! directory's rule chain, the directory listing says which ignore files
+//! exist, and entries are filtered before they are sorted. The filters and
+//! their order are `ignore`'s (overrides, then types, then hidden), so the
+//! files and their order are the same as `Walker::walk_sorted` gave before.
+
+use super::cancel::CancelToken;
+use super::classify::{Classifier, IgnoreFilesPresent, RuleChain};
+use super::walk::{ErrorLog, IgnoredRoot, Walker};
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+pub(super) struct Entry {
+    pub(super) name: OsString,
+    pub(super) path: PathBuf,
+    pub(super) is_dir: bool,
+}
+
+/// One directory's entries that pass the walker's filters, sorted by name
+/// when asked for, and which ignore files it holds (whatever the hidden
+/// filter says).
+pub(super) struct Listing {
+    pub(super) entries: Vec<Entry>,
+    pub(super) present: IgnoreFilesPresent,
+}
+
+pub(super) fn list(
+    walker: &Walker,
+    dir: &Path,
+    sorted: bool,
+    errors: &mut ErrorLog,
+) -> Option<Listing> {
+    let read = match std::fs::read_dir(dir) {
+        Ok(r) => r,
+        Err(e) => {
+            errors.push(format!("{}: {e}", dir.display()));
+            return None;
+        }
+    };
+    let mut entries = Vec::new();
+    let mut present = IgnoreFilesPresent::default();
+    for item in read {
+        let e = match item {
+            Ok(e) => e,
+            Err(err) => {
+                errors.push(format!("{}: {err}", dir.display()));
+                continue;
+            }
+        };
+        let name = e.file_name();
+        // d_type from the directory read; std falls back to lstat when the
+        // file system does not fill it in.
+        let Ok(kind) = e.file_type() else { continue };
+        present.note(&name, kind);
+        if name == ".git" {
+            continue;
+        }
+        let is_dir = kind.is_dir();
+        if !is_dir && !kind.is_file() {
+            continue;
+        }
+        let path = dir.join(&name);
+        if walker.skips(&path, &name, is_dir) {
+            continue;
+        }
+        entries.push(Entry { name, path, is_dir });
+    }
+    if sorted {
+        entries.sort_unstable_by(|a, b| a.name.cmp(&b.name));
+    }
+    Some(Listing { entries, present })
+}
+
+/// Walks `start` (a directory) in path order, calling `on_file` for each
+/// regular file until it returns false. With a classifier, entries its rules
+/// exclude are appended to `ignored` in path order instead of being
+/// entered. Returns false when stopped early.
+pub(super) fn walk(
+    walker: &Walker,
+    start: &Path,
+    classifier: Option<&Classifier>,
+    ignored: &mut Vec<IgnoredRoot>,
+    cancel: &CancelToken,
+    errors: &mut ErrorLog,
+    mut on_file: impl FnMut(&Path) -> bool,
+) -> bool {
+    struct Level {
+        entries: std::vec::IntoIter<Entry>,
+        chain: Option<Arc<RuleChain>>,
+    }
+    let Some(first) = list(walker, start, true, errors) else {
+        return true;
+    };
+    let mut stack = vec![Level {
+        entries: first.entries.into_iter(),
+        chain: classifier.map(|c| c.root_chain()),
+    }];
+    while let Some(level) = stack.last_mut() {
+        let Some(entry) = level.entries.next() else {
+            stack.pop();
+            continue;
+        };
+        if cancel.is_stopped() {
+            return false;
+        }
+        if let Some(chain) = &level.chain {
+            if chain.is_ignored(&entry.path, entry.is_dir) {
+                ignored.push(IgnoredRoot {
+                    path: entry.path,
+                    is_dir: entry.is_dir,
+                });
+                continue;
+            }
+        }
+        if !entry.is_dir {
+            if !on_file(&entry.path) {
+                return false;
+            }
+            continue;
+        }
+        let parent_chain = level.chain.clone();
+        if let Some(listing) = list(walker, &entry.path, true, errors) {
+            let chain = parent_chain.map(|p| p.enter(&entry.path, &listing.present));
+            stack.push(Level {
+                entries: listing.entries.into_iter(),
+                chain,
+            });
+        }
+    }
+    true
+}
