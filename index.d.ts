@@ -113,6 +113,16 @@ export interface CoreDefaults {
   outline: OutlineDefaults
 }
 
+/** One symbol of a shown file's structure. */
+export interface DiscoverSymbol {
+  kind: string
+  name: string
+  startLine: number
+  endLine: number
+  lineCount: number
+  depth: number
+}
+
 /**
  * Lists files (or directories) matching `pattern`, newest first by default.
  * Throws at once on an empty or invalid pattern, `Path not found: <path>`,
@@ -369,6 +379,84 @@ export interface IgnoredCount {
   path: string
   matches: number
   files: number
+}
+
+/**
+ * Ranks files by how well their path (and, for the best few, their
+ * symbols) matches `query`. Rejects at once on an empty query, one without
+ * letters or digits, a missing path, a bad glob or type, or an aborted signal.
+ */
+export declare function locate(options: LocateOptions): Promise<LocateResult>
+
+export interface LocatedFile {
+  /** 1-based. */
+  rank: number
+  /** Relative to the search root, `/`-separated (non-UTF-8: `#b=` suffix). */
+  path: string
+  /** Hex of the raw relative path bytes, only for non-UTF-8 names. */
+  pathBytes?: string
+  score: number
+  /** `code`, `test`, `docs`, `config`, `vendored`, `generated` or `other`. */
+  role: string
+  /** Grammar name when one reads the file. */
+  language?: string
+  /** The signals that scored, in words. */
+  why: Array<string>
+  /** Up to 8 symbols, deepest levels dropped first. */
+  structure: Array<DiscoverSymbol>
+  moreSymbols: number
+  /** Whether ignore rules exclude it (such files rank after the project's). */
+  ignored: boolean
+}
+
+/** Options for `locate`. */
+export interface LocateOptions {
+  /**
+   * Words or an identifier in any form: `auth status`, `AuthStatus`,
+   * `auth_status`, `auth-status`, `src/auth`. Must hold a letter or digit.
+   */
+  query: string
+  /** Directory to search; relative paths resolve against `cwd`. Default: `cwd`. */
+  path?: string
+  /** Base for a relative `path`. Default: `process.cwd()`. */
+  cwd?: string
+  /** Most files returned. Default 10. */
+  limit?: number
+  /** Include globs, ripgrep style; a `!` prefix excludes. */
+  glob?: Array<string>
+  /** ripgrep type names (`rust`, `ts`, `py`, ...). */
+  type?: string | Array<string>
+  /** Include dot-files and dot-directories. Default true. `.git` never. */
+  hidden?: boolean
+  /**
+   * Default true: files the ignore rules exclude are ranked too, after
+   * the project's own (walked only when the project did not fill the list).
+   */
+  noIgnore?: boolean
+  /** Walker threads. Default: available cores + 1, at most 8. */
+  threads?: number
+  /** Stop after this many milliseconds and report `timedOut` with the best so far. */
+  timeoutMs?: number
+  /** Cancels the walk; the best files so far are returned with `cancelled`. */
+  signal?: AbortSignal
+}
+
+export interface LocateResult {
+  query: string
+  /** Best first. */
+  files: Array<LocatedFile>
+  /** Files whose path matched the query at all. */
+  candidates: number
+  filesSeen: number
+  /** Ignored roots not walked (the project filled the list, or the walk stopped). */
+  ignoredUnsearched: Array<string>
+  timedOut: boolean
+  cancelled: boolean
+  errorCount: number
+  errors: Array<string>
+  elapsedMs: number
+  /** The result as the `locate` tool and `pi-utils locate` print it. */
+  text: string
 }
 
 /**
@@ -635,4 +723,108 @@ export interface ShellWaitResult {
   job: ShellJob
   timedOut: boolean
   cancelled: boolean
+}
+
+/**
+ * Traces a subject through the tree in one pass: its definitions, call
+ * sites, assignments, or the regions a relation names. Rejects at once on a
+ * DSL error (with a valid example), a missing path, or an aborted signal.
+ */
+export declare function trace(options: TraceOptions): Promise<TraceResult>
+
+export interface TracedFile {
+  path: string
+  pathBytes?: string
+  role: string
+  language?: string
+  score: number
+  why: Array<string>
+  structure: Array<DiscoverSymbol>
+  moreSymbols: number
+  regions: Array<TraceRegion>
+  ignored: boolean
+}
+
+/** Options for `trace`. */
+export interface TraceOptions {
+  /**
+   * `subject:X relation:R [support:S]... [kind:code|docs|tests] [path:P]`
+   * (`key=value` also accepted). Relations: defined, called_from,
+   * triggered_from, rendered, populated, comes_from, handled,
+   * implementation (and agentgrep's aliases); any other word is a custom term.
+   */
+  query: string
+  /** Directory to search; relative paths resolve against `cwd`. Default: `cwd`. */
+  path?: string
+  /** Base for a relative `path`. Default: `process.cwd()`. */
+  cwd?: string
+  /** Most files shown. Default 5. */
+  maxFiles?: number
+  /** Most regions shown over all files, the best first. Default 6. */
+  maxRegions?: number
+  /** Include dot-files and dot-directories. Default true. `.git` never. */
+  hidden?: boolean
+  /**
+   * Default true: files the ignore rules exclude are traced too and ranked
+   * after the project's own.
+   */
+  noIgnore?: boolean
+  /** Walker threads. Default: available cores + 1, at most 8. */
+  threads?: number
+  /** Stop after this many milliseconds and report `timedOut` with what was found. */
+  timeoutMs?: number
+  /** Cancels the trace; what was found so far is returned with `cancelled`. */
+  signal?: AbortSignal
+}
+
+export interface TraceQueryOut {
+  subject: string
+  relation: string
+  support: Array<string>
+  kind?: string
+  path?: string
+}
+
+export interface TraceRegion {
+  /**
+   * `definition`, `implementation`, `callsite`, `render-site`, `handler`,
+   * `trigger-site`, `source`, `assignment`, `related` or `reference`.
+   */
+  kind: string
+  /** `function render_status`, or `<file scope>`. */
+  label: string
+  startLine: number
+  endLine: number
+  lineCount: number
+  score: number
+  /**
+   * `N: text` lines: the whole region when `fullRegion`, else its first
+   * line and the lines holding the subject.
+   */
+  body: Array<string>
+  fullRegion: boolean
+  why: Array<string>
+}
+
+export interface TraceResult {
+  query: TraceQueryOut
+  /** Best first. */
+  files: Array<TracedFile>
+  bestFile?: string
+  totalRegions: number
+  /** Files that mention the subject. */
+  filesMatched: number
+  filesScanned: number
+  /**
+   * False when no shown file had structure: regions are then plain
+   * word-boundary matches.
+   */
+  structureFound: boolean
+  timedOut: boolean
+  cancelled: boolean
+  errorCount: number
+  errors: Array<string>
+  elapsedMs: number
+  /** The result as the `trace` tool and `pi-utils trace` print it. */
+  text: string
 }

@@ -17,6 +17,8 @@ const HELP = `Usage:
   pi-utils grep [options] <pattern> [path]
   pi-utils glob [options] <pattern> [path]
   pi-utils outline [--json] [--max-items N] <file>
+  pi-utils locate [options] <query words...>      (alias: find)
+  pi-utils trace [options] subject:X relation:R [support:S] [kind:K] [path:P]
 
 Prints what the Pi tools print; ignored files (.gitignore etc.) are searched too, after the
 project's own, unless --respect-ignore. .git is never searched.
@@ -35,6 +37,12 @@ glob options:
       --limit N            at most N entries (default ${GLOB_DEFAULTS.limit})
 outline options:
       --max-items N        at most N symbols, deepest dropped first (default ${OUTLINE_DEFAULTS.maxItems})
+locate and trace options:
+      --path DIR           directory to search (default: current directory)
+      --paths-only         one path per line
+      --limit N            locate: at most N files (default 10); -t and -g filter as for grep
+      --max-files N        trace: at most N files (default 5)
+      --max-regions N      trace: at most N regions over all files (default 6)
 common options:
       --respect-ignore     skip files the ignore rules exclude
       --no-hidden          skip dot-files and dot-directories
@@ -61,6 +69,9 @@ const VALUE_FLAGS = {
   "--sort": "sort",
   "--timeout-ms": "timeoutMs",
   "--max-items": "maxItems",
+  "--path": "path",
+  "--max-files": "maxFiles",
+  "--max-regions": "maxRegions",
 };
 const BOOL_FLAGS = {
   "-F": "literal",
@@ -75,6 +86,7 @@ const BOOL_FLAGS = {
   "--no-hidden": "noHidden",
   "--json": "json",
   "--no-group": "noGroup",
+  "--paths-only": "pathsOnly",
   "-h": "help",
   "--help": "help",
 };
@@ -303,11 +315,61 @@ async function outlineCommand(o) {
   return { out: `${text}\n`, code: found > 0 ? 0 : 1 };
 }
 
+/** locate and trace: the tool's text, or with --json one line per file and a summary line. */
+async function queryCommand(o, name, params) {
+  if (o.positional.length === 0) throw new UsageError(`${name} needs a query`);
+  const [tool, native] = await Promise.all([import(`../extensions/lib/search/${name}.mjs`), loadNative()]);
+  const run = name === "locate" ? tool.runLocateTool : tool.runTraceTool;
+  const config = { cwd: process.cwd(), timeoutMs: intOption(o, "timeoutMs", "--timeout-ms") };
+  /** @type {any} the native result, kept for --json and the exit code */
+  let result = null;
+  const backend = {
+    [name]: async (opts) => {
+      result = await native[name](opts);
+      return result;
+    },
+  };
+  const { text } = await run(backend, params, config);
+  const found = (result?.files.length ?? 0) > 0 ? 0 : 1;
+  if (!o.json || !result) return { out: `${text}\n`, code: found };
+  const { files, text: _text, ...summary } = result;
+  const lines = files.map((f, i) => jsonLine({ type: "file", rank: i + 1, ...f }));
+  return { out: lines.join("") + jsonLine({ type: "summary", ...summary }), code: found };
+}
+
+function locateCommand(o) {
+  const params = {
+    query: o.positional.join(" "),
+    path: o.path,
+    limit: intOption(o, "limit", "--limit"),
+    noIgnore: !o.respectIgnore,
+    pathsOnly: o.pathsOnly === true,
+  };
+  if (o.type.length > 0) params.type = o.type[0];
+  if (o.glob.length > 0) params.glob = o.glob[0];
+  return queryCommand(o, "locate", params);
+}
+
+function traceCommand(o) {
+  const params = {
+    query: o.positional.join(" "),
+    path: o.path,
+    maxFiles: intOption(o, "maxFiles", "--max-files"),
+    maxRegions: intOption(o, "maxRegions", "--max-regions"),
+    pathsOnly: o.pathsOnly === true,
+  };
+  return queryCommand(o, "trace", params);
+}
+
 // Subcommands: options -> { out, code }; each loads what it needs.
 const COMMANDS = {
   grep: grepCommand,
   glob: globCommand,
   outline: outlineCommand,
+  locate: locateCommand,
+  // agentgrep's name for locate (Pi's own `find` tool is a different thing, hence the tool's name).
+  find: locateCommand,
+  trace: traceCommand,
 };
 
 function finish(out, code) {

@@ -1,5 +1,6 @@
 // fs-search: overrides Pi's `grep` with the native core (or rg when the addon cannot load), and adds `glob`, a
-// newest-first file finder, and `outline`, a file's symbols with their line ranges (native core only). The tool
+// newest-first file finder, `outline`, a file's symbols with their line ranges, and `locate` / `trace`, ranked
+// discovery and relation tracing (those three need the native core). The tool
 // parameters, text and render pieces come from extensions/lib/search/ (shared with the CLI); this file only
 // wires settings, the backend and Pi's tool API together.
 import type { AgentToolResult, ExtensionAPI } from "@mariozechner/pi-coding-agent";
@@ -26,7 +27,9 @@ import {
 	type OutlineToolDetails,
 	type OutlineToolParams,
 } from "./lib/search/outline.mjs";
-import { kb } from "./lib/search/render.mjs";
+import { formatResultLines, kb, shortenPath } from "./lib/search/render.mjs";
+import { DEFAULT_LOCATE_LIMIT, runLocateTool } from "./lib/search/locate.mjs";
+import { DEFAULT_TRACE_MAX_FILES, DEFAULT_TRACE_MAX_REGIONS, runTraceTool } from "./lib/search/trace.mjs";
 import type { ParameterSpecs } from "./lib/search/toolkit.mjs";
 import { loadNative, type NativeLoad } from "./lib/native.mjs";
 import { findRg, rgBackend, RG_INSTALL_HINT, type SearchBackend } from "./lib/search/rg/index.mjs";
@@ -74,6 +77,32 @@ function textComponent(last: unknown, text: string): Text {
 }
 
 const expandHint = () => keyHint("app.tools.expand", "to expand");
+
+function locateSchema() {
+	return Type.Object({
+		query: Type.String({ description: "Words or an identifier in any form: 'auth status', 'AuthStatus', 'auth_status', 'src/auth'" }),
+		path: Type.Optional(Type.String({ description: "Directory to search in (default: current directory)" })),
+		limit: Type.Optional(Type.Number({ description: `Most files to return (default: ${DEFAULT_LOCATE_LIMIT})` })),
+		type: Type.Optional(Type.String({ description: "Only files of this ripgrep type, e.g. ts, rust, py" })),
+		glob: Type.Optional(Type.String({ description: "Only files matching this glob, e.g. 'src/**'" })),
+		noIgnore: Type.Optional(Type.Boolean({ description: "Also rank files ignore rules exclude, after the project's own (default: true)" })),
+		pathsOnly: Type.Optional(Type.Boolean({ description: "One path per line instead of the ranked report (default: false)" })),
+	});
+}
+
+function traceSchema() {
+	return Type.Object({
+		query: Type.String({
+			description:
+				"subject:X relation:R [support:S]... [kind:code|docs|tests] [path:P]. Relations: defined, called_from, " +
+				"triggered_from, rendered, populated, comes_from, handled, implementation (or any word). " +
+				"e.g. 'subject:auth_status relation:called_from'",
+		}),
+		path: Type.Optional(Type.String({ description: "Directory to search in (default: current directory)" })),
+		maxFiles: Type.Optional(Type.Number({ description: `Most files to show (default: ${DEFAULT_TRACE_MAX_FILES})` })),
+		maxRegions: Type.Optional(Type.Number({ description: `Most regions to show over all files (default: ${DEFAULT_TRACE_MAX_REGIONS})` })),
+	});
+}
 
 function nativeWarning(load: NativeLoad): string | undefined {
 	if ("native" in load) return undefined;
@@ -183,12 +212,75 @@ export default function fsSearch(pi: ExtensionAPI): void {
 		});
 	}
 
+	// locate and trace rank with structure from the native core; without it they are left out, as outline is.
+	if ("native" in native) {
+		const core = native.native;
+		const queryTools = [
+			{
+				name: "locate",
+				description:
+					"Find the files a topic lives in when you know roughly what a file is about, not its name. Ranks paths by " +
+					"the query's words in any identifier form (auth status = AuthStatus = auth_status), file name over directory, " +
+					"files defining a symbol of that name, entry points (mod.rs, index.ts); tests, docs and vendored files rank " +
+					"lower, ignored files last. Each result has its role, why it ranked, and up to 8 symbols with line ranges.",
+				promptSnippet: "Rank the files most likely about a topic or identifier (when you do not know the file name)",
+				promptGuidelines: [
+					"Use locate when you know roughly what a file is about but not its name; use glob when you know the name pattern, grep for exact text.",
+				],
+				parameters: locateSchema(),
+				run: (params: never, cwd: string, signal: AbortSignal | undefined) => runLocateTool(core, params, { cwd, signal }),
+			},
+			{
+				name: "trace",
+				description:
+					"In one call, find where a subject is defined, called, rendered, assigned, handled or implemented: one pass " +
+					"over the files, relations from syntax trees (definitions, call sites) rather than keyword guesses, and a " +
+					"small packet of the best files with their structure and regions (whole when short). The subject matches in " +
+					"every identifier form on word boundaries. Query: subject:X relation:R [support:S] [kind:code|docs|tests] [path:P].",
+				promptSnippet: "Find where X is defined/called/rendered/assigned in one call (subject:X relation:R)",
+				promptGuidelines: [
+					"Use trace when you want where something is defined, called from, rendered, populated or handled in one call, instead of several greps and reads.",
+				],
+				parameters: traceSchema(),
+				run: (params: never, cwd: string, signal: AbortSignal | undefined) => runTraceTool(core, params, { cwd, signal }),
+			},
+		];
+		for (const tool of queryTools) {
+			if (!isToolEnabled(settings, tool.name)) continue;
+			pi.registerTool({
+				name: tool.name,
+				label: tool.name,
+				description: tool.description,
+				promptSnippet: tool.promptSnippet,
+				promptGuidelines: tool.promptGuidelines,
+				parameters: tool.parameters as TSchema,
+				async execute(_toolCallId, params, signal, _onUpdate, ctx) {
+					const { text, details } = await tool.run(params as never, ctx.cwd, signal);
+					return toolResult({ text, details });
+				},
+				renderCall(args, theme, context) {
+					const a = args as { query?: unknown; path?: unknown } | undefined;
+					const where = typeof a?.path === "string" && a.path ? ` in ${shortenPath(a.path)}` : "";
+					const query = typeof a?.query === "string" ? theme.fg("accent", a.query) : theme.fg("error", "[invalid arg]");
+					return textComponent(context.lastComponent, `${theme.fg("toolTitle", theme.bold(tool.name))} ${query}${theme.fg("toolOutput", where)}`);
+				},
+				renderResult(result, options, theme, context) {
+					const d = result.details as { timedOut?: boolean; truncation?: { truncated: boolean; maxBytes: number } } | undefined;
+					const warnings: string[] = [];
+					if (d?.timedOut) warnings.push("timed out, partial");
+					if (d?.truncation?.truncated) warnings.push(`${kb(d.truncation.maxBytes)} limit`);
+					return textComponent(context.lastComponent, formatResultLines(result, { expanded: options.expanded, maxLines: 20, expandHint: expandHint(), warnings }, theme));
+				},
+			});
+		}
+	}
+
 	pi.on("session_start", (_event, ctx) => {
 		const loaded = loadSettings();
 		settings = loaded.settings;
 		const sessionKey = ctx.sessionManager.getSessionId();
 		const warnings = takeWarningsOnce(loaded, sessionKey);
-		const searchEnabled = ["grep", "glob", "outline"].some((name) => isToolEnabled(settings, name));
+		const searchEnabled = ["grep", "glob", "outline", "locate", "trace"].some((name) => isToolEnabled(settings, name));
 		warnOnce(NOTIFIED, ctx, sessionKey, warnings);
 		// Why the native core is missing does not change within a process: said once, not on every /new.
 		const nativeMsg = searchEnabled ? nativeWarning(native) : undefined;

@@ -1,7 +1,8 @@
 //! The crate root only declares modules: the logic lives in napi-free
-//! modules (`search`, `structure`, `shell`), and `napi` holds the glue that
+//! modules (`search`, `structure`, `discover`, `shell`), and `napi` holds the glue that
 //! converts types for JS.
 
+pub mod discover;
 pub mod fault;
 pub mod search;
 pub mod shell;

@@ -14,7 +14,7 @@ import { randomBytes } from "node:crypto";
 import { isDeepStrictEqual } from "node:util";
 import { DEFAULTS } from "./defaults.mjs";
 
-export const KNOWN_TOOLS: readonly string[] = Object.freeze(["grep", "glob", "outline", "bash", "shell_status", "shell_kill"]);
+export const KNOWN_TOOLS: readonly string[] = Object.freeze(["grep", "glob", "outline", "locate", "trace", "bash", "shell_status", "shell_kill"]);
 
 export interface GrepSettings { timeoutMs: number; graceMs: number; noIgnore: boolean; limit: number; maxLineLength: number; maxBytes: number }
 export interface GlobSettings { timeoutMs: number; graceMs: number; limit: number; noIgnore: boolean }

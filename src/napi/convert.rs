@@ -100,7 +100,7 @@ pub struct GrepOptions<'a> {
 }
 
 /// Missing options take the core's defaults.
-fn walk_options(
+pub(super) fn walk_options(
     hidden: Option<bool>,
     no_ignore: Option<bool>,
     globs: Option<Vec<String>>,

@@ -1,5 +1,6 @@
 mod convert;
 mod defaults;
+mod discover;
 mod error;
 mod glob;
 mod grep;

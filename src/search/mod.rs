@@ -27,13 +27,14 @@ mod unordered;
 mod walk;
 
 pub use cancel::{CancelToken, StopReason};
-pub use display::DisplayPath;
+pub use display::{display_bytes, relative_bytes, DisplayPath};
 pub use error::{CodedError, ErrorCode, SearchError};
 pub use glob::{
     EntryKind, GlobEntry, GlobIgnored, GlobOptions, GlobPlan, GlobResult,
     DEFAULT_LIMIT as DEFAULT_GLOB_LIMIT,
 };
 pub use grep::{build_matcher, GrepMode, GrepOptions, GrepPlan, DEFAULT_MAX_LINE_LENGTH};
+pub use outline_cache::outline_of;
 pub use outline_file::{
     outline_file, FileOutline, DEFAULT_MAX_ITEMS as DEFAULT_OUTLINE_MAX_ITEMS,
     MAX_FILE_BYTES as MAX_OUTLINE_FILE_BYTES,
@@ -41,7 +42,7 @@ pub use outline_file::{
 pub use results::{ContextLine, FileStructure, GrepSummary, Hit, HitSymbol, IgnoredCount};
 pub use source::{FileList, ListedFile};
 pub use walk::{
-    default_threads, resolve_target, ErrorLog, IgnoredRoot, Target, WalkOptions, Walker,
+    default_threads, resolve_target, ErrorLog, IgnoredRoot, Target, WalkEntry, WalkOptions, Walker,
 };
 
 /// Sorting shared by grep and glob.

@@ -12,6 +12,7 @@
 //! let grouping = structure::group(&outline, &hit_lines); // None: print flat
 //! ```
 
+pub mod calls;
 pub mod enclosing;
 pub mod group;
 pub mod languages;

@@ -1,0 +1,84 @@
+// locate and trace through the tool modules, the CLI and an in-process Pi session (faux provider).
+import { after, before, describe, test } from "node:test";
+import assert from "node:assert/strict";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { runLocateTool } from "../extensions/lib/search/locate.mjs";
+import { runTraceTool } from "../extensions/lib/search/trace.mjs";
+import { fauxAssistantMessage, fauxToolCall, runFauxSession } from "./helpers/faux-session.ts";
+import { native, packageRoot } from "./helpers/native.ts";
+import { runCommand } from "./helpers/run-command.ts";
+import { makeTree } from "./helpers/tree.ts";
+
+const FILES = {
+  "src/auth/mod.rs": "pub enum AuthStatus { Ok }\n\npub fn auth_status() -> AuthStatus {\n    AuthStatus::Ok\n}\n",
+  "src/ui/status_bar.rs": "pub fn render_status_bar() {\n    let s = crate::auth::auth_status();\n}\n",
+  "docs/auth-status.md": "# Auth status\n",
+};
+
+describe("locate and trace", () => {
+  let tree: ReturnType<typeof makeTree>;
+  before(() => {
+    tree = makeTree(FILES);
+  });
+  after(() => tree.cleanup());
+
+  test("locate ranks the defining file first for every identifier form; pathsOnly gives paths", async () => {
+    for (const query of ["AuthStatus", "auth_status", "auth status"]) {
+      const { text, details } = await runLocateTool(native, { query }, { cwd: tree.root });
+      assert.match(text, new RegExp(`^query: ${query}\\ntop files: \\d+\\n\\n1\\. src/auth/mod\\.rs\\n`), text);
+      assert.ok(details.files >= 1);
+    }
+    const paths = await runLocateTool(native, { query: "status bar", pathsOnly: true }, { cwd: tree.root });
+    assert.equal(paths.text.split("\n")[0], "src/ui/status_bar.rs");
+  });
+
+  test("trace finds call sites under the calling function, and DSL errors show a valid query", async () => {
+    const { text, details } = await runTraceTool(native, { query: "subject:AuthStatus relation:called_from" }, { cwd: tree.root });
+    assert.equal(details.bestFile, "src/ui/status_bar.rs", text);
+    assert.match(text, /- function render_status_bar @ 1-3\n {5}kind: callsite\n/);
+    await assert.rejects(runTraceTool(native, { query: "subject:x" }, { cwd: tree.root }), /Missing relation: \(e\.g\. subject:auth_status relation:rendered/);
+    await assert.rejects(runLocateTool(native, { query: "--" }, { cwd: tree.root }), /Query has no letters or digits/);
+    await assert.rejects(runLocateTool(native, { query: "x", path: "nope" }, { cwd: tree.root }), /Path not found/);
+  });
+
+  test("an aborted call rejects with Pi's abort text", async () => {
+    const controller = new AbortController();
+    controller.abort();
+    await assert.rejects(runLocateTool(native, { query: "auth" }, { cwd: tree.root, signal: controller.signal }), /Operation aborted/);
+  });
+
+  test("the CLI prints the tool's text, JSON lines with --json, and `find` is locate", async () => {
+    const cli = path.join(packageRoot, "bin", "pi-utils.mjs");
+    const cliOpts = () => ({ cwd: tree.root, env: process.env, timeoutMs: 60_000 });
+    const text = await runCommand(process.execPath, [cli, "find", "--paths-only", "auth", "status"], cliOpts());
+    assert.equal(text.code, 0, text.stderr);
+    assert.equal(text.stdout.split("\n")[0], "src/auth/mod.rs");
+    const json = await runCommand(process.execPath, [cli, "trace", "--json", "subject:auth_status", "relation:defined"], cliOpts());
+    const lines = json.stdout.trim().split("\n").map((l) => JSON.parse(l));
+    assert.equal(lines[0].type, "file");
+    assert.equal(lines[0].path, "src/auth/mod.rs");
+    assert.equal(lines[0].regions[0].kind, "definition");
+    assert.equal(lines.at(-1).type, "summary");
+    const bad = await runCommand(process.execPath, [cli, "trace", "subject:x"], cliOpts());
+    assert.equal(bad.code, 2);
+  });
+
+  test("a Pi session offers both tools with their guidelines and returns their text", async (t) => {
+    const agentDir = fs.mkdtempSync(path.join(os.tmpdir(), "pi-utils-agent-"));
+    t.after(() => fs.rmSync(agentDir, { recursive: true, force: true }));
+    const calls = [fauxToolCall("locate", { query: "auth status" }, { id: "l" }), fauxToolCall("trace", { query: "subject:auth_status relation:defined" }, { id: "t" })];
+    const run = await runFauxSession({
+      cwd: tree.root,
+      agentDir,
+      steps: [fauxAssistantMessage(calls, { stopReason: "toolUse" }), fauxAssistantMessage("done")],
+    });
+    assert.deepEqual(run.extensionErrors, []);
+    assert.match(run.contexts[0].systemPrompt ?? "", /Use locate when you know roughly what a file is about/);
+    assert.match(run.contexts[0].systemPrompt ?? "", /Use trace when you want where something is defined/);
+    const byId = new Map(run.toolResults.map((r) => [r.toolCallId, r]));
+    assert.match(byId.get("l")?.text ?? "", /^query: auth status\ntop files: \d+\n\n1\. src\/auth\/mod\.rs/);
+    assert.match(byId.get("t")?.text ?? "", /best answer likely in src\/auth\/mod\.rs/);
+  });
+});

@@ -1,0 +1,51 @@
+// What the locate and trace tools share: one native call raced against abort and a hard deadline
+// (timeout + grace), and the finishing of the core's text (byte cap, timeout and error notices).
+// The text itself is rendered by the native core, so the CLI and the Pi tools print the same bytes.
+
+import { formatSize, truncateHead } from "../truncate.mjs";
+import { abortError, asError, errorsNotice, formatSeconds, raceDeadline, searchFailure } from "./toolkit.mjs";
+
+/** Defaults of both tools (there are no settings keys for them yet). */
+export const DISCOVER_DEFAULTS = Object.freeze({ timeoutMs: 30000, graceMs: 3000, maxBytes: 51200 });
+
+/** Resolves with the native result, or null when the hard deadline passes first; rejects on abort or bad input. */
+export function callNative(call, opts, config) {
+  if (config.signal?.aborted) return Promise.reject(abortError());
+  // Our own controller lets the deadline stop the native walk, not just our waiting.
+  const stopper = new AbortController();
+  const timing = { timeoutMs: config.timeoutMs ?? DISCOVER_DEFAULTS.timeoutMs, graceMs: config.graceMs ?? DISCOVER_DEFAULTS.graceMs };
+  return raceDeadline({ ...timing, signal: config.signal }, () => stopper.abort(), null, (settle) => {
+    let pending;
+    try {
+      pending = call({ ...opts, timeoutMs: timing.timeoutMs, signal: stopper.signal });
+    } catch (e) {
+      settle((_, rej) => rej(asError(e)));
+      return;
+    }
+    Promise.resolve(pending).then(
+      (result) => settle((res) => res(result)),
+      (e) => settle((_, rej) => rej(searchFailure(e, config.signal))),
+    );
+  });
+}
+
+/** The core's text with the byte cap applied and the notices appended in one bracket, as the other tools do. */
+export function finishText(body, result, config, advice) {
+  const maxBytes = config.maxBytes ?? DISCOVER_DEFAULTS.maxBytes;
+  const truncation = truncateHead(body.replace(/\n$/, ""), { maxLines: Number.MAX_SAFE_INTEGER, maxBytes });
+  const notices = [];
+  const extra = {};
+  if (truncation.truncated) {
+    notices.push(`${formatSize(maxBytes)} limit reached. ${advice.truncated}`);
+    extra.truncation = truncation;
+  }
+  const timeoutMs = config.timeoutMs ?? DISCOVER_DEFAULTS.timeoutMs;
+  if (result === null || result.timedOut) {
+    notices.push(`Search timed out after ${formatSeconds(timeoutMs)}: results are partial. ${advice.timedOut}`);
+    extra.timedOut = true;
+  }
+  const errors = result ? errorsNotice(result.errorCount, result.errors) : null;
+  if (errors) notices.push(errors);
+  const text = notices.length > 0 ? `${truncation.content}\n\n[${notices.join(". ")}]` : truncation.content;
+  return { text, extra };
+}

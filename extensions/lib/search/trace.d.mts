@@ -1,0 +1,36 @@
+import type { TraceOptions, TraceResult } from "../../../index.d.ts";
+import type { DiscoverExtraDetails, DiscoverRunConfig } from "./discover-kit.mjs";
+
+/** The `trace` tool's parameters. */
+export interface TraceToolParams {
+  /** `subject:X relation:R [support:S]... [kind:code|docs|tests] [path:P]`. */
+  query: string;
+  /** Directory to search. */
+  path?: string;
+  maxFiles?: number;
+  maxRegions?: number;
+  pathsOnly?: boolean;
+}
+
+export interface TraceBackend {
+  trace(opts: TraceOptions): Promise<TraceResult>;
+}
+
+export interface TraceToolDetails extends DiscoverExtraDetails {
+  files: number;
+  regions: number;
+  bestFile: string | null;
+  structureFound: boolean;
+}
+
+export declare const DEFAULT_TRACE_MAX_FILES: 5;
+export declare const DEFAULT_TRACE_MAX_REGIONS: 6;
+
+export declare function traceOptionsFor(params: TraceToolParams, config: DiscoverRunConfig): TraceOptions;
+
+/** Throws `Error("Operation aborted")` on abort and rethrows DSL errors (with a valid example). */
+export declare function runTraceTool(
+  backend: TraceBackend,
+  params: TraceToolParams,
+  config: DiscoverRunConfig,
+): Promise<{ text: string; details: TraceToolDetails; result: TraceResult | null }>;

@@ -1,0 +1,64 @@
+//! `locate` text in agentgrep's `find` shape: `query:`, `top files: N`, then
+//! per file its rank and path, `role:`, `why:` and `structure:`.
+
+use super::locate::LocateResult;
+use super::role::Role;
+use crate::structure::{symbol_label, Language, Symbol};
+use std::fmt::Write;
+
+/// One result's heading: rank and path, `role:`, `why:` and `structure:`
+/// (trace prints its files the same way, then their regions).
+pub(crate) fn file_block(out: &mut String, rank: usize, f: FileBlock<'_>) {
+    let _ = writeln!(out, "\n{rank}. {}", f.path);
+    let lang = f
+        .language
+        .map(|l| format!(" ({})", l.name()))
+        .unwrap_or_default();
+    let _ = writeln!(out, "   role: {}{lang}", f.role.as_str());
+    out.push_str("   why:\n");
+    for w in f.why {
+        let _ = writeln!(out, "   - {w}");
+    }
+    if f.structure.is_empty() {
+        return;
+    }
+    out.push_str("   structure:\n");
+    for s in f.structure {
+        let _ = writeln!(
+            out,
+            "   {}- {}",
+            "  ".repeat(s.depth as usize),
+            symbol_label(s)
+        );
+    }
+    if f.more_symbols > 0 {
+        let _ = writeln!(out, "   ... {} more symbols", f.more_symbols);
+    }
+}
+
+pub(crate) struct FileBlock<'a> {
+    pub path: &'a str,
+    pub role: Role,
+    pub language: Option<Language>,
+    pub why: &'a [String],
+    pub structure: &'a [Symbol],
+    pub more_symbols: usize,
+}
+
+pub(crate) fn render(r: &LocateResult) -> String {
+    let mut out = String::new();
+    let _ = writeln!(out, "query: {}", r.query);
+    let _ = writeln!(out, "top files: {}", r.files.len());
+    for (i, f) in r.files.iter().enumerate() {
+        let block = FileBlock {
+            path: &f.path.text,
+            role: f.role,
+            language: f.language,
+            why: &f.why,
+            structure: &f.structure,
+            more_symbols: f.more_symbols,
+        };
+        file_block(&mut out, i + 1, block);
+    }
+    out
+}

@@ -1,0 +1,59 @@
+//! Ranked file discovery (`locate`) and relation tracing (`trace`), built on
+//! the walker (`crate::search`) and tree-sitter outlines
+//! (`crate::structure`). Napi-free: `src/napi/discover.rs` only converts.
+//!
+//! Both commands share one token layer (`tokens`), so every identifier form
+//! of a query means the same thing, and both print agentgrep's text shapes
+//! (rendered here, so the CLI and the Pi tools print the same bytes).
+
+pub mod dsl;
+pub mod files;
+pub mod locate;
+mod locate_render;
+pub mod relate;
+pub mod role;
+pub mod tokens;
+pub mod trace;
+mod trace_render;
+
+#[cfg(test)]
+mod tests;
+
+use crate::search::SearchError;
+
+/// Errors a caller can act on; the text names the input and, for the trace
+/// DSL, shows a valid query.
+#[derive(Debug)]
+pub enum DiscoverError {
+    EmptyQuery,
+    /// The query has no letters or digits (`--`, `/`).
+    NoWords(String),
+    Dsl(String),
+    NotADirectory(String),
+    Search(SearchError),
+}
+
+impl std::fmt::Display for DiscoverError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            DiscoverError::EmptyQuery => write!(f, "Query must not be empty"),
+            DiscoverError::NoWords(q) => write!(
+                f,
+                "Query has no letters or digits: {q:?} (give words or an identifier, e.g. auth status)"
+            ),
+            DiscoverError::Dsl(msg) => write!(f, "{msg}"),
+            DiscoverError::NotADirectory(p) => {
+                write!(f, "Not a directory: {p} (give the directory to search in)")
+            }
+            DiscoverError::Search(e) => write!(f, "{e}"),
+        }
+    }
+}
+
+impl std::error::Error for DiscoverError {}
+
+impl From<SearchError> for DiscoverError {
+    fn from(e: SearchError) -> Self {
+        DiscoverError::Search(e)
+    }
+}

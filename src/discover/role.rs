@@ -1,0 +1,147 @@
+//! What a file is for, read from its path alone: the role shown next to
+//! each result, and the ranking signals that follow from it (tests, docs,
+//! vendored and generated files are ranked down, never out; an entry-point
+//! file stands for its directory).
+
+use super::tokens;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Role {
+    Code,
+    Test,
+    Docs,
+    Config,
+    Vendored,
+    Generated,
+    Other,
+}
+
+impl Role {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Role::Code => "code",
+            Role::Test => "test",
+            Role::Docs => "docs",
+            Role::Config => "config",
+            Role::Vendored => "vendored",
+            Role::Generated => "generated",
+            Role::Other => "other",
+        }
+    }
+
+    /// The role of `path`, a `/`-separated path relative to the search root.
+    pub fn of(path: &str) -> Role {
+        let lower = path.to_ascii_lowercase();
+        let parts: Vec<&str> = lower.split('/').collect();
+        let (dirs, name) = parts.split_at(parts.len() - 1);
+        let name = name[0];
+        let in_dir = |names: &[&str]| dirs.iter().any(|d| names.contains(d));
+        if in_dir(&[
+            "node_modules",
+            "vendor",
+            "third_party",
+            "third-party",
+            "external",
+        ]) {
+            return Role::Vendored;
+        }
+        if in_dir(&["dist", "generated", "__generated__"])
+            || name.contains(".min.")
+            || name.ends_with(".lock")
+            || name == "package-lock.json"
+            || name.contains(".generated.")
+            || name.ends_with(".pb.go")
+        {
+            return Role::Generated;
+        }
+        let name_tokens = tokens::split(name);
+        if in_dir(&[
+            "test",
+            "tests",
+            "__tests__",
+            "testing",
+            "selftests",
+            "spec",
+            "__test__",
+            "testdata",
+        ]) || name_tokens.first().is_some_and(|t| t == "test")
+            || name.contains(".spec.")
+            || name.contains(".test.")
+            || name.contains("_test.")
+        {
+            return Role::Test;
+        }
+        let ext = name.rsplit_once('.').map_or("", |(_, e)| e);
+        if in_dir(&["docs", "doc", "documentation"])
+            || matches!(ext, "md" | "markdown" | "rst" | "txt" | "adoc")
+            || name.starts_with("readme")
+        {
+            return Role::Docs;
+        }
+        if matches!(
+            ext,
+            "json" | "yaml" | "yml" | "toml" | "ini" | "cfg" | "conf"
+        ) || name.starts_with("kconfig")
+            || name == "makefile"
+            || name == "kbuild"
+        {
+            return Role::Config;
+        }
+        if crate::structure::Language::from_path(std::path::Path::new(name)).is_some()
+            || matches!(
+                ext,
+                "sh" | "s" | "mjs" | "cjs" | "kt" | "swift" | "cs" | "php" | "scala" | "lua"
+            )
+        {
+            return Role::Code;
+        }
+        Role::Other
+    }
+
+    /// Subtracted from a score: enough to put a test below the code it
+    /// tests when both match equally, not enough to hide it.
+    pub fn penalty(self) -> f64 {
+        match self {
+            Role::Code | Role::Config | Role::Other => 0.0,
+            Role::Test => 40.0,
+            Role::Docs => 30.0,
+            Role::Vendored | Role::Generated => 50.0,
+        }
+    }
+}
+
+/// `mod.rs`, `index.ts`, `__init__.py` and their kin: the file a reader
+/// opens first for the directory that holds it.
+pub fn is_entry_point(file_name: &str) -> bool {
+    let stem = file_name.split('.').next().unwrap_or("");
+    matches!(stem, "mod" | "index" | "__init__" | "lib" | "main")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn roles_come_from_directories_and_names() {
+        assert_eq!(Role::of("src/auth/mod.rs"), Role::Code);
+        assert_eq!(Role::of("__test__/outline.spec.ts"), Role::Test);
+        assert_eq!(Role::of("pkg/auth_test.go"), Role::Test);
+        assert_eq!(
+            Role::of("Documentation/scheduler/sched-design-CFS.rst"),
+            Role::Docs
+        );
+        assert_eq!(Role::of("node_modules/dep/index.js"), Role::Vendored);
+        assert_eq!(Role::of("package-lock.json"), Role::Generated);
+        assert_eq!(Role::of("Cargo.toml"), Role::Config);
+        assert_eq!(Role::of("kernel/sched/Kconfig"), Role::Config);
+        assert_eq!(Role::of("COPYING"), Role::Other);
+    }
+
+    #[test]
+    fn entry_points_are_recognised_by_stem() {
+        assert!(is_entry_point("mod.rs"));
+        assert!(is_entry_point("index.ts"));
+        assert!(is_entry_point("__init__.py"));
+        assert!(!is_entry_point("modal.rs"));
+    }
+}

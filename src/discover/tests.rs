@@ -1,0 +1,243 @@
+//! locate and trace over small trees made on the fly.
+
+use super::locate::{self, LocateOptions};
+use super::trace::{self, TraceOptions};
+use crate::search::CancelToken;
+use std::fs;
+use std::path::Path;
+
+fn tree(files: &[(&str, &str)]) -> tempfile::TempDir {
+    let t = tempfile::tempdir().unwrap();
+    for (path, text) in files {
+        let p = t.path().join(path);
+        fs::create_dir_all(p.parent().unwrap()).unwrap();
+        fs::write(p, text).unwrap();
+    }
+    t
+}
+
+fn located(root: &Path, query: &str) -> Vec<String> {
+    let opts = LocateOptions {
+        query: query.into(),
+        ..Default::default()
+    };
+    let r = locate::run(root, None, opts, &CancelToken::new(None)).unwrap();
+    r.files.into_iter().map(|f| f.path.text).collect()
+}
+
+fn project() -> tempfile::TempDir {
+    tree(&[
+        (".gitignore", "node_modules/\n"),
+        ("src/auth/mod.rs", "pub enum AuthStatus { Ok, Denied }\n\npub fn auth_status() -> AuthStatus {\n    AuthStatus::Ok\n}\n"),
+        ("src/ui/status_bar.rs", "use crate::auth::auth_status;\n\npub fn render_status_bar() {\n    let s = auth_status();\n    draw(s);\n}\n\nfn draw<T>(_: T) {}\n"),
+        ("src/session.rs", "pub struct Session { auth_status: u8 }\n\nimpl Session {\n    pub fn reset(&mut self) {\n        self.auth_status = 0;\n    }\n}\n"),
+        ("tests/auth_status_test.rs", "#[test]\nfn auth_status_works() {\n    assert!(true);\n}\n"),
+        ("docs/auth-status.md", "# Auth status\n\nHow auth_status is computed.\n"),
+        ("node_modules/auth-status/index.js", "export function authStatus() {}\n"),
+    ])
+}
+
+#[test]
+fn every_identifier_form_finds_the_defining_file_first() {
+    let t = project();
+    for query in [
+        "auth status",
+        "AuthStatus",
+        "auth_status",
+        "auth-status",
+        "authStatus",
+    ] {
+        let files = located(t.path(), query);
+        assert_eq!(
+            files.first().map(String::as_str),
+            Some("src/auth/mod.rs"),
+            "{query}: {files:?}"
+        );
+        // Tests and docs are ranked down, not out; ignored files come last.
+        assert!(
+            files.contains(&"tests/auth_status_test.rs".to_string()),
+            "{query}: {files:?}"
+        );
+        if let Some(i) = files.iter().position(|f| f.starts_with("node_modules/")) {
+            assert_eq!(i, files.len() - 1, "{files:?}");
+        }
+    }
+}
+
+#[test]
+fn a_path_query_and_a_fuzzy_query_both_find_the_file() {
+    let t = project();
+    assert_eq!(located(t.path(), "src/ui")[0], "src/ui/status_bar.rs");
+    assert_eq!(located(t.path(), "stsbar")[0], "src/ui/status_bar.rs");
+    assert_eq!(located(t.path(), "auth mod")[0], "src/auth/mod.rs");
+}
+
+#[test]
+fn locate_is_deterministic_and_explains_itself() {
+    let t = project();
+    let opts = || LocateOptions {
+        query: "auth status".into(),
+        ..Default::default()
+    };
+    let a = locate::run(t.path(), None, opts(), &CancelToken::new(None)).unwrap();
+    let b = locate::run(t.path(), None, opts(), &CancelToken::new(None)).unwrap();
+    assert_eq!(a.text, b.text);
+    assert!(
+        a.text.starts_with("query: auth status\ntop files: "),
+        "{}",
+        a.text
+    );
+    assert!(a.text.contains("1. src/auth/mod.rs\n   role: code (rust)\n   why:\n   - defines enum AuthStatus @ 1-1\n"), "{}", a.text);
+    assert!(
+        a.text
+            .contains("   structure:\n   - enum AuthStatus @ 1-1 (1 line)\n"),
+        "{}",
+        a.text
+    );
+}
+
+#[test]
+fn bad_locate_input_is_an_error_not_a_crash() {
+    let t = project();
+    let run = |q: &str, path: Option<&str>| {
+        let opts = LocateOptions {
+            query: q.into(),
+            ..Default::default()
+        };
+        locate::run(t.path(), path, opts, &CancelToken::new(None))
+            .err()
+            .map(|e| e.to_string())
+    };
+    assert_eq!(run("", None).as_deref(), Some("Query must not be empty"));
+    assert!(run("-- /", None)
+        .unwrap()
+        .starts_with("Query has no letters or digits"));
+    assert!(run("x", Some("nope"))
+        .unwrap()
+        .starts_with("Path not found"));
+    assert!(run("x", Some("src/session.rs"))
+        .unwrap()
+        .starts_with("Not a directory"));
+}
+
+#[test]
+fn a_cancelled_locate_returns_flagged_instead_of_hanging() {
+    let t = project();
+    let cancel = CancelToken::new(None);
+    cancel.cancel();
+    let r = locate::run(
+        t.path(),
+        None,
+        LocateOptions {
+            query: "auth".into(),
+            ..Default::default()
+        },
+        &cancel,
+    )
+    .unwrap();
+    assert!(r.cancelled);
+}
+
+fn traced(root: &Path, query: &str) -> trace::TraceResult {
+    let opts = TraceOptions {
+        query: query.into(),
+        ..Default::default()
+    };
+    trace::run(root, None, opts, &CancelToken::new(None)).unwrap()
+}
+
+#[test]
+fn defined_finds_the_definition_in_any_identifier_form() {
+    let t = project();
+    let r = traced(t.path(), "subject:AuthStatus relation:defined kind:code");
+    let best = &r.files[0];
+    assert_eq!(best.path.text, "src/auth/mod.rs");
+    assert_eq!(best.regions[0].kind.as_str(), "definition");
+    assert!(
+        r.text.contains("best answer likely in src/auth/mod.rs\n"),
+        "{}",
+        r.text
+    );
+    assert!(
+        r.files
+            .iter()
+            .all(|f| !f.path.text.starts_with("docs/") && !f.path.text.starts_with("tests/")),
+        "kind:code filters"
+    );
+}
+
+#[test]
+fn called_from_groups_call_sites_under_the_calling_function() {
+    let t = project();
+    let r = traced(t.path(), "subject:auth_status relation:called_from");
+    assert_eq!(r.files[0].path.text, "src/ui/status_bar.rs", "{}", r.text);
+    let region = &r.files[0].regions[0];
+    assert_eq!(
+        (region.kind.as_str(), region.label.as_str()),
+        ("callsite", "function render_status_bar")
+    );
+    assert_eq!((region.start_line, region.end_line), (3, 6));
+    assert!(
+        region.full_region && region.body[1] == "4:     let s = auth_status();",
+        "{:?}",
+        region.body
+    );
+}
+
+#[test]
+fn populated_and_rendered_come_from_structure_and_names() {
+    let t = project();
+    let r = traced(t.path(), "subject:auth_status relation:populated");
+    assert_eq!(r.files[0].path.text, "src/session.rs", "{}", r.text);
+    assert_eq!(r.files[0].regions[0].kind.as_str(), "assignment");
+    let r = traced(t.path(), "subject:auth_status relation:rendered");
+    assert_eq!(r.files[0].path.text, "src/ui/status_bar.rs", "{}", r.text);
+    assert_eq!(r.files[0].regions[0].kind.as_str(), "render-site");
+    // `reset` holds `set` only as a substring: it is not named for `populated`'s words by accident.
+    let r = traced(t.path(), "subject:session relation:set");
+    assert!(
+        r.files
+            .iter()
+            .flat_map(|f| &f.regions)
+            .all(|g| !g.why.iter().any(|w| w.contains("named for"))),
+        "{}",
+        r.text
+    );
+}
+
+#[test]
+fn a_tree_without_known_languages_falls_back_to_word_matches_and_says_so() {
+    let t = tree(&[
+        ("notes.txt", "the frobnicator runs\nfrobnicator again\n"),
+        ("other.cfg", "x = frobnicator\n"),
+    ]);
+    let r = traced(t.path(), "subject:frobnicator relation:defined");
+    assert!(!r.structure_found);
+    assert_eq!(r.files.len(), 2);
+    assert!(
+        r.text.contains("note: no structure was found"),
+        "{}",
+        r.text
+    );
+    let none = traced(t.path(), "subject:nothing_here relation:defined");
+    assert!(none.files.is_empty());
+    assert!(
+        none.text
+            .contains("no file mentions the subject (2 files searched)"),
+        "{}",
+        none.text
+    );
+}
+
+#[test]
+fn regions_are_capped_over_all_files() {
+    let t = project();
+    let opts = TraceOptions {
+        query: "subject:auth_status relation:called_from".into(),
+        max_files: 5,
+        max_regions: 2,
+        ..Default::default()
+    };
+    let r = trace::run(t.path(), None, opts, &CancelToken::new(None)).unwrap();
+    assert_eq!(r.files.iter().map(|f| f.regions.len()).sum::<usize>(), 2);
+}

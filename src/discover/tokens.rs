@@ -1,0 +1,161 @@
+//! The identifier token layer shared by `locate` and `trace`: one split for
+//! every way a name is written, so `auth status`, `AuthStatus`,
+//! `auth_status`, `auth-status`, `authStatus` and `src/auth` become the same
+//! lower-case tokens, and "does `set` occur in `reset`?" is answered by
+//! token boundaries instead of substrings.
+
+/// Splits on case changes (`authStatus`, `HTTPServer` → `http` `server`),
+/// on letter/digit changes (`ext4` → `ext` `4`) and on every character that
+/// is not a letter or digit (`_ - . /`, spaces). Lower-cased.
+pub fn split(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let chars: Vec<char> = text.chars().collect();
+    let mut current = String::new();
+    for (i, &c) in chars.iter().enumerate() {
+        if !c.is_alphanumeric() {
+            flush(&mut current, &mut out);
+            continue;
+        }
+        if let Some(&prev) = i.checked_sub(1).and_then(|p| chars.get(p)) {
+            let next = chars.get(i + 1).copied();
+            if prev.is_alphanumeric() && starts_token(prev, c, next) {
+                flush(&mut current, &mut out);
+            }
+        }
+        current.extend(c.to_lowercase());
+    }
+    flush(&mut current, &mut out);
+    out
+}
+
+fn flush(current: &mut String, out: &mut Vec<String>) {
+    if !current.is_empty() {
+        out.push(std::mem::take(current));
+    }
+}
+
+/// Whether `c` (after `prev`, before `next`) begins a new token.
+fn starts_token(prev: char, c: char, next: Option<char>) -> bool {
+    if prev.is_ascii_digit() != c.is_ascii_digit() {
+        return true;
+    }
+    if c.is_uppercase() {
+        // `authStatus`: lower → upper. `HTTPServer`: the last capital of a run
+        // that is followed by a lower-case letter starts the next word.
+        return prev.is_lowercase()
+            || (prev.is_uppercase() && next.is_some_and(char::is_lowercase));
+    }
+    false
+}
+
+/// How one query token met a list of name tokens.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum TokenMatch {
+    None,
+    Prefix,
+    /// Equal to a token, or to a run of adjacent tokens written together
+    /// (`authstatus` against `auth` `status`).
+    Exact,
+}
+
+/// The best way `query` meets `tokens`, and the index of the token it met.
+pub fn match_token(query: &str, tokens: &[String]) -> (TokenMatch, Option<usize>) {
+    let mut best = (TokenMatch::None, None);
+    for (i, t) in tokens.iter().enumerate() {
+        if t == query || joins_to(query, &tokens[i..]) {
+            return (TokenMatch::Exact, Some(i));
+        }
+        // A one-letter or all-digit prefix says too little to count.
+        let long_enough = query.chars().count() >= 2 && !query.bytes().all(|b| b.is_ascii_digit());
+        if best.0 == TokenMatch::None && long_enough && t.starts_with(query) {
+            best = (TokenMatch::Prefix, Some(i));
+        }
+    }
+    best
+}
+
+/// `query` equals two or more of `tokens`' first entries written together.
+fn joins_to(query: &str, tokens: &[String]) -> bool {
+    let mut rest = query;
+    for (n, t) in tokens.iter().enumerate() {
+        match rest.strip_prefix(t.as_str()) {
+            Some("") => return n > 0,
+            Some(r) => rest = r,
+            None => return false,
+        }
+    }
+    false
+}
+
+/// Whether `needle` occurs in `hay` as a run of whole tokens.
+pub fn contains_run(hay: &[String], needle: &[String]) -> bool {
+    !needle.is_empty() && hay.windows(needle.len()).any(|w| w == needle)
+}
+
+/// Whether `needle`, written without separators, equals `name`'s tokens
+/// written without separators (`AuthStatus` names the subject `auth_status`).
+pub fn same_name(name: &str, needle: &[String]) -> bool {
+    let tokens = split(name);
+    !tokens.is_empty() && tokens.concat() == needle.concat()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn s(text: &str) -> Vec<String> {
+        split(text)
+    }
+
+    #[test]
+    fn every_identifier_form_gives_the_same_tokens() {
+        let want = vec!["auth".to_string(), "status".to_string()];
+        for form in [
+            "auth status",
+            "AuthStatus",
+            "auth_status",
+            "auth-status",
+            "authStatus",
+            "AUTH_STATUS",
+            "auth.status",
+            "auth/status",
+        ] {
+            assert_eq!(s(form), want, "{form}");
+        }
+    }
+
+    #[test]
+    fn acronyms_and_digits_split_where_a_reader_would() {
+        assert_eq!(s("HTTPServer"), ["http", "server"]);
+        assert_eq!(s("parseURL"), ["parse", "url"]);
+        assert_eq!(s("ext4_inode.c"), ["ext", "4", "inode", "c"]);
+        assert_eq!(s("__init__.py"), ["init", "py"]);
+        assert!(s("  --  ").is_empty());
+    }
+
+    #[test]
+    fn a_token_matches_exactly_by_prefix_or_as_joined_tokens() {
+        let path = s("kernel/sched/clock.c");
+        assert_eq!(match_token("sched", &path).0, TokenMatch::Exact);
+        assert_eq!(match_token("sch", &path).0, TokenMatch::Prefix);
+        assert_eq!(match_token("schedclock", &path).0, TokenMatch::Exact);
+        assert_eq!(
+            match_token("lock", &path).0,
+            TokenMatch::None,
+            "no substring matches"
+        );
+        assert_eq!(
+            match_token("c", &s("cpu/x.h")).0,
+            TokenMatch::None,
+            "one letter is no prefix"
+        );
+    }
+
+    #[test]
+    fn runs_and_names_compare_whole_tokens() {
+        assert!(contains_run(&s("get_auth_status"), &s("auth_status")));
+        assert!(!contains_run(&s("reset"), &s("set")));
+        assert!(same_name("AuthStatus", &s("auth_status")));
+        assert!(!same_name("AuthStatusBar", &s("auth_status")));
+    }
+}

@@ -1,0 +1,779 @@
+//! `trace`: one pass over the files finds every occurrence of the subject
+//! (all probes share it: no walk per relation); a bounded heap keeps the
+//! files whose lines look most like the relation; only those are outlined
+//! and searched for call sites, which turn occurrences into regions of a
+//! kind (definition, callsite, render-site, handler, assignment, ...).
+
+use super::dsl::{KindFilter, Relation, RelationTerm, TraceQuery};
+use super::files::Scope;
+use super::relate::{shape, Occurrence, Shape, Subject};
+use super::role::Role;
+use super::tokens;
+use super::DiscoverError;
+use crate::search::CancelToken;
+use crate::search::{display_bytes, relative_bytes, DisplayPath};
+use crate::search::{ErrorLog, WalkOptions};
+use crate::structure::calls::{name_uses, UseKind};
+use crate::structure::{self, Language, Outline, Symbol, SymbolKind};
+use std::cmp::{Ordering, Reverse};
+use std::collections::BinaryHeap;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+const MAX_READ_BYTES: u64 = 4 * 1024 * 1024;
+/// Occurrences kept per file (enough to rank it and build its regions).
+const MAX_OCCURRENCES: usize = 200;
+/// A region up to this many lines is shown whole.
+pub const FULL_REGION_LINES: u32 = 20;
+/// Shown lines are cut to this many characters.
+const MAX_LINE_CHARS: usize = 240;
+
+#[derive(Debug, Clone)]
+pub struct TraceOptions {
+    pub query: String,
+    pub max_files: usize,
+    pub max_regions: usize,
+    pub walk: WalkOptions,
+    pub timeout: Option<Duration>,
+}
+
+impl Default for TraceOptions {
+    fn default() -> Self {
+        TraceOptions {
+            query: String::new(),
+            max_files: 5,
+            max_regions: 6,
+            walk: WalkOptions::default(),
+            timeout: None,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RegionKind {
+    Definition,
+    Implementation,
+    Callsite,
+    RenderSite,
+    Handler,
+    TriggerSite,
+    Source,
+    Assignment,
+    Related,
+    Reference,
+}
+
+impl RegionKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RegionKind::Definition => "definition",
+            RegionKind::Implementation => "implementation",
+            RegionKind::Callsite => "callsite",
+            RegionKind::RenderSite => "render-site",
+            RegionKind::Handler => "handler",
+            RegionKind::TriggerSite => "trigger-site",
+            RegionKind::Source => "source",
+            RegionKind::Assignment => "assignment",
+            RegionKind::Related => "related",
+            RegionKind::Reference => "reference",
+        }
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct Region {
+    pub kind: RegionKind,
+    /// `function render_status` or `<file scope>`.
+    pub label: String,
+    pub start_line: u32,
+    pub end_line: u32,
+    pub score: f64,
+    /// `NN: text` lines: the whole region when it is short, else its first
+    /// line and the subject's lines.
+    pub body: Vec<String>,
+    pub full_region: bool,
+    pub why: Vec<String>,
+}
+
+#[derive(Debug, Clone)]
+pub struct TracedFile {
+    pub path: DisplayPath,
+    pub role: Role,
+    pub language: Option<Language>,
+    pub score: f64,
+    pub why: Vec<String>,
+    pub structure: Vec<Symbol>,
+    pub more_symbols: usize,
+    pub regions: Vec<Region>,
+    pub ignored: bool,
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct TraceResult {
+    pub query: Option<TraceQuery>,
+    pub files: Vec<TracedFile>,
+    /// Files with at least one occurrence of the subject.
+    pub files_matched: u64,
+    pub files_scanned: u64,
+    /// Whether any shown file had structure (else regions are plain
+    /// word-boundary matches, and the text says so).
+    pub structure_found: bool,
+    pub timed_out: bool,
+    pub cancelled: bool,
+    pub errors: ErrorLog,
+    pub elapsed_ms: f64,
+    pub text: String,
+}
+
+/// A file that mentions the subject, before structure.
+#[derive(Debug, Clone)]
+struct Candidate {
+    score: f64,
+    path: PathBuf,
+    ignored: bool,
+}
+
+impl PartialEq for Candidate {
+    fn eq(&self, o: &Self) -> bool {
+        self.cmp(o) == Ordering::Equal
+    }
+}
+impl Eq for Candidate {}
+impl Ord for Candidate {
+    fn cmp(&self, o: &Self) -> Ordering {
+        (!self.ignored)
+            .cmp(&!o.ignored)
+            .then(self.score.total_cmp(&o.score))
+            .then(o.path.cmp(&self.path))
+    }
+}
+impl PartialOrd for Candidate {
+    fn partial_cmp(&self, o: &Self) -> Option<Ordering> {
+        Some(self.cmp(o))
+    }
+}
+
+pub struct TracePlan {
+    opts: TraceOptions,
+    query: TraceQuery,
+    subject: Subject,
+    relation_tokens: Vec<String>,
+    support: Vec<Vec<String>>,
+    scope: Scope,
+}
+
+impl TracePlan {
+    pub fn new(cwd: &Path, path: Option<&str>, opts: TraceOptions) -> Result<Self, DiscoverError> {
+        let query = TraceQuery::parse(&opts.query)?;
+        let subject = Subject::new(&query.subject)
+            .ok_or_else(|| DiscoverError::NoWords(query.subject.clone()))?;
+        let relation_tokens = match &query.relation {
+            RelationTerm::Known(r) => r.words().iter().map(|w| w.to_string()).collect(),
+            RelationTerm::Custom(c) => tokens::split(c),
+        };
+        let support = query
+            .support
+            .iter()
+            .map(|s| tokens::split(s))
+            .filter(|t| !t.is_empty())
+            .collect();
+        let scope = Scope::new(cwd, path, opts.walk.clone())?;
+        Ok(TracePlan {
+            opts,
+            query,
+            subject,
+            relation_tokens,
+            support,
+            scope,
+        })
+    }
+
+    pub fn run(&self, cancel: &CancelToken) -> TraceResult {
+        run_plan(self, cancel)
+    }
+
+    fn known(&self) -> Option<Relation> {
+        match self.query.relation {
+            RelationTerm::Known(r) => Some(r),
+            RelationTerm::Custom(_) => None,
+        }
+    }
+
+    fn in_scope(&self, rel: &str) -> bool {
+        let role = Role::of(rel);
+        let kind_ok = match self.query.kind {
+            None => true,
+            Some(KindFilter::Code) => !matches!(role, Role::Docs | Role::Test),
+            Some(KindFilter::Docs) => role == Role::Docs,
+            Some(KindFilter::Tests) => role == Role::Test,
+        };
+        let path_ok = self.query.path.as_ref().is_none_or(|p| {
+            let p = p.trim_start_matches("./").trim_end_matches('/');
+            rel == p || rel.starts_with(&format!("{p}/")) || rel.contains(p)
+        });
+        kind_ok && path_ok
+    }
+}
+
+fn read_small(path: &Path) -> Option<(std::fs::Metadata, Vec<u8>)> {
+    let meta = std::fs::metadata(path).ok()?;
+    if !meta.is_file() || meta.len() > MAX_READ_BYTES {
+        return None;
+    }
+    let mut buf = Vec::with_capacity(meta.len() as usize);
+    std::fs::File::open(path)
+        .and_then(|f| f.take(MAX_READ_BYTES).read_to_end(&mut buf))
+        .ok()?;
+    // Binary files (a NUL early on, as ripgrep decides) hold no regions.
+    if memchr::memchr(0, &buf[..buf.len().min(8192)]).is_some() {
+        return None;
+    }
+    Some((meta, buf))
+}
+
+fn lines_of(buf: &[u8]) -> Vec<&[u8]> {
+    buf.split(|b| *b == b'\n').collect()
+}
+
+/// How much one file's lines look like the relation, from text alone.
+fn lexical_score(plan: &TracePlan, rel: &str, buf: &[u8], occ: &[Occurrence]) -> f64 {
+    let lines = lines_of(buf);
+    let relation = plan.known();
+    let mut score = 2.0 * occ.len().min(10) as f64;
+    let mut seen_line = 0;
+    for o in occ {
+        let text = std::str::from_utf8(lines.get(o.line as usize - 1).copied().unwrap_or_default())
+            .unwrap_or("");
+        let weight = match (shape(text, o), relation) {
+            (Shape::Definition, Some(Relation::Defined | Relation::Implementation)) => 40.0,
+            (Shape::Call, Some(Relation::CalledFrom)) => 30.0,
+            (Shape::Assignment, Some(Relation::Populated)) => 30.0,
+            (Shape::Definition, _) => 10.0,
+            _ => 0.0,
+        };
+        score += weight;
+        if o.line != seen_line {
+            seen_line = o.line;
+            let line_tokens = tokens::split(text);
+            if plan.relation_tokens.iter().any(|w| line_tokens.contains(w)) {
+                score += 8.0;
+            }
+            score += 10.0
+                * plan
+                    .support
+                    .iter()
+                    .filter(|s| tokens::contains_run(&line_tokens, s))
+                    .count() as f64;
+        }
+    }
+    if tokens::contains_run(&tokens::split(rel), &plan.subject.tokens) {
+        score += 20.0;
+    }
+    score - Role::of(rel).penalty()
+}
+
+fn run_plan(plan: &TracePlan, cancel: &CancelToken) -> TraceResult {
+    let started = Instant::now();
+    let root = &plan.scope.root;
+    let keep = (plan.opts.max_files * 3).max(15);
+    let heap: Mutex<BinaryHeap<Reverse<Candidate>>> = Mutex::new(BinaryHeap::new());
+    let counts = Mutex::new((0u64, 0u64));
+    let errors = Mutex::new(ErrorLog::default());
+    plan.scope.for_each_file(
+        cancel,
+        &errors,
+        || true,
+        |ignored| {
+            let (heap, counts) = (&heap, &counts);
+            move |path: &Path| {
+                let rel = display_bytes(&relative_bytes(root, path)).text;
+                if !plan.in_scope(&rel) {
+                    return true;
+                }
+                let Some((_, buf)) = read_small(path) else {
+                    counts.lock().unwrap_or_else(|p| p.into_inner()).0 += 1;
+                    return true;
+                };
+                let occ = plan.subject.find(&buf, MAX_OCCURRENCES);
+                let mut c = counts.lock().unwrap_or_else(|p| p.into_inner());
+                c.0 += 1;
+                if occ.is_empty() {
+                    return true;
+                }
+                c.1 += 1;
+                drop(c);
+                let score = lexical_score(plan, &rel, &buf, &occ);
+                let mut h = heap.lock().unwrap_or_else(|p| p.into_inner());
+                h.push(Reverse(Candidate {
+                    score,
+                    path: path.to_path_buf(),
+                    ignored,
+                }));
+                if h.len() > keep {
+                    h.pop();
+                }
+                true
+            }
+        },
+    );
+    let candidates: Vec<Candidate> = heap
+        .into_inner()
+        .unwrap_or_else(|p| p.into_inner())
+        .into_iter()
+        .map(|Reverse(c)| c)
+        .collect();
+    let mut files: Vec<TracedFile> = candidates
+        .iter()
+        .filter_map(|c| traced(plan, root, c, cancel))
+        .collect();
+    files.sort_by(|a, b| {
+        (!b.ignored)
+            .cmp(&!a.ignored)
+            .then(b.score.total_cmp(&a.score))
+            .then(a.path.text.cmp(&b.path.text))
+    });
+    files.truncate(plan.opts.max_files);
+    let structure_found = files.iter().any(|f| !f.structure.is_empty());
+    keep_best_regions(&mut files, plan.opts.max_regions);
+    let (scanned, matched) = counts.into_inner().unwrap_or_else(|p| p.into_inner());
+    let mut result = TraceResult {
+        query: Some(plan.query.clone()),
+        files,
+        files_matched: matched,
+        files_scanned: scanned,
+        structure_found,
+        errors: errors.into_inner().unwrap_or_else(|p| p.into_inner()),
+        ..TraceResult::default()
+    };
+    (result.cancelled, result.timed_out) = cancel.flags();
+    result.elapsed_ms = started.elapsed().as_secs_f64() * 1000.0;
+    result.text = super::trace_render::render(&result);
+    result
+}
+
+/// At most `max` regions over all files, the best first; every file keeps
+/// its structure and reasons even when its regions are cut.
+fn keep_best_regions(files: &mut [TracedFile], max: usize) {
+    let mut all: Vec<(f64, usize, usize)> = Vec::new();
+    for (fi, f) in files.iter().enumerate() {
+        for (ri, r) in f.regions.iter().enumerate() {
+            all.push((r.score, fi, ri));
+        }
+    }
+    all.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)).then(a.2.cmp(&b.2)));
+    let kept: std::collections::HashSet<(usize, usize)> =
+        all.iter().take(max).map(|&(_, f, r)| (f, r)).collect();
+    for (fi, f) in files.iter_mut().enumerate() {
+        let mut ri = 0;
+        f.regions.retain(|_| {
+            let k = kept.contains(&(fi, ri));
+            ri += 1;
+            k
+        });
+    }
+}
+
+/// Structure for one candidate: regions, their kinds and scores.
+fn traced(
+    plan: &TracePlan,
+    root: &Path,
+    c: &Candidate,
+    cancel: &CancelToken,
+) -> Option<TracedFile> {
+    let (meta, buf) = read_small(&c.path)?;
+    let occ = plan.subject.find(&buf, MAX_OCCURRENCES);
+    if occ.is_empty() {
+        return None; // changed since the walk
+    }
+    let path = display_bytes(&relative_bytes(root, &c.path));
+    let role = Role::of(&path.text);
+    let language = Language::detect(&c.path, &buf);
+    let outline =
+        language.and_then(|l| crate::search::outline_of(l, &meta, &buf, &|| cancel.is_stopped()));
+    let uses = match (language, cancel.is_stopped()) {
+        (Some(l), false) => name_uses(l, &buf, &|| cancel.is_stopped()),
+        _ => Vec::new(),
+    };
+    let lines = lines_of(&buf);
+    let mut regions = build_regions(plan, outline.as_deref(), &lines, &occ, &uses);
+    regions.sort_by(|a, b| {
+        b.score
+            .total_cmp(&a.score)
+            .then(a.start_line.cmp(&b.start_line))
+    });
+    let mut why = Vec::new();
+    let mut score = regions.first().map_or(0.0, |r| r.score);
+    score += 0.25 * regions.iter().skip(1).take(3).map(|r| r.score).sum::<f64>();
+    let count = |k: RegionKind| regions.iter().filter(|r| r.kind == k).count();
+    for (kind, word) in [
+        (RegionKind::Definition, "definition"),
+        (RegionKind::Callsite, "call site"),
+        (RegionKind::Assignment, "assignment"),
+    ] {
+        match count(kind) {
+            0 => {}
+            1 => why.push(format!("1 {word} region")),
+            n => why.push(format!("{n} {word} regions")),
+        }
+    }
+    let name_regions = regions
+        .iter()
+        .filter(|r| r.why.iter().any(|w| w.starts_with("enclosing")))
+        .count();
+    if name_regions > 0 {
+        why.push(format!(
+            "{name_regions} region(s) inside a symbol named for {}",
+            plan.query.relation.name()
+        ));
+    }
+    why.push(format!(
+        "{} occurrence(s) of {}",
+        occ.len(),
+        plan.query.subject
+    ));
+    if tokens::contains_run(&tokens::split(&path.text), &plan.subject.tokens) {
+        score += 20.0;
+        why.push("the path names the subject".to_string());
+    }
+    let path_tokens = tokens::split(&path.text);
+    for s in &plan.support {
+        if tokens::contains_run(&path_tokens, s) {
+            score += 10.0;
+            why.push(format!("the path names support term {}", s.join("_")));
+        }
+    }
+    if role.penalty() > 0.0 {
+        score -= role.penalty();
+        why.push(format!("{} file: ranked down", role.as_str()));
+    }
+    if c.ignored {
+        why.push("excluded by ignore rules: listed after the project's files".to_string());
+    }
+    let (structure, more_symbols) = match &outline {
+        Some(o) => {
+            let cut = structure::limit(&o.symbols, super::locate::STRUCTURE_ITEMS);
+            (cut.symbols, cut.omitted)
+        }
+        None => (Vec::new(), 0),
+    };
+    Some(TracedFile {
+        path,
+        role,
+        language,
+        score,
+        why,
+        structure,
+        more_symbols,
+        regions,
+        ignored: c.ignored,
+    })
+}
+
+/// Where a group of occurrences lives: a symbol (by index) or a run of
+/// file-scope lines.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+enum Home {
+    Symbol(usize),
+    FileScope(u32),
+}
+
+fn is_type_like(kind: SymbolKind) -> bool {
+    matches!(
+        kind,
+        SymbolKind::Impl
+            | SymbolKind::Class
+            | SymbolKind::Struct
+            | SymbolKind::Trait
+            | SymbolKind::Interface
+            | SymbolKind::Enum
+    )
+}
+
+fn build_regions(
+    plan: &TracePlan,
+    outline: Option<&Outline>,
+    lines: &[&[u8]],
+    occ: &[Occurrence],
+    uses: &[structure::calls::NameUse],
+) -> Vec<Region> {
+    let subject = &plan.subject.tokens;
+    let named_subject = |s: &Symbol| tokens::same_name(&s.name, subject);
+    // Group occurrences by home, in order of first appearance.
+    let mut homes: Vec<(Home, Vec<&Occurrence>)> = Vec::new();
+    for o in occ {
+        let home = match outline.and_then(|ol| ol.enclosing(o.line).map(|i| (ol, i))) {
+            Some((ol, mut i)) => {
+                // Inside the subject's own definition, the definition is the region.
+                let mut at = Some(i);
+                while let Some(j) = at {
+                    if named_subject(&ol.symbols[j]) {
+                        i = j;
+                        break;
+                    }
+                    at = ol.symbols[j].parent;
+                }
+                Home::Symbol(i)
+            }
+            None => Home::FileScope(o.line),
+        };
+        let joins_file_scope = |h: &Home| matches!((h, home), (Home::FileScope(a), Home::FileScope(b)) if b <= *a + 3 && b >= *a);
+        match homes.last_mut() {
+            Some((h, list)) if *h == home || joins_file_scope(h) => {
+                if let Home::FileScope(_) = home {
+                    *h = home; // extends the run to this line
+                }
+                list.push(o);
+            }
+            _ => match homes.iter_mut().find(|(h, _)| *h == home) {
+                Some((_, list)) => list.push(o),
+                None => homes.push((home, vec![o])),
+            },
+        }
+    }
+    homes
+        .into_iter()
+        .map(|(home, list)| region_for(plan, outline, lines, home, &list, uses))
+        .collect()
+}
+
+fn text_of(lines: &[&[u8]], n: u32) -> String {
+    let raw = String::from_utf8_lossy(lines.get(n as usize - 1).copied().unwrap_or_default());
+    let trimmed = raw.trim_end();
+    let cut: String = trimmed.chars().take(MAX_LINE_CHARS).collect();
+    format!("{n}: {cut}")
+}
+
+/// A region's kind, score and reasons as the signals add up: the first
+/// signal that names a kind decides it, so callers bump the one the
+/// relation asks for first.
+struct Verdict {
+    kind: RegionKind,
+    score: f64,
+    why: Vec<String>,
+}
+
+impl Verdict {
+    fn bump(&mut self, kind: RegionKind, points: f64, reason: String) {
+        self.score += points;
+        self.why.push(reason);
+        if self.kind == RegionKind::Reference {
+            self.kind = kind;
+        }
+    }
+}
+
+fn region_for(
+    plan: &TracePlan,
+    outline: Option<&Outline>,
+    lines: &[&[u8]],
+    home: Home,
+    list: &[&Occurrence],
+    uses: &[structure::calls::NameUse],
+) -> Region {
+    let subject = &plan.subject.tokens;
+    let relation = plan.known();
+    let first = list[0].line;
+    let last = list[list.len() - 1].line;
+    let symbol = match home {
+        Home::Symbol(i) => outline.map(|o| &o.symbols[i]),
+        Home::FileScope(_) => None,
+    };
+    let (start, end, label) = match symbol {
+        Some(s) => (
+            s.start_line,
+            s.end_line,
+            format!("{} {}", s.kind.as_str(), s.name),
+        ),
+        None => (first, last, "<file scope>".to_string()),
+    };
+    // What the occurrences are, from structure first, then from their shape.
+    let line_text = |n: u32| {
+        String::from_utf8_lossy(lines.get(n as usize - 1).copied().unwrap_or_default()).into_owned()
+    };
+    let is_call = |o: &Occurrence| {
+        uses.iter().any(|u| {
+            u.line == o.line && u.kind == UseKind::Call && tokens::same_name(&u.name, subject)
+        }) || (uses.is_empty() && shape(&line_text(o.line), o) == Shape::Call)
+    };
+    let is_render = |o: &Occurrence| {
+        uses.iter().any(|u| {
+            u.line == o.line && u.kind == UseKind::Render && tokens::same_name(&u.name, subject)
+        })
+    };
+    let defines = symbol.is_some_and(|s| tokens::same_name(&s.name, subject))
+        || (symbol.is_none()
+            && outline.is_none_or(|o| o.symbols.is_empty())
+            && list
+                .iter()
+                .any(|o| shape(&line_text(o.line), o) == Shape::Definition));
+    let implements = symbol.is_some_and(|s| {
+        is_type_like(s.kind) && tokens::contains_run(&tokens::split(&s.name), subject)
+    });
+    let calls = list.iter().filter(|o| is_call(o)).count();
+    let renders = list.iter().filter(|o| is_render(o)).count();
+    let assigns = list
+        .iter()
+        .filter(|o| shape(&line_text(o.line), o) == Shape::Assignment)
+        .count();
+    let name_tokens = symbol.map(|s| tokens::split(&s.name)).unwrap_or_default();
+    let named_for_relation = !plan.relation_tokens.is_empty()
+        && plan.relation_tokens.iter().any(|w| name_tokens.contains(w));
+    let body_tokens: Vec<String> = (start..=end.min(start + 400))
+        .flat_map(|n| tokens::split(&line_text(n)))
+        .collect();
+    let co_occurs = plan.relation_tokens.iter().any(|w| body_tokens.contains(w));
+
+    let mut acc = Verdict {
+        kind: RegionKind::Reference,
+        score: 5.0 + 2.0 * list.len().min(5) as f64,
+        why: Vec::new(),
+    };
+    let relation_kind = match relation {
+        Some(Relation::Rendered) => RegionKind::RenderSite,
+        Some(Relation::Handled) => RegionKind::Handler,
+        Some(Relation::TriggeredFrom) => RegionKind::TriggerSite,
+        Some(Relation::ComesFrom) => RegionKind::Source,
+        Some(Relation::Implementation) => RegionKind::Implementation,
+        Some(Relation::Populated) => RegionKind::Assignment,
+        _ => RegionKind::Related,
+    };
+    // The order of these bumps decides the kind when several apply: the one
+    // the relation asks for comes first.
+    let primary: f64 = 100.0;
+    match relation {
+        Some(Relation::Defined) => {
+            if defines {
+                acc.bump(
+                    RegionKind::Definition,
+                    primary,
+                    "defines the subject".into(),
+                );
+            }
+            if implements {
+                acc.bump(
+                    RegionKind::Implementation,
+                    40.0,
+                    format!("{} of the subject", label),
+                );
+            }
+        }
+        Some(Relation::Implementation) => {
+            if implements {
+                acc.bump(
+                    RegionKind::Implementation,
+                    primary,
+                    format!("{} implements the subject", label),
+                );
+            }
+            if defines {
+                acc.bump(RegionKind::Definition, 80.0, "defines the subject".into());
+            }
+        }
+        Some(Relation::CalledFrom) if calls > 0 => {
+            acc.bump(
+                RegionKind::Callsite,
+                primary + 5.0 * calls.min(4) as f64,
+                format!("calls the subject ({calls}x)"),
+            );
+        }
+        Some(Relation::Populated) if assigns > 0 => {
+            acc.bump(
+                RegionKind::Assignment,
+                primary,
+                format!("assigns the subject ({assigns}x)"),
+            );
+        }
+        Some(Relation::Rendered) if renders > 0 => {
+            acc.bump(
+                RegionKind::RenderSite,
+                90.0,
+                "renders the subject as an element".into(),
+            );
+        }
+        _ => {}
+    }
+    if named_for_relation
+        && relation != Some(Relation::Defined)
+        && relation != Some(Relation::CalledFrom)
+    {
+        acc.bump(
+            relation_kind,
+            primary,
+            format!(
+                "enclosing {} is named for {}",
+                label,
+                plan.query.relation.name()
+            ),
+        );
+    } else if co_occurs && !plan.relation_tokens.is_empty() {
+        acc.score += 25.0;
+        acc.why
+            .push(format!("{} words occur here", plan.query.relation.name()));
+    }
+    if defines && acc.kind != RegionKind::Definition {
+        acc.bump(RegionKind::Definition, 20.0, "defines the subject".into());
+    }
+    if calls > 0 && acc.kind != RegionKind::Callsite && relation != Some(Relation::CalledFrom) {
+        acc.bump(RegionKind::Callsite, 10.0, "calls the subject".into());
+    }
+    if assigns > 0 && acc.kind != RegionKind::Assignment && relation != Some(Relation::Populated) {
+        acc.bump(RegionKind::Assignment, 10.0, "assigns the subject".into());
+    }
+    for s in &plan.support {
+        if tokens::contains_run(&body_tokens, s) {
+            acc.score += 25.0;
+            acc.why
+                .push(format!("support term {} occurs here", s.join("_")));
+        }
+    }
+    let line_count = end + 1 - start;
+    let full_region = line_count <= FULL_REGION_LINES;
+    let body = if full_region {
+        (start..=end).map(|n| text_of(lines, n)).collect()
+    } else {
+        let mut body = vec![text_of(lines, start)];
+        let mut shown = 0;
+        let mut previous = start;
+        for o in list {
+            if o.line == previous {
+                continue;
+            }
+            if shown == 6 {
+                body.push(format!(
+                    "... {} more lines with the subject",
+                    list.iter().filter(|x| x.line > previous).count()
+                ));
+                break;
+            }
+            if o.line > previous + 1 {
+                body.push("...".to_string());
+            }
+            body.push(text_of(lines, o.line));
+            previous = o.line;
+            shown += 1;
+        }
+        body
+    };
+    Region {
+        kind: acc.kind,
+        label,
+        start_line: start,
+        end_line: end,
+        score: acc.score,
+        body,
+        full_region,
+        why: acc.why,
+    }
+}
+
+/// Validate and run in one call.
+pub fn run(
+    cwd: &Path,
+    path: Option<&str>,
+    opts: TraceOptions,
+    cancel: &CancelToken,
+) -> Result<TraceResult, DiscoverError> {
+    Ok(TracePlan::new(cwd, path, opts)?.run(cancel))
+}

@@ -1,0 +1,401 @@
+//! `locate()` and `trace()`: options in, the core's results out. Both
+//! validate synchronously (bad queries reject at once), then run on tokio's
+//! blocking pool, like `glob()`.
+
+use super::convert::{cwd_of, walk_options};
+use super::error::{coded_error, to_js};
+use super::signal::check_and_subscribe;
+use crate::discover::locate::{
+    LocateOptions as CoreLocateOptions, LocatePlan, LocateResult as CoreLocateResult,
+};
+use crate::discover::trace::{
+    TraceOptions as CoreTraceOptions, TracePlan, TraceResult as CoreTraceResult,
+};
+use crate::discover::DiscoverError;
+use crate::search::CancelToken;
+use crate::search::ErrorCode;
+use crate::structure::Symbol;
+use napi::bindgen_prelude::*;
+use napi_derive::napi;
+use std::time::Duration;
+
+/// Options for `locate`.
+#[napi(object, object_to_js = false)]
+pub struct LocateOptions<'a> {
+    /// Words or an identifier in any form: `auth status`, `AuthStatus`,
+    /// `auth_status`, `auth-status`, `src/auth`. Must hold a letter or digit.
+    pub query: String,
+    /// Directory to search; relative paths resolve against `cwd`. Default: `cwd`.
+    pub path: Option<String>,
+    /// Base for a relative `path`. Default: `process.cwd()`.
+    pub cwd: Option<String>,
+    /// Most files returned. Default 10.
+    pub limit: Option<u32>,
+    /// Include globs, ripgrep style; a `!` prefix excludes.
+    pub glob: Option<Vec<String>>,
+    /// ripgrep type names (`rust`, `ts`, `py`, ...).
+    #[napi(js_name = "type")]
+    pub file_type: Option<Either<String, Vec<String>>>,
+    /// Include dot-files and dot-directories. Default true. `.git` never.
+    pub hidden: Option<bool>,
+    /// Default true: files the ignore rules exclude are ranked too, after
+    /// the project's own (walked only when the project did not fill the list).
+    pub no_ignore: Option<bool>,
+    /// Walker threads. Default: available cores + 1, at most 8.
+    pub threads: Option<u32>,
+    /// Stop after this many milliseconds and report `timedOut` with the best so far.
+    pub timeout_ms: Option<u32>,
+    /// Cancels the walk; the best files so far are returned with `cancelled`.
+    #[napi(ts_type = "AbortSignal")]
+    pub signal: Option<Object<'a>>,
+}
+
+/// One symbol of a shown file's structure.
+#[napi(object)]
+pub struct DiscoverSymbol {
+    pub kind: String,
+    pub name: String,
+    pub start_line: u32,
+    pub end_line: u32,
+    pub line_count: u32,
+    pub depth: u32,
+}
+
+#[napi(object)]
+pub struct LocatedFile {
+    /// 1-based.
+    pub rank: u32,
+    /// Relative to the search root, `/`-separated (non-UTF-8: `#b=` suffix).
+    pub path: String,
+    /// Hex of the raw relative path bytes, only for non-UTF-8 names.
+    pub path_bytes: Option<String>,
+    pub score: f64,
+    /// `code`, `test`, `docs`, `config`, `vendored`, `generated` or `other`.
+    pub role: String,
+    /// Grammar name when one reads the file.
+    pub language: Option<String>,
+    /// The signals that scored, in words.
+    pub why: Vec<String>,
+    /// Up to 8 symbols, deepest levels dropped first.
+    pub structure: Vec<DiscoverSymbol>,
+    pub more_symbols: u32,
+    /// Whether ignore rules exclude it (such files rank after the project's).
+    pub ignored: bool,
+}
+
+#[napi(object)]
+pub struct LocateResult {
+    pub query: String,
+    /// Best first.
+    pub files: Vec<LocatedFile>,
+    /// Files whose path matched the query at all.
+    pub candidates: i64,
+    pub files_seen: i64,
+    /// Ignored roots not walked (the project filled the list, or the walk stopped).
+    pub ignored_unsearched: Vec<String>,
+    pub timed_out: bool,
+    pub cancelled: bool,
+    pub error_count: i64,
+    pub errors: Vec<String>,
+    pub elapsed_ms: f64,
+    /// The result as the `locate` tool and `pi-utils locate` print it.
+    pub text: String,
+}
+
+pub(super) fn symbols_out(symbols: &[Symbol]) -> Vec<DiscoverSymbol> {
+    symbols
+        .iter()
+        .map(|s| DiscoverSymbol {
+            kind: s.kind.as_str().to_string(),
+            name: s.name.clone(),
+            start_line: s.start_line,
+            end_line: s.end_line,
+            line_count: s.line_count(),
+            depth: s.depth,
+        })
+        .collect()
+}
+
+fn locate_out(r: CoreLocateResult) -> LocateResult {
+    LocateResult {
+        files: r
+            .files
+            .into_iter()
+            .enumerate()
+            .map(|(i, f)| LocatedFile {
+                rank: i as u32 + 1,
+                path: f.path.text,
+                path_bytes: f.path.raw_hex,
+                score: (f.score * 10.0).round() / 10.0,
+                role: f.role.as_str().to_string(),
+                language: f.language.map(|l| l.name().to_string()),
+                why: f.why,
+                structure: symbols_out(&f.structure),
+                more_symbols: f.more_symbols as u32,
+                ignored: f.ignored,
+            })
+            .collect(),
+        query: r.query,
+        candidates: r.candidates as i64,
+        files_seen: r.files_seen as i64,
+        ignored_unsearched: r.ignored_unsearched,
+        timed_out: r.timed_out,
+        cancelled: r.cancelled,
+        error_count: r.errors.count as i64,
+        errors: r.errors.first,
+        elapsed_ms: r.elapsed_ms,
+        text: r.text,
+    }
+}
+
+/// A rejected query as a coded JS error: the query language's errors are
+/// `INVALID_PATTERN`, a file given as the directory `NOT_A_FILE`.
+fn discover_error(env: &Env, e: DiscoverError) -> Error {
+    match e {
+        DiscoverError::Search(e) => to_js(env, e),
+        DiscoverError::NotADirectory(_) => coded_error(env, ErrorCode::NotAFile, e),
+        _ => coded_error(env, ErrorCode::InvalidPattern, e),
+    }
+}
+
+fn timeout_of(ms: Option<u32>) -> Option<Duration> {
+    ms.map(|ms| Duration::from_millis(ms.into()))
+}
+
+/// Runs `work` on the blocking pool; a panic becomes a rejection, never an abort of Node.
+fn spawn<'env, T: Send + 'static, R: ToNapiValue + Send + 'static>(
+    env: &'env Env,
+    name: &'static str,
+    work: impl FnOnce() -> T + Send + 'static,
+    out: fn(T) -> R,
+) -> Result<PromiseRaw<'env, R>> {
+    env.spawn_future(async move {
+        let joined = napi::tokio::task::spawn_blocking(move || {
+            std::panic::catch_unwind(std::panic::AssertUnwindSafe(work))
+        })
+        .await;
+        match joined {
+            Ok(Ok(r)) => Ok(out(r)),
+            _ => Err(Error::from_reason(format!(
+                "internal error: {name} panicked"
+            ))),
+        }
+    })
+}
+
+/// Ranks files by how well their path (and, for the best few, their
+/// symbols) matches `query`. Rejects at once on an empty query, one without
+/// letters or digits, a missing path, a bad glob or type, or an aborted signal.
+#[napi(catch_unwind, ts_return_type = "Promise<LocateResult>")]
+pub fn locate<'env>(
+    env: &'env Env,
+    options: LocateOptions,
+) -> Result<PromiseRaw<'env, LocateResult>> {
+    let cwd = cwd_of(&options.cwd)?;
+    let core = CoreLocateOptions {
+        query: options.query.clone(),
+        limit: options.limit.unwrap_or(10) as usize,
+        walk: walk_options(
+            options.hidden,
+            options.no_ignore,
+            options.glob.clone(),
+            options.file_type.as_ref().map(|t| match t {
+                Either::A(s) => Either::A(s.clone()),
+                Either::B(v) => Either::B(v.clone()),
+            }),
+            options.threads,
+        ),
+        timeout: timeout_of(options.timeout_ms),
+    };
+    let cancel = CancelToken::new(core.timeout);
+    check_and_subscribe(env, options.signal.as_ref(), &cancel)?;
+    let plan =
+        LocatePlan::new(&cwd, options.path.as_deref(), core).map_err(|e| discover_error(env, e))?;
+    spawn(env, "locate", move || plan.run(&cancel), locate_out)
+}
+
+/// Options for `trace`.
+#[napi(object, object_to_js = false)]
+pub struct TraceOptions<'a> {
+    /// `subject:X relation:R [support:S]... [kind:code|docs|tests] [path:P]`
+    /// (`key=value` also accepted). Relations: defined, called_from,
+    /// triggered_from, rendered, populated, comes_from, handled,
+    /// implementation (and agentgrep's aliases); any other word is a custom term.
+    pub query: String,
+    /// Directory to search; relative paths resolve against `cwd`. Default: `cwd`.
+    pub path: Option<String>,
+    /// Base for a relative `path`. Default: `process.cwd()`.
+    pub cwd: Option<String>,
+    /// Most files shown. Default 5.
+    pub max_files: Option<u32>,
+    /// Most regions shown over all files, the best first. Default 6.
+    pub max_regions: Option<u32>,
+    /// Include dot-files and dot-directories. Default true. `.git` never.
+    pub hidden: Option<bool>,
+    /// Default true: files the ignore rules exclude are traced too and ranked
+    /// after the project's own.
+    pub no_ignore: Option<bool>,
+    /// Walker threads. Default: available cores + 1, at most 8.
+    pub threads: Option<u32>,
+    /// Stop after this many milliseconds and report `timedOut` with what was found.
+    pub timeout_ms: Option<u32>,
+    /// Cancels the trace; what was found so far is returned with `cancelled`.
+    #[napi(ts_type = "AbortSignal")]
+    pub signal: Option<Object<'a>>,
+}
+
+#[napi(object)]
+pub struct TraceRegion {
+    /// `definition`, `implementation`, `callsite`, `render-site`, `handler`,
+    /// `trigger-site`, `source`, `assignment`, `related` or `reference`.
+    pub kind: String,
+    /// `function render_status`, or `<file scope>`.
+    pub label: String,
+    pub start_line: u32,
+    pub end_line: u32,
+    pub line_count: u32,
+    pub score: f64,
+    /// `N: text` lines: the whole region when `fullRegion`, else its first
+    /// line and the lines holding the subject.
+    pub body: Vec<String>,
+    pub full_region: bool,
+    pub why: Vec<String>,
+}
+
+#[napi(object)]
+pub struct TracedFile {
+    pub path: String,
+    pub path_bytes: Option<String>,
+    pub role: String,
+    pub language: Option<String>,
+    pub score: f64,
+    pub why: Vec<String>,
+    pub structure: Vec<DiscoverSymbol>,
+    pub more_symbols: u32,
+    pub regions: Vec<TraceRegion>,
+    pub ignored: bool,
+}
+
+#[napi(object)]
+pub struct TraceQueryOut {
+    pub subject: String,
+    pub relation: String,
+    pub support: Vec<String>,
+    pub kind: Option<String>,
+    pub path: Option<String>,
+}
+
+#[napi(object)]
+pub struct TraceResult {
+    pub query: TraceQueryOut,
+    /// Best first.
+    pub files: Vec<TracedFile>,
+    pub best_file: Option<String>,
+    pub total_regions: u32,
+    /// Files that mention the subject.
+    pub files_matched: i64,
+    pub files_scanned: i64,
+    /// False when no shown file had structure: regions are then plain
+    /// word-boundary matches.
+    pub structure_found: bool,
+    pub timed_out: bool,
+    pub cancelled: bool,
+    pub error_count: i64,
+    pub errors: Vec<String>,
+    pub elapsed_ms: f64,
+    /// The result as the `trace` tool and `pi-utils trace` print it.
+    pub text: String,
+}
+
+fn round(x: f64) -> f64 {
+    (x * 10.0).round() / 10.0
+}
+
+fn trace_out(r: CoreTraceResult) -> TraceResult {
+    let q = r
+        .query
+        .clone()
+        .unwrap_or_else(|| crate::discover::dsl::TraceQuery {
+            subject: String::new(),
+            relation: crate::discover::dsl::RelationTerm::Custom(String::new()),
+            support: Vec::new(),
+            kind: None,
+            path: None,
+        });
+    TraceResult {
+        query: TraceQueryOut {
+            subject: q.subject,
+            relation: q.relation.name().to_string(),
+            support: q.support,
+            kind: q.kind.map(|k| k.name().to_string()),
+            path: q.path,
+        },
+        best_file: r.files.first().map(|f| f.path.text.clone()),
+        total_regions: r.files.iter().map(|f| f.regions.len() as u32).sum(),
+        files: r
+            .files
+            .into_iter()
+            .map(|f| TracedFile {
+                path: f.path.text,
+                path_bytes: f.path.raw_hex,
+                role: f.role.as_str().to_string(),
+                language: f.language.map(|l| l.name().to_string()),
+                score: round(f.score),
+                why: f.why,
+                structure: symbols_out(&f.structure),
+                more_symbols: f.more_symbols as u32,
+                regions: f
+                    .regions
+                    .into_iter()
+                    .map(|g| TraceRegion {
+                        kind: g.kind.as_str().to_string(),
+                        label: g.label,
+                        start_line: g.start_line,
+                        end_line: g.end_line,
+                        line_count: g.end_line + 1 - g.start_line,
+                        score: round(g.score),
+                        body: g.body,
+                        full_region: g.full_region,
+                        why: g.why,
+                    })
+                    .collect(),
+                ignored: f.ignored,
+            })
+            .collect(),
+        files_matched: r.files_matched as i64,
+        files_scanned: r.files_scanned as i64,
+        structure_found: r.structure_found,
+        timed_out: r.timed_out,
+        cancelled: r.cancelled,
+        error_count: r.errors.count as i64,
+        errors: r.errors.first,
+        elapsed_ms: r.elapsed_ms,
+        text: r.text,
+    }
+}
+
+/// Traces a subject through the tree in one pass: its definitions, call
+/// sites, assignments, or the regions a relation names. Rejects at once on a
+/// DSL error (with a valid example), a missing path, or an aborted signal.
+#[napi(catch_unwind, ts_return_type = "Promise<TraceResult>")]
+pub fn trace<'env>(env: &'env Env, options: TraceOptions) -> Result<PromiseRaw<'env, TraceResult>> {
+    let cwd = cwd_of(&options.cwd)?;
+    let core = CoreTraceOptions {
+        query: options.query.clone(),
+        max_files: options.max_files.unwrap_or(5).max(1) as usize,
+        max_regions: options.max_regions.unwrap_or(6) as usize,
+        walk: walk_options(
+            options.hidden,
+            options.no_ignore,
+            None,
+            None,
+            options.threads,
+        ),
+        timeout: timeout_of(options.timeout_ms),
+    };
+    let cancel = CancelToken::new(core.timeout);
+    check_and_subscribe(env, options.signal.as_ref(), &cancel)?;
+    let plan =
+        TracePlan::new(&cwd, options.path.as_deref(), core).map_err(|e| discover_error(env, e))?;
+    spawn(env, "trace", move || plan.run(&cancel), trace_out)
+}

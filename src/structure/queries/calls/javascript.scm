@@ -1,0 +1,4 @@
+; Call sites for JavaScript, TypeScript and TSX (tags.scm's @reference.call and @reference.class).
+(call_expression function: (identifier) @name) @reference.call
+(call_expression function: (member_expression property: (property_identifier) @name)) @reference.call
+(new_expression constructor: (identifier) @name) @reference.call

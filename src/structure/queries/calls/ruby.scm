@@ -1,0 +1,1 @@
+(call method: (identifier) @name) @reference.call
