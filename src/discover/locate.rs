@@ -106,14 +106,46 @@ impl Query {
         })
     }
 
-    fn matchers(&self) -> Vec<frizbee::Matcher> {
+    fn matchers(&self) -> Vec<FuzzyToken> {
         // No typos: on the Linux path list one allowed typo multiplied the
         // matches tenfold, nearly all noise.
         let config = frizbee::Config::default().max_typos(Some(0));
         self.tokens
             .iter()
-            .map(|t| frizbee::Matcher::new(t.as_str(), &config))
+            .map(|t| {
+                let mut matcher = frizbee::Matcher::new(t.as_str(), &config);
+                let exact = matcher.match_one(t.as_str(), 0).map_or(0, |m| m.score);
+                FuzzyToken {
+                    matcher,
+                    floor: (u32::from(exact) * FUZZY_FLOOR_PERCENT / 100) as u16,
+                }
+            })
             .collect()
+    }
+}
+
+/// What a lacking query token costs a path: more than a whole-token hit in
+/// the file name earns (100).
+const MISSING_TOKEN_COST: f64 = 150.0;
+
+/// A fuzzy hit must score this share of the token's match on itself.
+/// Measured with frizbee 0.13: `mmu` on `mmu` 68, on `memory_mu.c` 50,
+/// `cfg` on `config.rs` 49 of 68, `pgalloc` on `page_alloc.c` 117 of 132 —
+/// but `mmu` on `kvm-x86-pmu-ops.h`, three letters picked from two words,
+/// only 38: below two thirds, such scattered letters are noise.
+const FUZZY_FLOOR_PERCENT: u32 = 66;
+
+/// One query token's fuzzy matcher and the least score that counts.
+pub(crate) struct FuzzyToken {
+    matcher: frizbee::Matcher,
+    floor: u16,
+}
+
+impl FuzzyToken {
+    fn hits(&mut self, haystack: &str) -> bool {
+        self.matcher
+            .match_one(haystack, 0)
+            .is_some_and(|m| m.score >= self.floor)
     }
 }
 
@@ -122,9 +154,9 @@ impl Query {
 pub(crate) fn score_path(
     q: &Query,
     rel: &str,
-    matchers: &mut [frizbee::Matcher],
+    matchers: &mut [FuzzyToken],
     explain: bool,
-) -> Option<(f64, Vec<String>)> {
+) -> Option<PathScore> {
     let (dir, name) = rel.rsplit_once('/').unwrap_or(("", rel));
     let name_tokens = tokens::split(name);
     let dir_tokens = tokens::split(dir);
@@ -161,10 +193,10 @@ pub(crate) fn score_path(
             positions.push(at.unwrap_or(0));
             continue;
         }
-        if matchers[i].match_one(name, 0).is_some() {
+        if matchers[i].hits(name) {
             score += 20.0;
             fuzzy.push(t.as_str());
-        } else if matchers[i].match_one(rel, 0).is_some() {
+        } else if matchers[i].hits(rel) {
             score += 10.0;
             fuzzy.push(t.as_str());
         } else {
@@ -181,7 +213,10 @@ pub(crate) fn score_path(
     if !missing.is_empty() && matched_tokens == 0 && !path_hit {
         return None;
     }
-    score -= 80.0 * missing.len() as f64;
+    // A path lacking a query token ranks after those that have them all: a
+    // whole-token hit earns at most 100, so three hits and a miss (`ptp_kvm_x86.c`
+    // for `kvm x86 mmu`) stay below one hit and three in the directory.
+    score -= MISSING_TOKEN_COST * missing.len() as f64;
     if path_hit {
         score += 60.0;
     }
@@ -239,7 +274,20 @@ pub(crate) fn score_path(
             why.push(format!("{} file: ranked down", role.as_str()));
         }
     }
-    Some((score, why))
+    Some(PathScore {
+        score,
+        why,
+        missing: missing.len(),
+    })
+}
+
+/// A path's score, its reasons (when asked), and how many query tokens it
+/// lacks (a definition named by the whole query supplies those).
+#[derive(Debug, Default)]
+pub(crate) struct PathScore {
+    pub score: f64,
+    pub why: Vec<String>,
+    pub missing: usize,
 }
 
 /// A scored path in the walk's heap; the greatest is the best.
@@ -341,7 +389,7 @@ fn run_plan(plan: &LocatePlan, cancel: &CancelToken) -> LocateResult {
                 let scored = score_path(q, &rel, &mut matchers, false);
                 let mut b = best.lock().unwrap_or_else(|p| p.into_inner());
                 b.seen += 1;
-                if let Some((score, _)) = scored {
+                if let Some(PathScore { score, .. }) = scored {
                     b.matched += 1;
                     if b.would_keep(score, ignored) {
                         drop(b);
@@ -421,11 +469,13 @@ fn located(
     q: &Query,
     root: &Path,
     c: &Candidate,
-    matchers: &mut [frizbee::Matcher],
+    matchers: &mut [FuzzyToken],
     cancel: &CancelToken,
 ) -> LocatedFile {
     let path = display_bytes(&relative_bytes(root, &c.path));
-    let (_, mut why) = score_path(q, &path.text, matchers, true).unwrap_or_default();
+    let PathScore {
+        mut why, missing, ..
+    } = score_path(q, &path.text, matchers, true).unwrap_or_default();
     let mut score = c.score;
     let outline = if cancel.is_stopped() {
         None
@@ -435,8 +485,13 @@ fn located(
     let (mut structure, mut more_symbols, mut language) = (Vec::new(), 0, None);
     if let Some(outline) = outline {
         language = Some(outline.language);
-        if let Some((bonus, reason)) = definition_signal(q, &outline) {
+        if let Some((bonus, reason, exact)) = definition_signal(q, &outline) {
             score += bonus;
+            if exact {
+                // `src/auth/mod.rs` defining `AuthStatus` lacks `status` only
+                // in its path: the symbol names it.
+                score += MISSING_TOKEN_COST * missing as f64;
+            }
             why.insert(0, reason);
         }
         let cut = structure::limit(&outline.symbols, STRUCTURE_ITEMS);
@@ -462,7 +517,7 @@ fn located(
 
 /// A symbol named like the query (in any identifier form) is the strongest
 /// sign that this file is the one meant.
-fn definition_signal(q: &Query, outline: &Outline) -> Option<(f64, String)> {
+fn definition_signal(q: &Query, outline: &Outline) -> Option<(f64, String, bool)> {
     let describe = |s: &Symbol| {
         format!(
             "{} {} @ {}-{}",
@@ -481,12 +536,13 @@ fn definition_signal(q: &Query, outline: &Outline) -> Option<(f64, String)> {
         .clone()
         .find(|s| tokens::same_name(&s.name, &q.tokens))
     {
-        return Some((250.0, format!("defines {}", describe(s))));
+        return Some((250.0, format!("defines {}", describe(s)), true));
     }
     let s = code_symbols.find(|s| tokens::contains_run(&tokens::split(&s.name), &q.tokens))?;
     Some((
         15.0,
         format!("defines {} (name contains the query)", describe(s)),
+        false,
     ))
 }
 

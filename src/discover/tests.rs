@@ -241,3 +241,71 @@ fn regions_are_capped_over_all_files() {
     let r = trace::run(t.path(), None, opts, &CancelToken::new(None)).unwrap();
     assert_eq!(r.files.iter().map(|f| f.regions.len()).sum::<usize>(), 2);
 }
+
+#[test]
+fn a_path_lacking_a_query_token_ranks_after_paths_that_have_them_all() {
+    // On the Linux tree `kvm x86 mmu` put `kvm-x86-pmu-ops.h` first: three
+    // name hits, and `mmu` "fuzzily" from the m of kvm and the mu of pmu.
+    let t = tree(&[
+        ("arch/x86/include/asm/kvm-x86-pmu-ops.h", "#define X 1\n"),
+        ("drivers/ptp/ptp_kvm_x86.c", "int x;\n"),
+        ("arch/x86/kvm/mmu/mmu.c", "int y;\n"),
+    ]);
+    let files = located(t.path(), "kvm x86 mmu");
+    assert_eq!(files[0], "arch/x86/kvm/mmu/mmu.c", "{files:?}");
+    // Still listed (ranked down, not out), and honest about why.
+    assert_eq!(files.len(), 3, "{files:?}");
+    let r = locate::run(
+        t.path(),
+        None,
+        LocateOptions {
+            query: "kvm x86 mmu".into(),
+            ..Default::default()
+        },
+        &CancelToken::new(None),
+    )
+    .unwrap();
+    let pmu = r
+        .files
+        .iter()
+        .find(|f| f.path.text.ends_with("pmu-ops.h"))
+        .unwrap();
+    assert!(
+        pmu.why.iter().any(|w| w == "path lacks mmu"),
+        "{:?}",
+        pmu.why
+    );
+}
+
+#[test]
+fn trace_prefers_the_exact_spelling_production_code_and_implementations() {
+    let t = tree(&[
+        // `_printk` is `printk` to the token layer; the macro is a definition
+        // of `printk`, the function the one asked for.
+        ("include/printk.h", "#define printk(fmt, ...) wrap(_printk, fmt)\nint _printk(const char *fmt, ...);\n"),
+        ("kernel/printk.c", "int _printk(const char *fmt, ...)\n{\n\treturn 0;\n}\n"),
+        // Prose never defines: this line has a C definition's shape.
+        ("Documentation/printk.rst", "Using _printk() in the boot instance\n"),
+        // Many calls in a test, one in production code.
+        ("src/run.ts", "import { runTool } from './tool.mjs';\nexport function run() {\n  return runTool();\n}\n"),
+        ("__test__/tool.spec.ts", "runTool();\nrunTool();\nrunTool();\nrunTool();\n"),
+        ("src/tool.mjs", "export function runTool() {\n  return 1;\n}\n"),
+        ("src/tool.d.mts", "export declare function runTool(): number;\n"),
+    ]);
+    let r = traced(t.path(), "subject:_printk relation:defined");
+    assert_eq!(r.files[0].path.text, "kernel/printk.c", "{}", r.text);
+    let docs = r.files.iter().find(|f| f.path.text.ends_with(".rst"));
+    assert!(
+        docs.is_none_or(|f| f.regions.iter().all(|g| g.kind.as_str() != "definition")),
+        "{}",
+        r.text
+    );
+    let r = traced(t.path(), "subject:run_tool relation:called_from");
+    assert_eq!(r.files[0].path.text, "src/run.ts", "{}", r.text);
+    assert!(r
+        .files
+        .iter()
+        .any(|f| f.path.text == "__test__/tool.spec.ts"));
+    let r = traced(t.path(), "subject:runTool relation:defined");
+    assert_eq!(r.files[0].path.text, "src/tool.mjs", "{}", r.text);
+}

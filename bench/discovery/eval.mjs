@@ -1,0 +1,165 @@
+// Discovery quality and speed: runs every query of queries.json through our locate/trace (native API) and,
+// when its binary is given, agentgrep's find/trace on the same tree; prints hit@1, hit@3 and MRR per tool and
+// tree, then the Linux speed cases (ours vs one scan, interleaved).
+//
+//   node bench/discovery/eval.mjs [--agentgrep /path/to/agentgrep] [--runs 7] [--no-speed] [--verbose]
+//
+// The Linux tree is $PI_UTILS_CORPUS or ~/.cache/pi-utils-bench/linux-source-6.12 (bench/corpus-linux.sh);
+// its queries are skipped when it is absent.
+import { spawnSync } from "node:child_process";
+import { createRequire } from "node:module";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { interleaved, median } from "../lib/interleave.mjs";
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const root = path.resolve(here, "../..");
+const native = createRequire(import.meta.url)(path.join(root, "index.js"));
+const args = process.argv.slice(2);
+const opt = (name, dflt) => (args.includes(name) ? args[args.indexOf(name) + 1] : dflt);
+const agentgrep = opt("--agentgrep", "");
+const runs = Number(opt("--runs", "7"));
+const verbose = args.includes("--verbose");
+const linux = process.env.PI_UTILS_CORPUS ?? path.join(os.homedir(), ".cache/pi-utils-bench/linux-source-6.12");
+const trees = { self: root, linux: fs.existsSync(linux) ? linux : null };
+const set = JSON.parse(fs.readFileSync(path.join(here, "queries.json"), "utf8"));
+
+/** 1-based rank of `want` in `paths`, or 0. */
+const rankOf = (paths, want) => paths.indexOf(want) + 1;
+
+function agentgrepJson(cwd, argv) {
+  const r = spawnSync(agentgrep, [argv[0], "--json", ...argv.slice(1)], {
+    cwd,
+    encoding: "utf8",
+    timeout: 120_000,
+    maxBuffer: 64 << 20,
+  });
+  const lines = (r.stdout ?? "").split("\n").filter((l) => l.startsWith("{"));
+  const objs = lines.flatMap((l) => {
+    try {
+      return [JSON.parse(l)];
+    } catch {
+      return [];
+    }
+  });
+  if (objs.length === 0 && r.stdout?.trim().startsWith("{")) {
+    try {
+      return [JSON.parse(r.stdout)];
+    } catch {}
+  }
+  return objs;
+}
+
+/** agentgrep's find: the ranked paths. */
+function agentgrepFind(cwd, query) {
+  const objs = agentgrepJson(cwd, ["find", ...query.split(/\s+/)]);
+  const files = objs.flatMap((o) => (Array.isArray(o.files) ? o.files : o.type === "file" || o.path ? [o] : []));
+  return files.map((f) => f.path).filter(Boolean);
+}
+
+/** agentgrep's trace: its best-answer file, then its ranked files. */
+function agentgrepTrace(cwd, query) {
+  const objs = agentgrepJson(cwd, ["trace", ...query.split(/\s+/)]);
+  const o = objs.find((x) => Array.isArray(x.files)) ?? {};
+  const files = (o.files ?? objs.filter((x) => x.path)).map((f) => f.path).filter(Boolean);
+  const best = o.summary?.best_file ?? files[0] ?? null;
+  return { best, files };
+}
+
+const score = (ranks) => ({
+  n: ranks.length,
+  hit1: ranks.filter((r) => r === 1).length / ranks.length,
+  hit3: ranks.filter((r) => r >= 1 && r <= 3).length / ranks.length,
+  mrr: ranks.reduce((s, r) => s + (r ? 1 / r : 0), 0) / ranks.length,
+});
+const fmt = (s) => `n=${s.n} hit@1 ${s.hit1.toFixed(2)} hit@3 ${s.hit3.toFixed(2)} MRR ${s.mrr.toFixed(2)}`;
+
+const table = {};
+const add = (key, v) => (table[key] ??= []).push(v);
+
+for (const q of set.locate) {
+  const cwd = trees[q.tree];
+  if (!cwd) continue;
+  const ours = await native.locate({ query: q.query, cwd, limit: 10 });
+  const r = rankOf(
+    ours.files.map((f) => f.path),
+    q.expect,
+  );
+  add(`locate ours ${q.tree}`, r);
+  add("locate ours all", r);
+  if (q.heldOut) add("locate ours held-out", r);
+  let line = `locate [${q.tree}] ${JSON.stringify(q.query)}: ours #${r || "-"} (${ours.elapsedMs.toFixed(0)} ms)`;
+  if (agentgrep) {
+    const a = rankOf(agentgrepFind(cwd, q.query).slice(0, 10), q.expect);
+    add(`locate agentgrep ${q.tree}`, a);
+    add("locate agentgrep all", a);
+    if (q.heldOut) add("locate agentgrep held-out", a);
+    line += `, agentgrep #${a || "-"}`;
+  }
+  if (verbose || !r || r > 3) console.log(line + (r === 1 ? "" : `; ours top: ${ours.files.slice(0, 3).map((f) => f.path).join(", ")}`));
+}
+
+const regionHit = (file, want) => !want || file?.regions?.some((g) => g.label.includes(want));
+for (const q of set.trace) {
+  const cwd = trees[q.tree];
+  if (!cwd) continue;
+  const ours = await native.trace({ query: q.query, cwd });
+  const best = ours.bestFile === q.expect && regionHit(ours.files[0], q.region);
+  const r = rankOf(
+    ours.files.map((f) => f.path),
+    q.expect,
+  );
+  add(`trace ours ${q.tree}`, best ? 1 : 0);
+  add("trace ours all", best ? 1 : 0);
+  if (q.heldOut) add("trace ours held-out", best ? 1 : 0);
+  add(`trace-rank ours all`, r);
+  let line = `trace [${q.tree}] ${q.query}: ours best ${best ? "ok" : `WRONG (${ours.bestFile})`}, rank #${r || "-"} (${ours.elapsedMs.toFixed(0)} ms)`;
+  if (agentgrep) {
+    const a = agentgrepTrace(cwd, q.query);
+    const ok = a.best === q.expect;
+    add(`trace agentgrep ${q.tree}`, ok ? 1 : 0);
+    add("trace agentgrep all", ok ? 1 : 0);
+    if (q.heldOut) add("trace agentgrep held-out", ok ? 1 : 0);
+    add(`trace-rank agentgrep all`, rankOf(a.files, q.expect));
+    line += `, agentgrep best ${ok ? "ok" : `WRONG (${a.best})`}`;
+  }
+  if (verbose || !best) console.log(line);
+}
+
+console.log("\n## quality");
+for (const [key, vals] of Object.entries(table)) {
+  if (key.startsWith("trace ")) {
+    console.log(`${key}: "best answer likely in" correct ${(vals.reduce((a, b) => a + b, 0) / vals.length).toFixed(2)} (n=${vals.length})`);
+  } else console.log(`${key}: ${fmt(score(vals))}`);
+}
+
+if (!args.includes("--no-speed") && trees.linux) {
+  console.log(`\n## speed on ${linux} (${runs} interleaved rounds, medians)`);
+  const cwd = trees.linux;
+  // One scan of the tree: a count of the subject over every file, drained.
+  const scan = (pattern) => async () => {
+    const s = native.grep({ pattern, path: cwd, literal: true, mode: "count", maxCount: 1e9 });
+    while (await s.nextBatch());
+  };
+  const cases = [
+    ["locate 'sched fair'", () => native.locate({ query: "sched fair", cwd })],
+    ["locate 'TcpCongestionControl cubic'", () => native.locate({ query: "TcpCongestionControl cubic", cwd })],
+    ["trace tcp_rcv_established defined", () => native.trace({ query: "subject:tcp_rcv_established relation:defined", cwd })],
+    ["scan: count tcp_rcv_established", scan("tcp_rcv_established")],
+    ["trace copy_process called_from", () => native.trace({ query: "subject:copy_process relation:called_from", cwd })],
+    ["scan: count copy_process", scan("copy_process")],
+  ];
+  const { medians, ratios } = await interleaved(
+    cases,
+    [
+      ["trace tcp_rcv_established defined", "scan: count tcp_rcv_established"],
+      ["trace copy_process called_from", "scan: count copy_process"],
+    ],
+    runs,
+  );
+  for (const [label, ms] of Object.entries(medians)) console.log(`${label}: ${ms.toFixed(1)} ms`);
+  for (const { a, b, ratio } of ratios) console.log(`${a} / ${b}: ${ratio.toFixed(2)}`);
+  void median;
+}
