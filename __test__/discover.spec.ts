@@ -6,7 +6,9 @@ import os from "node:os";
 import path from "node:path";
 import { runLocateTool } from "../extensions/lib/search/locate.mjs";
 import { runTraceTool } from "../extensions/lib/search/trace.mjs";
+import { offeredTools, startFakeOpenAIServer, toolResults } from "./helpers/fake-openai-server.ts";
 import { fauxAssistantMessage, fauxToolCall, runFauxSession } from "./helpers/faux-session.ts";
+import { hostAvailable, PI_HOSTS, runPi, toolEnds } from "./helpers/pi-cli.ts";
 import { native, packageRoot } from "./helpers/native.ts";
 import { runCommand } from "./helpers/run-command.ts";
 import { makeTree } from "./helpers/tree.ts";
@@ -80,5 +82,38 @@ describe("locate and trace", () => {
     const byId = new Map(run.toolResults.map((r) => [r.toolCallId, r]));
     assert.match(byId.get("l")?.text ?? "", /^query: auth status\ntop files: \d+\n\n1\. src\/auth\/mod\.rs/);
     assert.match(byId.get("t")?.text ?? "", /best answer likely in src\/auth\/mod\.rs/);
+  });
+
+  for (const host of [PI_HOSTS.legacy, PI_HOSTS.current]) {
+    test(`${host.label}: the real Pi CLI offers locate and trace, and the model gets their text`, { skip: hostAvailable(host) ? false : "host not installed" }, async (t) => {
+      const server = await startFakeOpenAIServer([
+        {
+          toolCalls: [
+            { id: "l1", name: "locate", arguments: { query: "auth status", pathsOnly: true } },
+            { id: "t1", name: "trace", arguments: { query: "subject:auth_status relation:called_from" } },
+          ],
+        },
+        { text: "done" },
+      ]);
+      t.after(() => server.close());
+      const run = await runPi({ host, baseUrl: server.baseUrl, prompt: "where is auth status used", cwd: tree.root });
+      assert.equal(run.timedOut, false);
+      assert.equal(run.code, 0, run.stderr);
+      const offered = offeredTools(server.requests[0]);
+      assert.ok(offered.includes("locate") && offered.includes("trace"), offered.join(","));
+      const results = toolResults(server.requests[1]);
+      assert.equal(results.get("l1")?.split("\n")[0], "src/auth/mod.rs");
+      assert.match(results.get("t1") ?? "", /best answer likely in src\/ui\/status_bar\.rs\n/);
+      assert.deepEqual(toolEnds(run).map((e) => [e.toolName, e.isError]).sort(), [["locate", false], ["trace", false]]);
+    });
+  }
+
+  test(`${PI_HOSTS.current.label}: disabledTools ["locate"] keeps locate from the model, trace stays`, { skip: hostAvailable(PI_HOSTS.current) ? false : "host not installed" }, async (t) => {
+    const server = await startFakeOpenAIServer([{ text: "ok" }]);
+    t.after(() => server.close());
+    const run = await runPi({ host: PI_HOSTS.current, baseUrl: server.baseUrl, prompt: "hi", cwd: tree.root, piUtilsSettings: { disabledTools: ["locate"] } });
+    assert.equal(run.code, 0, run.stderr);
+    const offered = offeredTools(server.requests[0]);
+    assert.ok(!offered.includes("locate") && offered.includes("trace"), offered.join(","));
   });
 });
