@@ -662,7 +662,10 @@ fn region_for(
     // Prose never defines code: a docs line such as `Using trace_printk() in
     // ...` has a definition's shape only by accident.
     let prose = role == Role::Docs;
-    let defines = symbol.is_some_and(|s| tokens::same_name(&s.name, subject))
+    // A heading named for the subject is about it, not its definition (as
+    // in locate).
+    let defines = symbol
+        .is_some_and(|s| s.kind != SymbolKind::Section && tokens::same_name(&s.name, subject))
         || (symbol.is_none()
             && !prose
             && outline.is_none_or(|o| o.symbols.is_empty())
@@ -773,6 +776,9 @@ fn region_for(
         acc.why
             .push(format!("{} words occur here", plan.query.relation.name()));
     }
+    if defines && acc.kind != RegionKind::Definition {
+        acc.bump(RegionKind::Definition, 20.0, "defines the subject".into());
+    }
     // `_printk` and `printk` are one identifier to the token layer, but a
     // definition spelt exactly as asked is the one the user means.
     if defines && symbol.is_some_and(|s| s.name == plan.query.subject) {
@@ -789,9 +795,6 @@ fn region_for(
     if defines && bodiless {
         acc.score -= 60.0;
         acc.why.push("a declaration without a body".into());
-    }
-    if defines && acc.kind != RegionKind::Definition {
-        acc.bump(RegionKind::Definition, 20.0, "defines the subject".into());
     }
     if calls > 0 && acc.kind != RegionKind::Callsite && relation != Some(Relation::CalledFrom) {
         acc.bump(RegionKind::Callsite, 10.0, "calls the subject".into());
