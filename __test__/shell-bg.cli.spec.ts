@@ -8,23 +8,7 @@ import path from "node:path";
 import { startFakeOpenAIServer, toolResults, type ChatRequest, type ScriptStep } from "./helpers/fake-openai-server.ts";
 import { hostAvailable, PI_HOSTS, type PiHost } from "./helpers/pi-cli.ts";
 import { runPiToExit, startPi } from "./helpers/pi-process.ts";
-
-function alive(pid: number): boolean {
-	try {
-		const stat = fs.readFileSync(`/proc/${pid}/stat`, "utf8");
-		return stat.slice(stat.lastIndexOf(")") + 2)[0] !== "Z";
-	} catch {
-		return false;
-	}
-}
-
-async function until(what: string, check: () => boolean, ms = 10_000): Promise<void> {
-	const end = Date.now() + ms;
-	while (!check()) {
-		if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-		await new Promise((r) => setTimeout(r, 20));
-	}
-}
+import { alive, killGroups, until } from "./helpers/run-command.ts";
 
 /** Temp project + agent dir (with pi-utils settings); every pid registered is group-killed afterwards. */
 function workspace(t: TestContext, shell: Record<string, unknown> = {}) {
@@ -36,13 +20,7 @@ function workspace(t: TestContext, shell: Record<string, unknown> = {}) {
 	fs.writeFileSync(path.join(agentDir, "pi-utils.json"), JSON.stringify({ shell: { killGraceMs: 500, ...shell } }));
 	const pids: number[] = [];
 	t.after(() => {
-		for (const pid of pids) {
-			try {
-				process.kill(-pid, "SIGKILL");
-			} catch {
-				// Gone.
-			}
-		}
+		killGroups(pids);
 		fs.rmSync(root, { recursive: true, force: true });
 	});
 	return { root, agentDir, cwd, pids };

@@ -1,4 +1,4 @@
-// The session-level job logic (extensions/lib/shell-jobs.ts), the bash backend (shell-runner.ts) and the
+// The session-level job logic (extensions/lib/shell/jobs.ts), the bash backend (runner.ts) and the
 // no-addon fallback registry, on real processes and the real native registry (no Pi session).
 import { test, type TestContext } from "node:test";
 import assert from "node:assert/strict";
@@ -7,29 +7,13 @@ import os from "node:os";
 import path from "node:path";
 import { native } from "./helpers/native.ts";
 import { DEFAULT_SETTINGS, type ShellSettings } from "../extensions/lib/settings.ts";
-import { openFallbackRegistry } from "../extensions/lib/shell-fallback.ts";
-import { ShellJobs, type JobsHost } from "../extensions/lib/shell-jobs.ts";
-import type { JobRegistry, ShellJob } from "../extensions/lib/shell-registry.ts";
-import { jobOperations } from "../extensions/lib/shell-runner.ts";
+import { openFallbackRegistry } from "../extensions/lib/shell/fallback.ts";
+import { ShellJobs, type JobsHost } from "../extensions/lib/shell/jobs.ts";
+import type { JobRegistry, ShellJob } from "../extensions/lib/shell/registry.ts";
+import { jobOperations } from "../extensions/lib/shell/runner.ts";
+import { alive, until } from "./helpers/run-command.ts";
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-async function until(what: string, check: () => boolean, ms = 10_000): Promise<void> {
-	const end = Date.now() + ms;
-	while (!check()) {
-		if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-		await sleep(10);
-	}
-}
-
-function alive(pid: number): boolean {
-	try {
-		const stat = fs.readFileSync(`/proc/${pid}/stat`, "utf8");
-		return stat.slice(stat.lastIndexOf(")") + 2)[0] !== "Z";
-	} catch {
-		return false;
-	}
-}
 
 interface Recorded {
 	host: JobsHost;

@@ -18,8 +18,8 @@ import {
 	sanitizeOutput,
 	truncateTail,
 	widgetLine,
-} from "../extensions/lib/shell-format.ts";
-import { commitJobId, idNumber, jobDirFor, nextJobId, type ShellJob, type ShellKillReport } from "../extensions/lib/shell-registry.ts";
+} from "../extensions/lib/shell/format.ts";
+import { commitJobId, idNumber, jobDirFor, nextJobId, type ShellJob, type ShellKillReport } from "../extensions/lib/shell/registry.ts";
 
 function job(over: Partial<ShellJob> = {}): ShellJob {
 	return {

@@ -9,6 +9,7 @@ import path from "node:path";
 import { spawnSync } from "node:child_process";
 import { native, packageRoot } from "./helpers/native.ts";
 import type { ShellRegistry } from "../index.d.ts";
+import { alive, killGroup, until } from "./helpers/run-command.ts";
 
 function procStat(pid: number): { state: string; ppid: number; sid: number; start: number } | null {
   try {
@@ -20,17 +21,14 @@ function procStat(pid: number): { state: string; ppid: number; sid: number; star
   }
 }
 
-const alive = (pid: number) => {
-  const s = procStat(pid);
-  return s !== null && s.state !== "Z";
-};
 
-async function until(what: string, f: () => boolean, ms = 10_000): Promise<void> {
-  const end = Date.now() + ms;
-  while (!f()) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 10));
-  }
+/** Blocks TERM, CONT, HUP and INT, prints its pid, sleeps: whatever a kill sends it stays pending. */
+const BLOCKING_SLEEPER = `exec perl -MPOSIX -e 'sigprocmask(SIG_BLOCK, POSIX::SigSet->new(SIGTERM, SIGCONT, SIGHUP, SIGINT)); $| = 1; print "$$\\n"; sleep 300'`;
+
+/** Signals sent to `pid` and not yet delivered (`SigPnd | ShdPnd` of /proc/<pid>/status). */
+function pendingSignals(pid: number): bigint {
+  const status = fs.readFileSync(`/proc/${pid}/status`, "utf8");
+  return [...status.matchAll(/^(?:SigPnd|ShdPnd):\s*([0-9a-f]+)$/gm)].reduce((a, m) => a | BigInt(`0x${m[1]}`), 0n);
 }
 
 /** A temp dir with a registry in it; every job still running is killed and the dir removed afterwards. */
@@ -110,7 +108,10 @@ test("a job that ignores SIGTERM is gone after the grace", async (t) => {
 
 test("a reused pid is lost and the process behind it is never signalled", async (t) => {
   const { root, reg, log } = setup(t);
-  const job = reg.spawn({ command: "sleep 300", cwd: root, logPath: log("r") });
+  // It blocks the signals a kill sends first, so anything sent stays pending where /proc shows it.
+  const job = reg.spawn({ command: BLOCKING_SLEEPER, cwd: root, logPath: log("r") });
+  await until("the sleeper to block its signals", () => reg.tail(job.id).text.endsWith("\n"));
+  const sleeper = Number(reg.tail(job.id).text.trim());
   // An earlier process's sidecar whose record names this pid with another start time.
   const sidecar = fs.readFileSync(reg.sidecarPath, "utf8").replace(`"startTicks":${job.startTicks}`, `"startTicks":${job.startTicks! - 7}`);
   const other = path.join(root, "other", "jobs.json");
@@ -123,8 +124,8 @@ test("a reused pid is lost and the process behind it is never signalled", async 
   const report = await later.kill(job.id, { graceMs: 100 });
   assert.equal(report.outcome, "refused");
   assert.equal(report.sentTerm, false);
-  await new Promise((r) => setTimeout(r, 200));
-  assert.equal(alive(job.pid), true, "the real process must live");
+  assert.equal(pendingSignals(sleeper), 0n, "nothing was sent to the real process");
+  assert.equal(alive(job.pid) && alive(sleeper), true, "the real process must live");
   assert.equal(procStat(job.pid)!.start, job.startTicks);
   assert.equal((await reg.kill(job.id, { graceMs: 1000 })).outcome, "killed");
 });
@@ -290,8 +291,10 @@ test("watch hears each ending once, and a throwing callback does not crash the h
   });
   const job = reg.spawn({ command: "exit 4", cwd: root, logPath: log("w") });
   await until("the callback", () => heard.length > 0);
-  await new Promise((r) => setTimeout(r, 100));
-  assert.deepEqual(heard, [`${job.id}:exited:4`]);
+  // A second ending is heard after any repeat of the first would have been (one refresh covers all jobs).
+  const next = reg.spawn({ command: "exit 5", cwd: root, logPath: log("w2") });
+  await until("the second callback", () => heard.length > 1);
+  assert.deepEqual(heard, [`${job.id}:exited:4`, `${next.id}:exited:5`]);
   assert.equal(uncaught, 0);
 });
 
@@ -316,7 +319,7 @@ test("a watched registry does not keep a Node process alive", (t) => {
   const child = spawnSync(process.execPath, ["-e", script], { encoding: "utf8", timeout: 10_000 });
   const jobPid = Number(child.stdout.trim());
   t.after(() => {
-    if (jobPid > 1) process.kill(-jobPid, "SIGKILL");
+    killGroup(jobPid);
   });
   assert.equal(child.status, 0, child.stderr);
   assert.ok(Date.now() - started < 5000, "node exited without waiting for the 30 s job");

@@ -1,17 +1,17 @@
 // shell-bg: Pi's `bash` with background jobs, plus `shell_status`, `shell_kill`, `/shell-bg`, a widget and
 // follow-up messages. The tool surface follows @pify/shell-background (MIT, pifydev/shell-background); the
-// processes are owned by the native registry (extensions/lib/shell-registry.ts), so jobs survive /reload,
+// processes are owned by the native registry (extensions/lib/shell/registry.ts), so jobs survive /reload,
 // are reconciled after a restart and are never confused with strangers. This file only wires Pi's API to
-// extensions/lib/shell-*.ts.
+// extensions/lib/shell/.
 import type { AgentToolResult, ExtensionAPI, ExtensionContext } from "@mariozechner/pi-coding-agent";
 import { createBashToolDefinition, getAgentDir, getShellConfig, SettingsManager } from "@mariozechner/pi-coding-agent";
 import { Type } from "typebox";
 import { loadNative } from "./lib/native.mjs";
 import { agentDir, isToolEnabled, loadSettings, takeWarningsOnce } from "./lib/settings.ts";
-import { completeShellBgArgs, movedText, parseShellBgArgs, SHELL_BG_USAGE, startedText, widgetLine } from "./lib/shell-format.ts";
-import { MAX_WAIT_SEC, ShellJobs, type JobsHost } from "./lib/shell-jobs.ts";
-import { jobDirFor, jobRegistryExists, nativeRegistryAvailable, openJobRegistry, type ShellJob } from "./lib/shell-registry.ts";
-import { jobOperations, type RunOutcome } from "./lib/shell-runner.ts";
+import { completeShellBgArgs, movedText, parseShellBgArgs, SHELL_BG_USAGE, startedText, widgetLine } from "./lib/shell/format.ts";
+import { MAX_WAIT_SEC, ShellJobs, type JobsHost } from "./lib/shell/jobs.ts";
+import { jobDirFor, jobRegistryExists, nativeRegistryAvailable, openJobRegistry, type ShellJob } from "./lib/shell/registry.ts";
+import { jobOperations, type RunOutcome } from "./lib/shell/runner.ts";
 
 const WIDGET = "shell-bg";
 const MESSAGE_TYPE = "shell-bg";

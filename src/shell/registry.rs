@@ -10,10 +10,13 @@
 //! Node reaps its own children by pid too, and a global reaper would steal
 //! their statuses. While our child is unreaped its pid cannot be reused, so
 //! the group may be signalled without a race; reaping and signalling take
-//! the same lock. Killing lives in `kill.rs`, on the same struct.
+//! the same lock. Killing lives in `kill.rs`, which reaches a job only
+//! through [`Registry::with_job`]: the lock, the refresh before and the
+//! save and announcements after stay here, in one file.
 
 use super::identity::{self, Verdict};
 use super::job::{self, EndEvidence, JobRecord, JobState, JobView};
+use super::kill::{self, KillReport};
 use super::log::{self, Keep, LogChunk};
 use super::pidfd::PidFd;
 use super::{monitor, reconcile, sidecar, spawn, ShellError};
@@ -63,11 +66,11 @@ pub(super) struct Job {
     line: Option<(JobRecord, String)>,
 }
 
-pub(super) struct Inner {
-    pub(super) jobs: Vec<Job>,
+struct Inner {
+    jobs: Vec<Job>,
     save_error: Option<String>,
     /// Jobs that left `running` under the lock and are yet to be announced.
-    pub(super) ended: Vec<JobView>,
+    ended: Vec<JobView>,
 }
 
 pub struct Registry {
@@ -266,6 +269,44 @@ impl Registry {
         Ok(v)
     }
 
+    /// SIGTERM to the group and to escaped descendants, up to `grace` for
+    /// them to go, SIGKILL to whatever is left, then up to 2 s to confirm.
+    /// Blocks for that long: call it off the JS thread.
+    pub fn kill(&self, id: &str, grace: Duration) -> Result<KillReport, ShellError> {
+        kill::kill(self, id, grace, false)
+    }
+
+    /// Runs `f` on job `id` under the lock, the job brought up to date
+    /// first; afterwards the sidecar is rewritten if the record changed, and
+    /// an ending (seen by the refresh or caused by `f`) is announced once.
+    /// This is how `kill.rs` acts on a job between its signals.
+    pub(super) fn with_job<R>(
+        &self,
+        id: &str,
+        f: impl FnOnce(&mut Job) -> R,
+    ) -> Result<R, ShellError> {
+        let mut g = self.locked();
+        let job = find_mut(&mut g.jobs, id)?;
+        let mut ended = refresh(job);
+        let before = job.rec.clone();
+        let out = f(job);
+        ended |= before.is_running() && !job.rec.is_running();
+        let changed = job.rec != before;
+        if ended {
+            let v = view(job);
+            g.ended.push(v);
+        } else if changed {
+            self.save(&mut g);
+        }
+        self.release(g);
+        Ok(out)
+    }
+
+    /// Whether job `id` still counts as running, after a fresh check.
+    pub(super) fn is_running(&self, id: &str) -> bool {
+        self.get(id).is_some_and(|v| v.record.is_running())
+    }
+
     pub fn get(&self, id: &str) -> Option<JobView> {
         self.sync();
         let g = self.locked();
@@ -406,11 +447,11 @@ impl Registry {
         Ok(())
     }
 
-    pub(super) fn locked(&self) -> MutexGuard<'_, Inner> {
+    fn locked(&self) -> MutexGuard<'_, Inner> {
         self.inner.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    pub(super) fn save(&self, g: &mut Inner) {
+    fn save(&self, g: &mut Inner) {
         for j in g.jobs.iter_mut() {
             if !matches!(&j.line, Some((rec, _)) if *rec == j.rec) {
                 j.line = Some((j.rec.clone(), sidecar::record_line(&j.rec)));
@@ -458,7 +499,7 @@ impl Registry {
 
     /// Unlocks; if jobs ended meanwhile, first persists and wakes waiters,
     /// then tells the listener (outside the lock, so it may call back in).
-    pub(super) fn release(&self, mut g: MutexGuard<'_, Inner>) {
+    fn release(&self, mut g: MutexGuard<'_, Inner>) {
         if g.ended.is_empty() {
             return;
         }
@@ -516,7 +557,7 @@ impl Registry {
             let _ = std::thread::Builder::new()
                 .name("pi-utils-timeout".into())
                 .spawn(move || {
-                    let _ = reg.kill_job(&id, TIMEOUT_GRACE, true);
+                    let _ = kill::kill(&reg, &id, TIMEOUT_GRACE, true);
                 });
         }
     }
@@ -545,19 +586,19 @@ fn next_id(jobs: &[Job]) -> String {
     format!("bg-{}", max + 1)
 }
 
-pub(super) fn find<'a>(jobs: &'a [Job], id: &str) -> Result<&'a Job, ShellError> {
+fn find<'a>(jobs: &'a [Job], id: &str) -> Result<&'a Job, ShellError> {
     jobs.iter()
         .find(|j| j.rec.id == id)
         .ok_or_else(|| ShellError::UnknownJob(id.to_string()))
 }
 
-pub(super) fn find_mut<'a>(jobs: &'a mut [Job], id: &str) -> Result<&'a mut Job, ShellError> {
+fn find_mut<'a>(jobs: &'a mut [Job], id: &str) -> Result<&'a mut Job, ShellError> {
     jobs.iter_mut()
         .find(|j| j.rec.id == id)
         .ok_or_else(|| ShellError::UnknownJob(id.to_string()))
 }
 
-pub(super) fn view(job: &Job) -> JobView {
+fn view(job: &Job) -> JobView {
     let end = job.rec.ended_at_ms.unwrap_or_else(super::now_ms);
     JobView {
         log_bytes: std::fs::metadata(&job.rec.log_path)
@@ -570,7 +611,7 @@ pub(super) fn view(job: &Job) -> JobView {
 }
 
 /// Brings one job's state up to date; true if it just left `running`.
-pub(super) fn refresh(job: &mut Job) -> bool {
+fn refresh(job: &mut Job) -> bool {
     let mut unreaped = false;
     if job.child {
         let mut status = 0;

@@ -1,4 +1,4 @@
-//! Whole-module tests with real processes, one per fault the issue lists.
+//! Whole-module tests with real processes, one per fault a job can meet.
 //! They share one lock: they count file descriptors and children of this
 //! process, which parallel tests would disturb.
 
@@ -217,10 +217,40 @@ fn a_job_ignoring_sigterm_is_gone_after_the_grace() {
     assert!(!alive(v.record.pid));
 }
 
+/// A command that blocks the signals a kill sends first (TERM, CONT, HUP,
+/// INT), prints its pid and sleeps: whatever is sent to it stays pending,
+/// so "nothing was sent" is read from the kernel at once instead of being
+/// inferred from the process surviving a pause.
+const BLOCKING_SLEEPER: &str = "exec perl -MPOSIX -e 'sigprocmask(SIG_BLOCK, POSIX::SigSet->new(SIGTERM, SIGCONT, SIGHUP, SIGINT)); $| = 1; print \"$$\\n\"; sleep 300'";
+
+/// Signals sent to `pid` and not yet delivered (`SigPnd | ShdPnd`).
+fn pending_signals(pid: i32) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+    status
+        .lines()
+        .filter_map(|l| {
+            l.strip_prefix("SigPnd:")
+                .or_else(|| l.strip_prefix("ShdPnd:"))
+        })
+        .filter_map(|v| u64::from_str_radix(v.trim(), 16).ok())
+        .fold(0, |a, b| a | b)
+}
+
 #[test]
 fn a_reused_pid_is_lost_and_the_real_process_is_never_signalled() {
     let f = Fixture::new();
-    let job = f.reg.spawn(f.req("sleep 300")).unwrap().record;
+    let job = f.reg.spawn(f.req(BLOCKING_SLEEPER)).unwrap().record;
+    until("the sleeper to block its signals", || {
+        !f.reg.tail(&job.id, None, 100).unwrap().text.is_empty()
+    });
+    let sleeper: i32 = f
+        .reg
+        .tail(&job.id, None, 100)
+        .unwrap()
+        .text
+        .trim()
+        .parse()
+        .unwrap();
     let real_start = identity::proc_info(job.pid).unwrap().start;
     f.reg.tamper_start_ticks(&job.id, real_start + 12345);
 
@@ -228,19 +258,21 @@ fn a_reused_pid_is_lost_and_the_real_process_is_never_signalled() {
     assert_eq!(report.outcome, KillOutcome::Refused);
     assert!(!report.sent_term && !report.sent_kill);
     assert_eq!(f.reg.get(&job.id).unwrap().record.state, JobState::Lost);
-    std::thread::sleep(Duration::from_millis(200));
-    assert!(
-        alive(job.pid),
-        "the process behind the reused pid must live"
-    );
+    assert_eq!(pending_signals(sleeper), 0, "nothing was sent to the job");
+    assert!(alive(job.pid) && alive(sleeper));
     assert_eq!(identity::proc_info(job.pid).unwrap().start, real_start);
 
     // The same through a sidecar another process wrote: a stranger's pid.
-    let mut stranger = std::process::Command::new("sleep")
-        .arg("300")
+    let mut stranger = std::process::Command::new("sh")
+        .args(["-c", BLOCKING_SLEEPER])
+        .stdout(std::process::Stdio::null())
         .spawn()
         .unwrap();
     let spid = stranger.id() as i32;
+    until("the stranger to block its signals", || {
+        std::fs::read_to_string(format!("/proc/{spid}/status"))
+            .is_ok_and(|s| s.contains("SigBlk:\t0000000000024003"))
+    });
     let mut rec = job.clone();
     rec.id = "bg-9".into();
     rec.pid = spid;
@@ -261,6 +293,7 @@ fn a_reused_pid_is_lost_and_the_real_process_is_never_signalled() {
             .outcome,
         KillOutcome::Refused
     );
+    assert_eq!(pending_signals(spid), 0, "nothing was sent to the stranger");
     assert!(alive(spid));
 
     stranger.kill().unwrap();
@@ -451,8 +484,12 @@ fn the_listener_hears_each_ending_once() {
     let id = f.reg.spawn(f.req("sleep 0.1")).unwrap().record.id;
     until("the listener", || !heard.lock().unwrap().is_empty());
     f.reg.list();
-    std::thread::sleep(Duration::from_millis(100));
-    assert_eq!(*heard.lock().unwrap(), vec![id]);
+    // A later ending is heard after any repeat of the first would have been:
+    // both go through the same refresh of every job.
+    let next = f.reg.spawn(f.req("true")).unwrap().record.id;
+    until("the second ending", || heard.lock().unwrap().len() >= 2);
+    f.reg.list();
+    assert_eq!(*heard.lock().unwrap(), vec![id, next]);
 }
 
 #[test]

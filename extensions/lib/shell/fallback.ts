@@ -16,7 +16,7 @@ import type {
 	ShellTailOptions,
 	ShellWaitOptions,
 	ShellWaitResult,
-} from "../../index.js";
+} from "../../../index.js";
 
 const DEFAULT_GRACE_MS = 3000;
 const DEFAULT_READ = 65536;

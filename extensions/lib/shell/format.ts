@@ -1,8 +1,8 @@
 // Text the shell-bg tools, command, widget and follow-ups show. Pure: no Pi import, no I/O, so every wording
 // is unit-tested and one change of phrasing happens in one place.
-import type { ShellJob, ShellKillReport } from "./shell-registry.ts";
+import type { ShellJob, ShellKillReport } from "./registry.ts";
 
-import { DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, formatSize } from "./truncate.mjs";
+import { DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, formatSize, type TruncationResult } from "../truncate.mjs";
 
 // Re-exported so shell-bg's callers keep one import; the values and Pi's size format live in truncate.mjs.
 export { DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, formatSize };
@@ -55,16 +55,8 @@ export function lastLine(text: string): string {
 	return "";
 }
 
-export interface TailTruncation {
-	content: string;
-	truncated: boolean;
-	truncatedBy: "lines" | "bytes" | null;
-	totalLines: number;
-	totalBytes: number;
-	outputLines: number;
-	outputBytes: number;
-	lastLinePartial: boolean;
-}
+/** Pi's truncation result without the fields its head-side variant adds. */
+export type TailTruncation = Omit<TruncationResult, "firstLineExceedsLimit" | "maxLines" | "maxBytes">;
 
 /** Pi's `truncateTail` (0.73.1, MIT): the last whole lines within both limits; one over-long line is cut from its start. */
 export function truncateTail(content: string, maxLines: number = DEFAULT_MAX_LINES, maxBytes: number = DEFAULT_MAX_BYTES): TailTruncation {

@@ -3,8 +3,8 @@
 // file. Pi keeps doing the text, truncation, temp-file spill, footers and error messages; the job can move to
 // the background without being restarted, because it never depended on this call's pipes.
 import { closeSync, existsSync, fstatSync, openSync, readSync } from "node:fs";
-import type { ShellJob } from "./shell-registry.ts";
-import type { ShellJobs } from "./shell-jobs.ts";
+import type { ShellJob } from "./registry.ts";
+import type { ShellJobs } from "./jobs.ts";
 
 /** Pi's `BashOperations.exec` options (structurally; extensions/lib does not import Pi). */
 export interface ExecOptions {

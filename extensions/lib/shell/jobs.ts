@@ -7,7 +7,7 @@ import { createReadStream, createWriteStream, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pipeline } from "node:stream/promises";
-import type { ShellSettings } from "./settings.ts";
+import type { ShellSettings } from "../settings.ts";
 import {
 	DEFAULT_MAX_BYTES,
 	DEFAULT_MAX_LINES,
@@ -22,8 +22,8 @@ import {
 	refusalText,
 	sanitizeOutput,
 	truncateTail,
-} from "./shell-format.ts";
-import { commitJobId, logPathFor, nextJobId, type JobRegistry, type ShellJob, type ShellKillReport, type ShellLogChunk } from "./shell-registry.ts";
+} from "./format.ts";
+import { commitJobId, logPathFor, nextJobId, type JobRegistry, type ShellJob, type ShellKillReport, type ShellLogChunk } from "./registry.ts";
 
 export interface JobsHost {
 	/** False where a message could no longer reach the model (print mode after its last turn). */
