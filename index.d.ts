@@ -614,6 +614,28 @@ export interface ShellJob {
   /** Why the state is what it is, when that is not obvious (lost, unknown status). */
   note?: string
   meta?: string
+  /**
+   * How the job's processes are found: `process-tree` (its group, session
+   * and descendants, and every process carrying its `PI_UTILS_JOB` marker,
+   * each checked by pid + start time + boot id).
+   */
+  tracking: string
+  /**
+   * Set once the job's main process ended. The job stays `running` while
+   * anything it started lives (`alive`); these keep how the main process
+   * ended, and become the job's own `exitCode`/`signal` once all is gone.
+   */
+  leaderEndedAtMs?: number
+  leaderExitCode?: number
+  leaderSignal?: string
+  /** What keeps a job running after its main process ended, as last seen. */
+  alive: Array<ShellJobProcess>
+}
+
+export interface ShellJobProcess {
+  pid: number
+  /** Its command line, cut to 120 bytes (empty where the platform hides it). */
+  command: string
 }
 
 export interface ShellKillOptions {
@@ -717,6 +739,11 @@ export interface ShellWaitOptions {
   timeoutMs?: number
   /** Resolves the wait early with `cancelled` (the job is not touched). */
   signal?: AbortSignal
+  /**
+   * `job` (default): until the job and everything it started are gone;
+   * `leader`: until its main process ended (a foreground command has returned).
+   */
+  until?: 'job' | 'leader'
 }
 
 export interface ShellWaitResult {

@@ -12,8 +12,13 @@ import {
 	describeState,
 	formatDuration,
 	jobTable,
+	followHint,
 	killLine,
+	leftRunningText,
+	movedText,
 	parseMeta,
+	refusalText,
+	startedText,
 	parseShellBgArgs,
 	sanitizeOutput,
 	truncateTail,
@@ -41,6 +46,8 @@ function job(over: Partial<ShellJob> = {}): ShellJob {
 		adopted: false,
 		killRequested: false,
 		timedOut: false,
+		tracking: "process-tree",
+		alive: [],
 		...over,
 	};
 }
@@ -153,4 +160,36 @@ test("job ids never repeat, even after the highest ones were forgotten", (t) => 
 	assert.equal(fs.readFileSync(path.join(dir, "next-id"), "utf8"), "5\n", "never lowered");
 	assert.equal(idNumber("bg-17"), 17);
 	assert.equal(idNumber("job"), 0);
+});
+
+test("a job its main process left running says what is still alive, and how it ended at last", () => {
+	const left = job({ leaderEndedAtMs: 5_000, leaderExitCode: 0, alive: [{ pid: 1234, command: "sleep 77" }] });
+	assert.equal(describeState(left), "running for 12s (its main process exited with code 0; 1 process it started is still running (pid 1234: sleep 77))");
+	assert.equal(leftRunningText({ ...left, id: "bg-3" }), "1 process it started is still running (pid 1234: sleep 77) — tracked as bg-3; read it with shell_status, stop it with shell_kill");
+	const many = job({ leaderEndedAtMs: 5_000, leaderSignal: "SIGTERM", alive: [1, 2, 3, 4, 5].map((pid) => ({ pid, command: "" })) });
+	assert.equal(describeState(many), "running for 12s (its main process was killed by SIGTERM; 5 processes it started are still running (pid 1, pid 2, pid 3, and 2 more))");
+	const ended = job({ state: "exited", exitCode: 0, leaderExitCode: 0, leaderEndedAtMs: 5_000, endedAtMs: 8_000, runtimeMs: 8_000 });
+	assert.equal(describeState(ended), "exited with code 0 after 8.0s (its main process exited with code 0 earlier; what it started ran on)");
+	assert.equal(describeState(job({ state: "exited", exitCode: 0, leaderExitCode: 0, leaderEndedAtMs: 8_000, endedAtMs: 8_000, runtimeMs: 8_000 })), "exited with code 0 after 8.0s");
+});
+
+test("hints name shell_status and shell_kill only when those tools are enabled", () => {
+	const j = job({ leaderEndedAtMs: 1, leaderExitCode: 0, alive: [{ pid: 9, command: "sleep 9" }] });
+	const texts = (tools: { status: boolean; kill: boolean }) => [
+		followHint("bg-1", tools),
+		startedText(j, { headless: true, tools }),
+		movedText(j, { afterSec: 5, tools }),
+		leftRunningText(j, tools),
+		refusalText([j], 1, tools),
+	].join("\n");
+	const none = texts({ status: false, kill: false });
+	assert.doesNotMatch(none, /shell_status|shell_kill/);
+	assert.equal(followHint("bg-1", { status: false, kill: false }), "");
+	const statusOnly = texts({ status: true, kill: false });
+	assert.match(statusOnly, /shell_status/);
+	assert.doesNotMatch(statusOnly, /shell_kill/);
+	const killOnly = texts({ status: false, kill: true });
+	assert.match(killOnly, /shell_kill/);
+	assert.doesNotMatch(killOnly, /shell_status/);
+	assert.equal(leftRunningText(j, { status: false, kill: false }), "1 process it started is still running (pid 9: sleep 9) — tracked as bg-1");
 });

@@ -78,19 +78,25 @@ test("unwritable log dir: clear error, no job", (t) => {
   assert.deepEqual(reg.list(), []);
 });
 
-test("a daemon forked by a job that exited is found and killed", async (t) => {
+test("a daemon its job's main process left keeps the job running, is listed, and is killed with it", async (t) => {
   const { root, reg, log } = setup(t);
   const pidFile = path.join(root, "daemon.pid");
   const job = reg.spawn({ command: `setsid sleep 300 >/dev/null 2>&1 & echo $! > ${pidFile}`, cwd: root, logPath: log("d") });
-  const { job: done } = await reg.wait(job.id, { timeoutMs: 10_000 });
-  assert.equal(done.state, "exited");
+  const { job: left } = await reg.wait(job.id, { until: "leader", timeoutMs: 10_000 });
+  assert.equal(left.state, "running");
+  assert.equal(left.leaderExitCode, 0);
   const daemon = Number(fs.readFileSync(pidFile, "utf8"));
+  assert.deepEqual(left.alive, [{ pid: daemon, command: "sleep 300" }]);
+  const { timedOut } = await reg.wait(job.id, { timeoutMs: 50 });
+  assert.equal(timedOut, true, "a wait for the whole job is still waiting");
   await until("the daemon to leave the job's session", () => alive(daemon) && procStat(daemon)!.sid !== job.pid);
   const report = await reg.kill(job.id, { graceMs: 2000 });
   assert.equal(report.outcome, "killed");
   assert.deepEqual(report.escapees, [daemon]);
   assert.deepEqual(report.survivors, []);
-  await until("the daemon to die", () => !alive(daemon));
+  assert.equal(report.job.state, "signalled");
+  assert.equal(report.job.leaderExitCode, 0, "how the main process ended is kept");
+  assert.equal(alive(daemon), false);
 });
 
 test("a job that ignores SIGTERM is gone after the grace", async (t) => {

@@ -8,7 +8,7 @@ import { createBashToolDefinition, getAgentDir, getShellConfig, SettingsManager 
 import { Type } from "typebox";
 import { loadNative } from "./lib/native.mjs";
 import { agentDir, isToolEnabled, loadSettings, takeWarningsOnce } from "./lib/settings.ts";
-import { completeShellBgArgs, movedText, parseShellBgArgs, SHELL_BG_USAGE, startedText, widgetLine } from "./lib/shell/format.ts";
+import { completeShellBgArgs, leftRunningText, movedText, parseShellBgArgs, SHELL_BG_USAGE, startedText, widgetLine } from "./lib/shell/format.ts";
 import { MAX_WAIT_SEC, ShellJobs, type JobsHost } from "./lib/shell/jobs.ts";
 import { jobDirFor, jobRegistryExists, nativeRegistryAvailable, openJobRegistry, type ShellJob } from "./lib/shell/registry.ts";
 import { jobOperations, type RunOutcome } from "./lib/shell/runner.ts";
@@ -95,6 +95,9 @@ export default function shellBg(pi: ExtensionAPI): void {
 			}
 		},
 		changed: () => refreshWidget(),
+		get tools() {
+			return { status: enabled("shell_status"), kill: enabled("shell_kill") };
+		},
 	};
 
 	function refreshWidget(): void {
@@ -218,12 +221,17 @@ export default function shellBg(pi: ExtensionAPI): void {
 				const def = createBashToolDefinition(ctx.cwd, { operations, commandPrefix: piShell.commandPrefix, shellPath: piShell.shellPath });
 				const result = (await def.execute(toolCallId, { command: params.command, timeout }, signal, onUpdate, ctx)) as AgentToolResult<unknown>;
 				if (outcome.started) {
-					const text = startedText(outcome.started, { timeoutSec: timeout, headless: !ctx.hasUI });
+					const text = startedText(outcome.started, { timeoutSec: timeout, headless: !ctx.hasUI, tools: host.tools });
 					return { content: [{ type: "text", text }], details: { shellBg: backgroundDetails(outcome.started, false) } };
 				}
 				if (outcome.moved) {
-					const text = `${textOf(result).replace(/\n+$/, "")}\n\n${movedText(outcome.moved, { afterSec: s.autoBackgroundAfterSec, timeoutSec: timeout })}`;
+					const text = `${textOf(result).replace(/\n+$/, "")}\n\n${movedText(outcome.moved, { afterSec: s.autoBackgroundAfterSec, timeoutSec: timeout, tools: host.tools })}`;
 					const details = { ...(result.details as object | undefined), shellBg: backgroundDetails(outcome.moved, true) };
+					return { content: [{ type: "text", text }], details };
+				}
+				if (outcome.leftRunning) {
+					const text = `${textOf(result).replace(/\n+$/, "")}\n\n${leftRunningText(outcome.leftRunning, host.tools)}`;
+					const details = { ...(result.details as object | undefined), shellBg: backgroundDetails(outcome.leftRunning, true) };
 					return { content: [{ type: "text", text }], details };
 				}
 				return result;

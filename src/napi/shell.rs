@@ -9,7 +9,9 @@ use super::signal::check_and_subscribe;
 use crate::search::CancelToken;
 use crate::shell::job::signal_name;
 use crate::shell::log::{self, Keep, LogChunk};
-use crate::shell::{self, JobView, KillOutcome, Registry, ShellError, SpawnRequest, WaitEnd};
+use crate::shell::{
+    self, JobView, KillOutcome, Registry, ShellError, SpawnRequest, WaitEnd, WaitFor,
+};
 use napi::bindgen_prelude::*;
 use napi::threadsafe_function::{ThreadsafeFunctionCallMode, UnknownReturnValue};
 use napi_derive::napi;
@@ -129,6 +131,25 @@ pub struct ShellJob {
     /// Why the state is what it is, when that is not obvious (lost, unknown status).
     pub note: Option<String>,
     pub meta: Option<String>,
+    /// How the job's processes are found: `process-tree` (its group, session
+    /// and descendants, and every process carrying its `PI_UTILS_JOB` marker,
+    /// each checked by pid + start time + boot id).
+    pub tracking: String,
+    /// Set once the job's main process ended. The job stays `running` while
+    /// anything it started lives (`alive`); these keep how the main process
+    /// ended, and become the job's own `exitCode`/`signal` once all is gone.
+    pub leader_ended_at_ms: Option<f64>,
+    pub leader_exit_code: Option<i32>,
+    pub leader_signal: Option<String>,
+    /// What keeps a job running after its main process ended, as last seen.
+    pub alive: Vec<ShellJobProcess>,
+}
+
+#[napi(object)]
+pub struct ShellJobProcess {
+    pub pid: i32,
+    /// Its command line, cut to 120 bytes (empty where the platform hides it).
+    pub command: String,
 }
 
 fn job_out(v: JobView) -> ShellJob {
@@ -160,6 +181,18 @@ fn job_out(v: JobView) -> ShellJob {
         timeout_ms: r.timeout_ms.map(|t| t as f64),
         note: r.note,
         meta: r.meta,
+        tracking: r.tracking,
+        leader_ended_at_ms: r.leader_ended_at_ms.map(|t| t as f64),
+        leader_exit_code: r.leader_exit_code,
+        leader_signal: r.leader_signal.map(signal_name),
+        alive: r
+            .members
+            .into_iter()
+            .map(|m| ShellJobProcess {
+                pid: m.pid,
+                command: m.command,
+            })
+            .collect(),
     }
 }
 
@@ -224,6 +257,10 @@ pub struct ShellWaitOptions<'a> {
     /// Resolves the wait early with `cancelled` (the job is not touched).
     #[napi(ts_type = "AbortSignal")]
     pub signal: Option<Object<'a>>,
+    /// `job` (default): until the job and everything it started are gone;
+    /// `leader`: until its main process ended (a foreground command has returned).
+    #[napi(ts_type = "'job' | 'leader'")]
+    pub until: Option<String>,
 }
 
 #[napi(object)]
@@ -337,6 +374,14 @@ impl ShellRegistry {
     ) -> Result<PromiseRaw<'env, ShellWaitResult>> {
         self.known(&id)?;
         let timeout = millis("timeoutMs", options.as_ref().and_then(|o| o.timeout_ms))?;
+        let what = match parse_choice(
+            "until",
+            &options.as_ref().and_then(|o| o.until.clone()),
+            &["job", "leader"],
+        )? {
+            Some("leader") => WaitFor::Leader,
+            _ => WaitFor::Job,
+        };
         let cancel = CancelToken::new(None);
         check_and_subscribe(
             env,
@@ -347,7 +392,7 @@ impl ShellRegistry {
         env.spawn_future(async move {
             let joined = napi::tokio::task::spawn_blocking(move || {
                 std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                    reg.wait(&id, timeout, &|| cancel.is_stopped())
+                    reg.wait_for(&id, what, timeout, &|| cancel.is_stopped())
                 }))
             })
             .await;

@@ -7,7 +7,9 @@
 //! is not touched; a `lost` one is never signalled.
 //!
 //! A job's processes are its group (and session) while the leader lives,
-//! its descendants, and anything carrying its environment marker: a daemon
+//! its descendants, the processes the registry tracks since the leader
+//! ended (each by pid and start time), and anything carrying its
+//! environment marker: a daemon
 //! that called `setsid` and was re-parented to init is still found by the
 //! marker. Every candidate must have started no earlier than the job, on
 //! this boot; processes found only by group, session or parentage count only
@@ -24,7 +26,7 @@ use super::identity::{self, ProcInfo, Verdict};
 use super::job::{JobRecord, JobState, JobView};
 use super::pidfd::PidFd;
 use super::reconcile;
-use super::registry::{Job, Registry};
+use super::registry::{member_info, Job, Registry};
 use super::spawn;
 use super::ShellError;
 use std::collections::HashMap;
@@ -59,7 +61,7 @@ pub struct KillReport {
     pub job: JobView,
 }
 
-fn target_of(rec: &JobRecord) -> Target {
+pub(super) fn target_of(rec: &JobRecord) -> Target {
     Target {
         pid: rec.pid,
         pgid: rec.pgid,
@@ -96,7 +98,7 @@ pub(super) fn kill(
         let target = target_of(&job.rec);
         let members = match stop {
             Some(_) => Vec::new(),
-            None => processes_of(&target, leader_alive),
+            None => with_tracked(processes_of(&target, leader_alive), &job.rec),
         };
         let stop =
             stop.or((!leader_alive && members.is_empty()).then_some(KillOutcome::AlreadyEnded));
@@ -146,7 +148,7 @@ pub(super) fn kill(
             // Members found earlier stay ours while their identity holds;
             // the rescan adds what was started during the grace.
             members.retain(alive);
-            for m in processes_of(&target, leader_alive) {
+            for m in with_tracked(processes_of(&target, leader_alive), &job.rec) {
                 if !members.iter().any(|k| k.pid == m.pid) {
                     members.push(m);
                 }
@@ -200,6 +202,17 @@ fn term_again(reg: &Registry, id: &str, target: &Target) {
     });
 }
 
+/// `found` plus the processes the record tracks that are still the ones it
+/// names (a tracked pid now held by a stranger is left out).
+fn with_tracked(mut found: Vec<ProcInfo>, rec: &JobRecord) -> Vec<ProcInfo> {
+    for p in rec.members.iter().filter_map(member_info) {
+        if !found.iter().any(|f| f.pid == p.pid) {
+            found.push(p);
+        }
+    }
+    found
+}
+
 fn all_gone(reg: &Registry, id: &str, members: &[identity::ProcInfo]) -> bool {
     !reg.is_running(id) && !members.iter().any(alive)
 }
@@ -220,7 +233,7 @@ enum Leader {
 fn leader_check(job: &mut Job) -> Leader {
     if job.rec.state == JobState::Lost {
         Leader::Lost
-    } else if !job.rec.is_running() {
+    } else if !job.rec.is_running() || job.rec.leader_ended() {
         Leader::Gone
     } else {
         match reconcile::verify(&job.rec) {

@@ -15,6 +15,9 @@ use std::time::Duration;
 
 pub const CHILD_POLL: Duration = Duration::from_millis(20);
 pub const ADOPTED_POLL: Duration = Duration::from_millis(250);
+/// A job whose main process ended is watched through its processes'
+/// pidfds; this rescan finds what they started before they went.
+pub const MEMBER_RESCAN: Duration = Duration::from_secs(1);
 /// Even with pidfds, look again now and then: cheap insurance.
 const IDLE_CHECK: Duration = Duration::from_secs(2);
 

@@ -14,8 +14,8 @@
 //! through [`Registry::with_job`]: the lock, the refresh before and the
 //! save and announcements after stay here, in one file.
 
-use super::identity::{self, Verdict};
-use super::job::{self, EndEvidence, JobRecord, JobState, JobView};
+use super::identity::{self, ProcInfo, Verdict};
+use super::job::{self, EndEvidence, JobRecord, JobState, JobView, Member};
 use super::kill::{self, KillReport};
 use super::log::{self, Keep, LogChunk};
 use super::pidfd::PidFd;
@@ -47,6 +47,15 @@ pub struct SpawnRequest {
     pub meta: Option<String>,
 }
 
+/// What a wait waits for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WaitFor {
+    /// The job leaves `running`: its main process and everything it started are gone.
+    Job,
+    /// The main process ended (the job may still run what it started).
+    Leader,
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum WaitEnd {
     Ended,
@@ -61,6 +70,8 @@ pub(super) struct Job {
     /// Our child, not yet reaped: its pid cannot be reused.
     pub(super) child: bool,
     pub(super) pidfd: Option<Arc<PidFd>>,
+    /// One per tracked process that outlived the main one, where pidfds exist.
+    member_fds: Vec<Arc<PidFd>>,
     pub(super) sent_signal: Option<i32>,
     /// The record as last serialized, so a save re-serializes only what changed.
     line: Option<(JobRecord, String)>,
@@ -129,17 +140,28 @@ impl Registry {
             .records
             .into_iter()
             .map(|mut rec| {
-                let before = rec.state;
-                let pidfd = reconcile::reconcile(&mut rec).map(Arc::new);
-                changed |= rec.state != before;
-                Job {
+                let before = rec.clone();
+                // A job whose main process had already ended is settled by
+                // its tracked processes, not by the leader's (reusable) pid.
+                let pidfd = if rec.leader_ended() {
+                    None
+                } else {
+                    reconcile::reconcile(&mut rec).map(Arc::new)
+                };
+                let mut job = Job {
                     rec,
                     ours: false,
                     child: false,
                     pidfd,
+                    member_fds: Vec::new(),
                     sent_signal: None,
                     line: None,
+                };
+                if job.rec.is_running() && job.rec.leader_ended() {
+                    refresh_members(&mut job, true);
                 }
+                changed |= job.rec != before;
+                job
             })
             .collect();
         let reg = Arc::new(Registry {
@@ -253,12 +275,18 @@ impl Registry {
             timed_out: false,
             timeout_ms: req.timeout.map(|t| t.as_millis() as u64),
             meta: req.meta,
+            tracking: job::TRACKING_PROCESS_TREE.to_string(),
+            leader_ended_at_ms: None,
+            leader_exit_code: None,
+            leader_signal: None,
+            members: Vec::new(),
         };
         g.jobs.push(Job {
             rec,
             ours: true,
             child: true,
             pidfd,
+            member_fds: Vec::new(),
             sent_signal: None,
             line: None,
         });
@@ -326,12 +354,23 @@ impl Registry {
         timeout: Option<Duration>,
         cancelled: &dyn Fn() -> bool,
     ) -> Result<(JobView, WaitEnd), ShellError> {
+        self.wait_for(id, WaitFor::Job, timeout, cancelled)
+    }
+
+    /// [`Registry::wait`] for the job's end or only for its main process's.
+    pub fn wait_for(
+        &self,
+        id: &str,
+        what: WaitFor,
+        timeout: Option<Duration>,
+        cancelled: &dyn Fn() -> bool,
+    ) -> Result<(JobView, WaitEnd), ShellError> {
         let deadline = timeout.map(|t| Instant::now() + t);
         loop {
             self.sync();
             let g = self.locked();
             let job = find(&g.jobs, id)?;
-            if !job.rec.is_running() {
+            if !job.rec.is_running() || (what == WaitFor::Leader && job.rec.leader_ended()) {
                 return Ok((view(job), WaitEnd::Ended));
             }
             if cancelled() {
@@ -488,11 +527,20 @@ impl Registry {
     /// tells the listener about those that ended.
     pub(super) fn sync(&self) {
         let mut g = self.locked();
+        let mut leaders_ended = false;
         for i in 0..g.jobs.len() {
+            let leader_before = g.jobs[i].rec.leader_ended();
             if refresh(&mut g.jobs[i]) {
                 let v = view(&g.jobs[i]);
                 g.ended.push(v);
+            } else if !leader_before && g.jobs[i].rec.leader_ended() {
+                leaders_ended = true;
             }
+        }
+        if leaders_ended && g.ended.is_empty() {
+            // Still running, but a wait for the main process is due.
+            self.save(&mut g);
+            self.changed.notify_all();
         }
         self.release(g);
     }
@@ -519,6 +567,16 @@ impl Registry {
             }
             if !job.rec.is_running() {
                 continue;
+            }
+            if job.rec.leader_ended() {
+                job.member_fds.iter().for_each(|fd| plan.watch(fd.clone()));
+                // Without pidfds, or to find what a tracked process started
+                // before it went, look again now and then.
+                plan.poll_within(if job.member_fds.is_empty() {
+                    monitor::ADOPTED_POLL
+                } else {
+                    monitor::MEMBER_RESCAN
+                });
             }
             match (&job.pidfd, job.child) {
                 (Some(fd), _) => plan.watch(fd.clone()),
@@ -612,15 +670,22 @@ fn view(job: &Job) -> JobView {
 
 /// Brings one job's state up to date; true if it just left `running`.
 fn refresh(job: &mut Job) -> bool {
+    if job.rec.is_running() && job.rec.leader_ended() {
+        return refresh_members(job, false);
+    }
     let mut unreaped = false;
     if job.child {
+        // While the exited leader is an unreaped zombie its pid, group and
+        // session cannot be reused, so whatever is still in them is the
+        // job's: look before reaping.
+        let pinned = leader_exited_unreaped(job.rec.pid)
+            .then(|| kill::processes_of(&kill::target_of(&job.rec), true));
         let mut status = 0;
         let r = unsafe { libc::waitpid(job.rec.pid, &mut status, libc::WNOHANG) };
         if r == job.rec.pid {
             job.child = false;
             if job.rec.is_running() {
-                end(job, Some(status));
-                return true;
+                return leader_end(job, Some(status), pinned);
             }
             return false;
         } else if r == 0 {
@@ -639,10 +704,7 @@ fn refresh(job: &mut Job) -> bool {
         Verdict::Alive(_) => false,
         // It exited a moment ago; the next waitpid collects its status.
         Verdict::Ended | Verdict::Unverifiable if unreaped => false,
-        Verdict::Ended => {
-            end(job, None);
-            true
-        }
+        Verdict::Ended => leader_end(job, None, None),
         other => {
             reconcile::settle(&mut job.rec, other);
             job.pidfd = None;
@@ -651,16 +713,107 @@ fn refresh(job: &mut Job) -> bool {
     }
 }
 
-fn end(job: &mut Job, wait_status: Option<i32>) {
-    let sent = job
-        .sent_signal
-        .or(job.rec.kill_requested.then_some(libc::SIGTERM));
-    job::finish(
-        &mut job.rec,
-        EndEvidence {
-            wait_status,
-            sent_signal: sent,
-        },
-    );
+/// Our child `pid` has exited and is not reaped yet (`WNOWAIT` leaves it so).
+fn leader_exited_unreaped(pid: i32) -> bool {
+    let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
+    let flags = libc::WEXITED | libc::WNOHANG | libc::WNOWAIT;
+    let r = unsafe { libc::waitid(libc::P_PID, pid as libc::id_t, &mut info, flags) };
+    r == 0 && siginfo_pid(&info) == pid
+}
+
+#[cfg(target_os = "linux")]
+fn siginfo_pid(info: &libc::siginfo_t) -> i32 {
+    unsafe { info.si_pid() }
+}
+
+#[cfg(not(target_os = "linux"))]
+fn siginfo_pid(info: &libc::siginfo_t) -> i32 {
+    info.si_pid
+}
+
+fn sent_signal(job: &Job) -> Option<i32> {
+    job.sent_signal
+        .or(job.rec.kill_requested.then_some(libc::SIGTERM))
+}
+
+/// The main process ended. `pinned`: what its group, session and marker
+/// held while it was still an unreaped zombie; otherwise only the marker
+/// can find the job's processes. True if nothing is left (the job ended).
+fn leader_end(job: &mut Job, wait_status: Option<i32>, pinned: Option<Vec<ProcInfo>>) -> bool {
+    let evidence = EndEvidence {
+        wait_status,
+        sent_signal: sent_signal(job),
+    };
+    let alone = job::leader_finish(&mut job.rec, evidence);
     job.pidfd = None;
+    let found = match pinned {
+        Some(found) => found,
+        None => kill::processes_of(&kill::target_of(&job.rec), false),
+    };
+    let found: Vec<ProcInfo> = found.into_iter().filter(kill::alive).collect();
+    if found.is_empty() {
+        job.rec = alone;
+        return true;
+    }
+    track(job, found);
+    false
+}
+
+/// Remembers `found` as the job's processes (with a pidfd each, opened and
+/// then re-checked, so it names the process that was checked).
+fn track(job: &mut Job, found: Vec<ProcInfo>) {
+    job.member_fds.clear();
+    job.rec.members = found
+        .iter()
+        .map(|p| Member {
+            pid: p.pid,
+            start: p.start,
+            command: identity::command_line(p.pid).unwrap_or_default(),
+        })
+        .collect();
+    for p in &found {
+        if let Some(fd) = PidFd::open(p.pid) {
+            if kill::alive(p) {
+                job.member_fds.push(Arc::new(fd));
+            }
+        }
+    }
+}
+
+/// A job whose main process ended: drops tracked processes that are gone
+/// (by identity: a reused pid is not ours); when none is left, one more
+/// scan for the marker finds what they started, else the job ends. `loaded`:
+/// the record comes from a sidecar, so its processes need a fresh pidfd.
+fn refresh_members(job: &mut Job, loaded: bool) -> bool {
+    let same_boot = match (&job.rec.boot_id, identity::boot_id()) {
+        (Some(recorded), Some(now)) => recorded == now,
+        _ => true,
+    };
+    job.rec
+        .members
+        .retain(|m| same_boot && member_info(m).is_some());
+    job.member_fds.retain(|fd| !fd.exited());
+    if !job.rec.members.is_empty() {
+        if loaded {
+            let found = job.rec.members.iter().filter_map(member_info).collect();
+            track(job, found);
+        }
+        return false;
+    }
+    if same_boot {
+        let found = kill::processes_of(&kill::target_of(&job.rec), false);
+        if !found.is_empty() {
+            track(job, found);
+            return false;
+        }
+    }
+    let sent = sent_signal(job);
+    job::finish_after_members(&mut job.rec, sent);
+    job.member_fds.clear();
+    true
+}
+
+/// The live process a tracked member names, if it is still that one.
+pub(super) fn member_info(m: &Member) -> Option<ProcInfo> {
+    identity::proc_info(m.pid).filter(|p| p.start == m.start && !p.zombie)
 }

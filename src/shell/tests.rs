@@ -5,7 +5,7 @@
 use super::identity;
 use super::job::JobState;
 use super::kill::KillOutcome;
-use super::registry::{Registry, SpawnRequest, WaitEnd};
+use super::registry::{Registry, SpawnRequest, WaitEnd, WaitFor};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
@@ -148,47 +148,152 @@ fn unwritable_log_dir_is_a_clear_error_and_no_job() {
     assert!(f.reg.list().is_empty());
 }
 
+/// The ways a command leaves something running after its shell returns.
+/// Each writes the pid of what it left into the file `$P`.
+const ESCAPES: &[(&str, &str)] = &[
+    ("cmd &", "sleep 300 & echo $! >\"$P\""),
+    (
+        "nohup cmd &",
+        "nohup sleep 300 >/dev/null 2>&1 & echo $! >\"$P\"",
+    ),
+    (
+        "setsid cmd &",
+        "setsid sleep 300 >/dev/null 2>&1 & echo $! >\"$P\"",
+    ),
+    ("double fork", "( ( exec sleep 300 ) & echo $! >\"$P\" ) &"),
+    (
+        "setsid and double fork",
+        "( setsid sleep 300 >/dev/null 2>&1 & echo $! >\"$P\" ) &",
+    ),
+];
+
 #[test]
-fn a_daemon_forked_by_an_exited_job_is_found_and_killed() {
+fn a_job_stays_running_while_anything_it_started_lives_and_kill_reaches_it() {
     let f = Fixture::new();
-    let pids = f.path("daemon.pids");
-    // One daemon leaves the session with setsid; one stays in the group.
+    for (i, (how, cmd)) in ESCAPES.iter().enumerate() {
+        let pid_file = f.path(&format!("escape-{i}.pid"));
+        let mut req = f.req(&format!("P={}; {cmd}\nexit 0", pid_file.display()));
+        req.id = Some(format!("esc-{i}"));
+        let id = f.reg.spawn(req).unwrap().record.id;
+        let (v, end) = f
+            .reg
+            .wait_for(&id, WaitFor::Leader, Some(Duration::from_secs(10)), &|| {
+                false
+            })
+            .unwrap();
+        assert_eq!(end, WaitEnd::Ended, "{how}: the main process ended");
+        until("the pid file", || {
+            std::fs::read_to_string(&pid_file).is_ok_and(|t| t.ends_with('\n'))
+        });
+        let left: i32 = std::fs::read_to_string(&pid_file)
+            .unwrap()
+            .trim()
+            .parse()
+            .unwrap();
+        assert!(
+            v.record.is_running(),
+            "{how}: still running: {:?}",
+            v.record
+        );
+        assert_eq!(v.record.leader_exit_code, Some(0), "{how}");
+        assert!(
+            v.record.members.iter().any(|m| m.pid == left),
+            "{how}: {left} tracked in {:?}",
+            v.record.members
+        );
+        assert!(alive(left), "{how}");
+        let report = f.reg.kill(&id, Duration::from_secs(2)).unwrap();
+        assert_eq!(report.outcome, KillOutcome::Killed, "{how}");
+        assert!(report.survivors.is_empty(), "{how}: {:?}", report.survivors);
+        until("what it left to die", || !alive(left));
+        let v = f.reg.get(&id).unwrap();
+        assert_eq!(
+            (v.record.state, v.record.leader_exit_code),
+            (JobState::Signalled, Some(0)),
+            "{how}: the main process's code is kept"
+        );
+        assert!(v.record.members.is_empty(), "{how}");
+    }
+}
+
+#[test]
+fn a_job_whose_child_outlives_its_main_process_ends_once_with_the_leaders_code() {
+    let f = Fixture::new();
+    let heard = Arc::new(Mutex::new(Vec::new()));
+    let sink = heard.clone();
+    f.reg.set_listener(Some(Arc::new(move |v: &super::JobView| {
+        sink.lock().unwrap().push(v.record.clone());
+    })));
+    let gate = f.path("gate");
     let cmd = format!(
-        "setsid sleep 300 >/dev/null 2>&1 & echo $! >{p}; sleep 300 & echo $! >>{p}; echo started",
-        p = pids.display()
+        "setsid sh -c 'while [ ! -e {g} ]; do sleep 0.02; done' >/dev/null 2>&1 & exit 3",
+        g = gate.display()
     );
     let id = f.reg.spawn(f.req(&cmd)).unwrap().record.id;
+    let (v, _) = f
+        .reg
+        .wait_for(&id, WaitFor::Leader, Some(Duration::from_secs(10)), &|| {
+            false
+        })
+        .unwrap();
+    assert!(v.record.is_running());
+    assert_eq!(v.record.leader_exit_code, Some(3));
+    assert!(
+        v.record
+            .members
+            .iter()
+            .any(|m| m.command.starts_with("sh -c while")),
+        "{:?}",
+        v.record.members
+    );
+    assert!(heard.lock().unwrap().is_empty(), "no ending yet");
+    std::fs::write(&gate, "").unwrap();
     let v = f.wait(&id);
+    assert_eq!(
+        (
+            v.record.state,
+            v.record.exit_code,
+            v.record.leader_exit_code
+        ),
+        (JobState::Exited, Some(3), Some(3))
+    );
+    let next = f.reg.spawn(f.req("true")).unwrap().record.id;
+    until("the second ending", || heard.lock().unwrap().len() >= 2);
+    let ids: Vec<String> = heard.lock().unwrap().iter().map(|r| r.id.clone()).collect();
+    assert_eq!(ids, vec![id, next], "heard once, after the child ended");
+}
+
+#[test]
+fn a_tracked_pid_now_held_by_a_stranger_is_never_signalled() {
+    let f = Fixture::new();
+    let id = f.reg.spawn(f.req("exit 0")).unwrap().record.id;
+    let mut rec = f.wait(&id).record;
+    let (mut stranger, spid) = blocking_stranger();
+    // A record from an earlier process: the main process ended, and the one
+    // it left has since gone, its pid taken by the stranger.
+    rec.state = JobState::Running;
+    rec.leader_ended_at_ms = rec.ended_at_ms.take();
+    rec.leader_exit_code = Some(0);
+    rec.members = vec![super::job::Member {
+        pid: spid,
+        start: identity::proc_info(spid).unwrap().start + 1,
+        command: "sleep 300".into(),
+    }];
+    let other = f.path("reused/jobs.json");
+    std::fs::create_dir_all(other.parent().unwrap()).unwrap();
+    super::sidecar::save(&other, &[rec]).unwrap();
+    let later = Registry::open(&other).unwrap();
+    let v = later.get(&id).unwrap();
     assert_eq!(
         (v.record.state, v.record.exit_code),
         (JobState::Exited, Some(0))
     );
-    let daemons: Vec<i32> = std::fs::read_to_string(&pids)
-        .unwrap()
-        .lines()
-        .map(|l| l.parse().unwrap())
-        .collect();
-    assert_eq!(daemons.len(), 2);
-    until("daemons to start", || daemons.iter().all(|&p| alive(p)));
-    until("the first daemon to leave the job's session", || {
-        identity::proc_info(daemons[0]).is_some_and(|p| p.sid != v.record.pid)
-    });
-    let report = f.reg.kill(&id, Duration::from_secs(2)).unwrap();
-    assert_eq!(report.outcome, KillOutcome::Killed);
-    assert!(report.survivors.is_empty(), "{:?}", report.survivors);
-    for p in &daemons {
-        assert!(
-            report.escapees.contains(p),
-            "{p} not in {:?}",
-            report.escapees
-        );
-    }
-    until("daemons to die", || daemons.iter().all(|&p| !alive(p)));
-    assert_eq!(
-        f.reg.get(&id).unwrap().record.exit_code,
-        Some(0),
-        "the job's own ending is kept"
-    );
+    let report = later.kill(&id, Duration::from_millis(100)).unwrap();
+    assert_eq!(report.outcome, KillOutcome::AlreadyEnded);
+    assert_eq!(pending_signals(spid), 0, "nothing was sent to the stranger");
+    assert!(alive(spid));
+    stranger.kill().unwrap();
+    stranger.wait().unwrap();
 }
 
 #[test]
@@ -222,6 +327,22 @@ fn a_job_ignoring_sigterm_is_gone_after_the_grace() {
 /// so "nothing was sent" is read from the kernel at once instead of being
 /// inferred from the process surviving a pause.
 const BLOCKING_SLEEPER: &str = "exec perl -MPOSIX -e 'sigprocmask(SIG_BLOCK, POSIX::SigSet->new(SIGTERM, SIGCONT, SIGHUP, SIGINT)); $| = 1; print \"$$\\n\"; sleep 300'";
+
+/// A process that is none of our jobs' (started without the registry),
+/// running [`BLOCKING_SLEEPER`] once its signals are blocked.
+fn blocking_stranger() -> (std::process::Child, i32) {
+    let child = std::process::Command::new("sh")
+        .args(["-c", BLOCKING_SLEEPER])
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let pid = child.id() as i32;
+    until("the stranger to block its signals", || {
+        std::fs::read_to_string(format!("/proc/{pid}/status"))
+            .is_ok_and(|s| s.contains("SigBlk:\t0000000000024003"))
+    });
+    (child, pid)
+}
 
 /// Signals sent to `pid` and not yet delivered (`SigPnd | ShdPnd`).
 fn pending_signals(pid: i32) -> u64 {
@@ -263,16 +384,7 @@ fn a_reused_pid_is_lost_and_the_real_process_is_never_signalled() {
     assert_eq!(identity::proc_info(job.pid).unwrap().start, real_start);
 
     // The same through a sidecar another process wrote: a stranger's pid.
-    let mut stranger = std::process::Command::new("sh")
-        .args(["-c", BLOCKING_SLEEPER])
-        .stdout(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
-    let spid = stranger.id() as i32;
-    until("the stranger to block its signals", || {
-        std::fs::read_to_string(format!("/proc/{spid}/status"))
-            .is_ok_and(|s| s.contains("SigBlk:\t0000000000024003"))
-    });
+    let (mut stranger, spid) = blocking_stranger();
     let mut rec = job.clone();
     rec.id = "bg-9".into();
     rec.pid = spid;

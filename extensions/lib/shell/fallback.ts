@@ -132,6 +132,9 @@ class FallbackRegistry {
 			adopted: false,
 			killRequested: false,
 			timedOut: false,
+			// Only the group is known here: what leaves it is neither tracked nor killed.
+			tracking: "process-group",
+			alive: [],
 			...(o.timeoutMs ? { timeoutMs: o.timeoutMs } : {}),
 			...(o.meta !== undefined ? { meta: o.meta } : {}),
 		};

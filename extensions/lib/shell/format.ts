@@ -109,21 +109,48 @@ export function parseMeta(meta: string | undefined): JobMeta {
 	return { mode: "bg" };
 }
 
+/** How the job's main process ended: `exited with code 0`, `was killed by SIGTERM`. */
+function leaderEnding(job: ShellJob): string {
+	if (job.leaderSignal) return `was killed by ${job.leaderSignal}`;
+	return job.leaderExitCode === undefined ? "ended" : `exited with code ${job.leaderExitCode}`;
+}
+
+/** `1 process it started is still running (pid 1234: sleep 77)`; empty when none is. */
+export function stillRunningText(job: ShellJob): string {
+	const alive = job.alive ?? [];
+	if (alive.length === 0) return "";
+	const shown = alive.slice(0, 3).map((p) => (p.command ? `pid ${p.pid}: ${cut(p.command, 60)}` : `pid ${p.pid}`));
+	const more = alive.length > 3 ? `, and ${alive.length - 3} more` : "";
+	const n = alive.length === 1 ? "1 process it started is" : `${alive.length} processes it started are`;
+	return `${n} still running (${shown.join(", ")}${more})`;
+}
+
+/** What the job's main process left behind: one line, or empty when it left nothing. */
+function leftBehind(job: ShellJob): string {
+	if (job.state !== "running" || job.leaderEndedAtMs === undefined) return "";
+	return `its main process ${leaderEnding(job)}; ${stillRunningText(job)}`;
+}
+
 /** `exited with code 0 after 3.2s`, `timed out after 5s and was stopped (SIGTERM)`, `running for 12s`, ... */
 export function describeState(job: ShellJob): string {
 	const after = `after ${formatDuration(job.runtimeMs)}`;
+	const main = job.leaderEndedAtMs !== undefined && job.state !== "running" && job.state !== "lost" && job.leaderEndedAtMs < (job.endedAtMs ?? 0) - 1
+		? ` (its main process ${leaderEnding(job)} earlier; what it started ran on)`
+		: "";
 	switch (job.state) {
-		case "running":
-			return `running for ${formatDuration(job.runtimeMs)}`;
+		case "running": {
+			const left = leftBehind(job);
+			return `running for ${formatDuration(job.runtimeMs)}${left ? ` (${left})` : ""}`;
+		}
 		case "exited":
 			return job.exitCode === undefined
-				? `ended (exit code unknown${job.note ? `: ${job.note}` : ""}) ${after}`
-				: `exited with code ${job.exitCode} ${after}`;
+				? `ended (exit code unknown${job.note ? `: ${job.note}` : ""}) ${after}${main}`
+				: `exited with code ${job.exitCode} ${after}${main}`;
 		case "signalled": {
 			const sig = job.signal ?? "a signal";
-			if (job.timedOut) return `timed out after ${formatDuration(job.timeoutMs ?? job.runtimeMs)} and was stopped (${sig})`;
-			if (job.killRequested) return `was stopped (${sig}) ${after}`;
-			return `was killed by ${sig} ${after}`;
+			if (job.timedOut) return `timed out after ${formatDuration(job.timeoutMs ?? job.runtimeMs)} and was stopped (${sig})${main}`;
+			if (job.killRequested) return `was stopped (${sig}) ${after}${main}`;
+			return `was killed by ${sig} ${after}${main}`;
 		}
 		case "lost":
 			return `was lost${job.note ? ` (${job.note})` : ""}; it is no longer tracked and will not be signalled`;
@@ -148,41 +175,69 @@ export function jobTable(jobs: ShellJob[], lastLines: Map<string, string>): stri
 	return [line(head), ...rows.map(line)].join("\n");
 }
 
-export function followHint(id: string): string {
-	return `Read its new output with shell_status {"id":"${id}"} (add "wait": <seconds> to block until it ends, at most 300); stop it with shell_kill {"id":"${id}"}.`;
+/** Which of the job tools the model has: a hint never names a tool it cannot call. */
+export interface ToolsOn {
+	status: boolean;
+	kill: boolean;
+}
+
+export const ALL_TOOLS: ToolsOn = { status: true, kill: true };
+
+/** How to follow a job up with the tools there are; empty with neither. */
+export function followHint(id: string, tools: ToolsOn = ALL_TOOLS): string {
+	const read = tools.status ? `Read its new output with shell_status {"id":"${id}"} (add "wait": <seconds> to block until it ends, at most 300)` : "";
+	const stop = tools.kill ? `stop it with shell_kill {"id":"${id}"}` : "";
+	if (read && stop) return `${read}; ${stop}.`;
+	if (read) return `${read}.`;
+	return stop ? `Stop it with shell_kill {"id":"${id}"}.` : "";
 }
 
 /** Told to the model when nothing can reach it after its final answer (print and json modes). */
-export const HEADLESS_NOTE =
-	"This session has no UI: a completion message reaches you only while you are still working, so collect the result with shell_status and \"wait\" before you finish.";
+export function headlessNote(tools: ToolsOn = ALL_TOOLS): string {
+	return tools.status
+		? "This session has no UI: a completion message reaches you only while you are still working, so collect the result with shell_status and \"wait\" before you finish."
+		: "This session has no UI: a completion message reaches you only while you are still working.";
+}
 
-export function startedText(job: ShellJob, o: { timeoutSec?: number; headless: boolean }): string {
+export function startedText(job: ShellJob, o: { timeoutSec?: number; headless: boolean; tools?: ToolsOn }): string {
+	const hint = followHint(job.id, o.tools);
 	const lines = [
 		`Started ${job.id} in the background (pid ${job.pid}).`,
 		`Log: ${job.logPath}`,
 		...(o.timeoutSec ? [`Timeout: it is stopped after ${o.timeoutSec}s.`] : []),
-		followHint(job.id),
-		o.headless ? HEADLESS_NOTE : "You will get a message when it ends.",
+		...(hint ? [hint] : []),
+		o.headless ? headlessNote(o.tools) : "You will get a message when it ends.",
 	];
 	return lines.join("\n");
 }
 
 /** Appended to the output-so-far that Pi's bash formatting produced when a foreground command moves to the background. */
-export function movedText(job: ShellJob, o: { afterSec: number; timeoutSec?: number }): string {
+export function movedText(job: ShellJob, o: { afterSec: number; timeoutSec?: number; tools?: ToolsOn }): string {
+	const hint = followHint(job.id, o.tools);
 	return [
 		`[Still running after ${o.afterSec}s: moved to the background as ${job.id} (pid ${job.pid}); the output above is what it printed so far.`,
 		`Log: ${job.logPath}`,
 		...(o.timeoutSec ? [`Its timeout still applies: it is stopped ${o.timeoutSec}s after it started.`] : []),
-		`${followHint(job.id)} You will get a message when it ends.]`,
+		`${hint ? `${hint} ` : ""}You will get a message when it ends.]`,
 	].join("\n");
 }
 
-export function refusalText(running: ShellJob[], max: number): string {
+/**
+ * A foreground command returned but left processes running: the call returns as usual and this one line tells
+ * the model the job now runs in the background. Tool names only for the tools that are enabled.
+ */
+export function leftRunningText(job: ShellJob, tools: ToolsOn = ALL_TOOLS): string {
+	const how = [tools.status ? "read it with shell_status" : "", tools.kill ? "stop it with shell_kill" : ""].filter(Boolean).join(", ");
+	return `${stillRunningText(job)} — tracked as ${job.id}${how ? `; ${how}` : ""}`;
+}
+
+export function refusalText(running: ShellJob[], max: number, tools: ToolsOn = ALL_TOOLS): string {
 	const list = running.map((j) => `${j.id} (${formatDuration(j.runtimeMs)}): ${cut(j.command, 60)}`).join("\n");
+	const ways = [tools.kill ? "Stop one with shell_kill, " : "", tools.status ? "wait for one with shell_status and \"wait\", " : ""].join("");
 	return [
 		`Not started: ${running.length} background jobs are already running, the limit (shell.maxBackgroundJobs = ${max}).`,
 		list,
-		"Nothing was stopped. Stop one with shell_kill, wait for one with shell_status and \"wait\", or run this command in the foreground.",
+		ways ? `Nothing was stopped. ${ways}or run this command in the foreground.` : "Nothing was stopped. Run this command in the foreground, or wait until one ends.",
 	].join("\n");
 }
 

@@ -12,6 +12,7 @@ import {
 	DEFAULT_MAX_BYTES,
 	DEFAULT_MAX_LINES,
 	describeState,
+	ALL_TOOLS,
 	followHint,
 	followUpText,
 	formatDuration,
@@ -22,6 +23,7 @@ import {
 	refusalText,
 	sanitizeOutput,
 	truncateTail,
+	type ToolsOn,
 } from "./format.ts";
 import { commitJobId, logPathFor, nextJobId, type JobRegistry, type ShellJob, type ShellKillReport, type ShellLogChunk } from "./registry.ts";
 
@@ -32,6 +34,8 @@ export interface JobsHost {
 	deliver(job: ShellJob, text: string, how: "followUp" | "nextTurn"): void;
 	/** The set of running jobs or their output changed (widget refresh). */
 	changed(): void;
+	/** Which job tools the model has (hints name only those). Default: both. */
+	tools?: ToolsOn;
 }
 
 export interface SpawnRequest {
@@ -78,6 +82,10 @@ export class ShellJobs {
 		return this.lifetimeController.signal;
 	}
 
+	get tools(): ToolsOn {
+		return this.host.tools ?? ALL_TOOLS;
+	}
+
 	// ------------------------------------------------------------ jobs and the limit
 
 	/** Jobs the model can see: all but those a foreground call still owns. */
@@ -93,7 +101,7 @@ export class ShellJobs {
 	refusal(): string | undefined {
 		const running = this.running();
 		const max = this.settings().maxBackgroundJobs;
-		return running.length >= max ? refusalText(running, max) : undefined;
+		return running.length >= max ? refusalText(running, max, this.tools) : undefined;
 	}
 
 	spawn(req: SpawnRequest): ShellJob {
@@ -222,7 +230,8 @@ export class ShellJobs {
 		const parts = [header];
 		if (waitNote) parts.push(waitNote);
 		parts.push(shown.text);
-		if (job.state === "running") parts.push(followHint(job.id));
+		const hint = followHint(job.id, this.tools);
+		if (job.state === "running" && hint) parts.push(hint);
 		parts.push(`Log: ${job.logPath}`);
 		this.host.changed();
 		return {

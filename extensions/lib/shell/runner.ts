@@ -31,6 +31,8 @@ export interface RunPlan {
 export interface RunOutcome {
 	started?: ShellJob;
 	moved?: ShellJob;
+	/** The command returned, but processes it started still run: the job is now a background one. */
+	leftRunning?: ShellJob;
 }
 
 const PUMP_MS = 40;
@@ -137,7 +139,8 @@ export function jobOperations(jobs: ShellJobs, plan: RunPlan, outcome: RunOutcom
 			const stopWait = new AbortController();
 			let settle!: (e: Event) => void;
 			const event = new Promise<Event>((r) => (settle = r));
-			jobs.registry.wait(job.id, { signal: AbortSignal.any([stopWait.signal, jobs.lifetime]) }).then(
+			// Until the command itself returns: what it left running (`cmd &`, a daemon) must not hold the call.
+			jobs.registry.wait(job.id, { until: "leader", signal: AbortSignal.any([stopWait.signal, jobs.lifetime]) }).then(
 				(r) => settle(r.cancelled ? { kind: "background" } : { kind: "ended", job: r.job }),
 				(error) => settle({ kind: "failed", error }),
 			);
@@ -172,10 +175,15 @@ export function jobOperations(jobs: ShellJobs, plan: RunPlan, outcome: RunOutcom
 				}
 				if (ev.kind === "failed") throw ev.error;
 				pump.drain();
+				const ended = ev.kind === "ended" ? (jobs.registry.get(job.id) ?? ev.job) : job;
+				if (ended.state === "running" && !ended.timedOut) {
+					// Handed over synchronously, as a move is: its ending is announced once, to whoever sees it.
+					outcome.leftRunning = jobs.moveToBackground(job.id, pump.position);
+					return { exitCode: ended.leaderExitCode ?? null };
+				}
 				jobs.finishForeground(job.id);
-				const ended = ev.kind === "ended" ? ev.job : job;
 				if (ended.timedOut) throw new Error(`timeout:${timeout}`);
-				return { exitCode: ended.exitCode ?? null };
+				return { exitCode: ended.exitCode ?? ended.leaderExitCode ?? null };
 			} finally {
 				clearTimeout(timer);
 				signal?.removeEventListener("abort", onAbort);
