@@ -630,6 +630,20 @@ export interface ShellJob {
   leaderSignal?: string
   /** What keeps a job running after its main process ended, as last seen. */
   alive: Array<ShellJobProcess>
+  /** The log's bound. */
+  maxLogBytes: number
+  /**
+   * Output the log no longer holds: the log outgrew `maxLogBytes` and was
+   * cut after its first MiB, where a marker line says so.
+   */
+  logDropped: number
+  /** Where that marker line starts, once the log was cut. */
+  logTrimAt?: number
+  /**
+   * Bytes removed at `logTrimAt` over all cuts: an offset taken before a cut
+   * and past it moved back by the growth of this.
+   */
+  logShift: number
 }
 
 export interface ShellJobProcess {
@@ -722,6 +736,12 @@ export interface ShellSpawnOptions {
   id?: string
   /** Opaque text stored with the record (e.g. JSON the extension needs after a restart). */
   meta?: string
+  /**
+   * Bound of the log (default 64 MiB, at least 2 MiB). Past it the log keeps
+   * its first MiB, one marker line saying how many bytes were dropped, and its
+   * newest output; see `logDropped`.
+   */
+  maxLogBytes?: number
 }
 
 export interface ShellTailOptions {

@@ -16,15 +16,18 @@ import {
 	killLine,
 	leftRunningText,
 	movedText,
+	followUpText,
 	parseMeta,
 	refusalText,
 	startedText,
+	trimmedNote,
 	parseShellBgArgs,
 	sanitizeOutput,
 	truncateTail,
 	widgetLine,
 } from "../extensions/lib/shell/format.ts";
 import { commitJobId, idNumber, jobDirFor, nextJobId, type ShellJob, type ShellKillReport } from "../extensions/lib/shell/registry.ts";
+import { sweepJobDirs } from "../extensions/lib/shell/retention.ts";
 
 function job(over: Partial<ShellJob> = {}): ShellJob {
 	return {
@@ -48,6 +51,9 @@ function job(over: Partial<ShellJob> = {}): ShellJob {
 		timedOut: false,
 		tracking: "process-tree",
 		alive: [],
+		maxLogBytes: 64 * 1024 * 1024,
+		logDropped: 0,
+		logShift: 0,
 		...over,
 	};
 }
@@ -192,4 +198,48 @@ test("hints name shell_status and shell_kill only when those tools are enabled",
 	assert.match(killOnly, /shell_kill/);
 	assert.doesNotMatch(killOnly, /shell_status/);
 	assert.equal(leftRunningText(j, { status: false, kill: false }), "1 process it started is still running (pid 9: sleep 9) — tracked as bg-1");
+});
+
+test("the retention sweep removes only our files of old job directories whose session is gone", (t) => {
+	const root = fs.mkdtempSync(path.join(os.tmpdir(), "pi-utils-sweep-"));
+	t.after(() => fs.rmSync(root, { recursive: true, force: true }));
+	const sessions = path.join(root, "sessions");
+	const agent = path.join(root, "agent");
+	const old = Date.now() - 10 * 24 * 3600 * 1000;
+	const jobDir = (dir: string, o: { running?: boolean; extra?: string; age?: number } = {}) => {
+		fs.mkdirSync(path.join(dir, "logs"), { recursive: true });
+		fs.writeFileSync(path.join(dir, "jobs.json"), JSON.stringify({ version: 1, jobs: [{ id: "bg-1", state: o.running ? "running" : "exited" }] }));
+		fs.writeFileSync(path.join(dir, "next-id"), "2\n");
+		fs.writeFileSync(path.join(dir, "logs", "bg-1.log"), "out\n");
+		fs.writeFileSync(path.join(dir, "logs", "bg-1.log.exit"), "0\n");
+		if (o.extra) fs.writeFileSync(path.join(dir, o.extra), "the user's\n");
+		const when = new Date(o.age ?? old);
+		for (const p of [path.join(dir, "logs", "bg-1.log"), path.join(dir, "logs", "bg-1.log.exit"), path.join(dir, "jobs.json"), path.join(dir, "next-id"), ...(o.extra ? [path.join(dir, o.extra)] : []), path.join(dir, "logs"), dir]) fs.utimesSync(p, when, when);
+		return dir;
+	};
+	fs.mkdirSync(sessions, { recursive: true });
+	const current = path.join(sessions, "now.jsonl");
+	fs.writeFileSync(current, "");
+	const gone = jobDir(path.join(sessions, "gone.shell-bg"));
+	const resumable = jobDir(path.join(sessions, "kept.shell-bg"));
+	fs.writeFileSync(path.join(sessions, "kept.jsonl"), "");
+	const young = jobDir(path.join(sessions, "young.shell-bg"), { age: Date.now() });
+	const running = jobDir(path.join(sessions, "running.shell-bg"), { running: true });
+	const mixed = jobDir(path.join(sessions, "mixed.shell-bg"), { extra: "notes.txt" });
+	const memory = jobDir(path.join(agent, "pi-utils", "shell-bg", "in-memory-id"));
+	const mine = jobDir(path.join(sessions, "now.shell-bg"));
+	const removed = sweepJobDirs({ sessionFile: current, agentDir: agent, current: mine, days: 7 });
+	assert.deepEqual(removed.sort(), [gone, memory].sort());
+	for (const d of [resumable, young, running, mine]) assert.ok(fs.existsSync(path.join(d, "logs", "bg-1.log")), d);
+	assert.deepEqual(fs.readdirSync(mixed), ["notes.txt"], "a file we did not write keeps itself and its directory");
+	assert.ok(fs.existsSync(current) && fs.existsSync(path.join(sessions, "kept.jsonl")));
+});
+
+test("a trimmed log is said in the status note, the follow-up and the widget", () => {
+	const j = job({ logDropped: 3 * 1024 * 1024 * 1024, maxLogBytes: 64 * 1024 * 1024 });
+	assert.equal(trimmedNote(j), "Its log outgrew shell.maxLogBytes (64.0MB): it keeps the first 1MB and the newest output; 3072.0MB in between were dropped (a marker line in the log says where).");
+	assert.match(followUpText({ ...j, state: "exited", exitCode: 0 }, "x\n", 20), /\nIts log outgrew shell\.maxLogBytes/);
+	assert.match(widgetLine(j, "x"), /⚠ output flood: log cut, 3072\.0MB dropped/);
+	assert.equal(trimmedNote(job()), "");
+	assert.doesNotMatch(widgetLine(job(), "x"), /flood/);
 });

@@ -11,11 +11,13 @@ import { agentDir, isToolEnabled, loadSettings, takeWarningsOnce } from "./lib/s
 import { completeShellBgArgs, leftRunningText, movedText, parseShellBgArgs, SHELL_BG_USAGE, startedText, widgetLine } from "./lib/shell/format.ts";
 import { MAX_WAIT_SEC, ShellJobs, type JobsHost } from "./lib/shell/jobs.ts";
 import { jobDirFor, jobRegistryExists, nativeRegistryAvailable, openJobRegistry, type ShellJob } from "./lib/shell/registry.ts";
+import { sweepJobDirs } from "./lib/shell/retention.ts";
 import { jobOperations, type RunOutcome } from "./lib/shell/runner.ts";
 
 const WIDGET = "shell-bg";
 const MESSAGE_TYPE = "shell-bg";
 const NOTIFIED = Symbol.for("pi-utils.shell-bg.notified");
+const SWEPT = Symbol.for("pi-utils.shell-bg.swept");
 
 interface BackgroundDetails {
 	id: string;
@@ -330,6 +332,16 @@ export default function shellBg(pi: ExtensionAPI): void {
 		inMemorySession = !sessionFile;
 		dir = jobDirFor({ sessionFile, sessionId, agentDir: agentDir() });
 		piShell = piShellSettings(ctx.cwd);
+		// Once per Pi process (not per /reload): job directories of sessions that are gone, past their retention.
+		const store = globalThis as unknown as Record<symbol, boolean | undefined>;
+		if (!store[SWEPT]) {
+			store[SWEPT] = true;
+			try {
+				sweepJobDirs({ sessionFile, agentDir: agentDir(), current: dir, days: settings.shell.logRetentionDays });
+			} catch {
+				// Best effort: a sweep never stops a session from starting.
+			}
+		}
 		if (!jobRegistryExists(dir, native)) return;
 		// Reconcile now: adopted jobs get watched, and endings nobody announced yet are told once.
 		const current = openJobs();

@@ -85,6 +85,10 @@ pub struct ShellSpawnOptions {
     pub id: Option<String>,
     /// Opaque text stored with the record (e.g. JSON the extension needs after a restart).
     pub meta: Option<String>,
+    /// Bound of the log (default 64 MiB, at least 2 MiB). Past it the log keeps
+    /// its first MiB, one marker line saying how many bytes were dropped, and its
+    /// newest output; see `logDropped`.
+    pub max_log_bytes: Option<f64>,
 }
 
 /// A job as last seen. Every call re-checks running jobs first.
@@ -143,6 +147,16 @@ pub struct ShellJob {
     pub leader_signal: Option<String>,
     /// What keeps a job running after its main process ended, as last seen.
     pub alive: Vec<ShellJobProcess>,
+    /// The log's bound.
+    pub max_log_bytes: f64,
+    /// Output the log no longer holds: the log outgrew `maxLogBytes` and was
+    /// cut after its first MiB, where a marker line says so.
+    pub log_dropped: f64,
+    /// Where that marker line starts, once the log was cut.
+    pub log_trim_at: Option<f64>,
+    /// Bytes removed at `logTrimAt` over all cuts: an offset taken before a cut
+    /// and past it moved back by the growth of this.
+    pub log_shift: f64,
 }
 
 #[napi(object)]
@@ -185,6 +199,10 @@ fn job_out(v: JobView) -> ShellJob {
         leader_ended_at_ms: r.leader_ended_at_ms.map(|t| t as f64),
         leader_exit_code: r.leader_exit_code,
         leader_signal: r.leader_signal.map(signal_name),
+        max_log_bytes: r.max_log_bytes as f64,
+        log_dropped: r.log_dropped as f64,
+        log_trim_at: r.log_trim_at.map(|t| t as f64),
+        log_shift: r.log_shift as f64,
         alive: r
             .members
             .into_iter()
@@ -348,6 +366,10 @@ impl ShellRegistry {
             timeout: millis("timeoutMs", options.timeout_ms)?,
             id: options.id,
             meta: options.meta,
+            max_log_bytes: options
+                .max_log_bytes
+                .filter(|b| b.is_finite() && *b > 0.0)
+                .map(|b| b as u64),
         };
         self.inner.spawn(req).map(job_out).map_err(js_err)
     }

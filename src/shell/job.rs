@@ -99,6 +99,26 @@ pub struct JobRecord {
     /// seen alive: identity (pid + start time) and command line.
     #[serde(default)]
     pub members: Vec<Member>,
+    /// The log's bound (`shell.maxLogBytes`); see [`super::log::trim`].
+    #[serde(default = "default_max_log")]
+    pub max_log_bytes: u64,
+    /// Output no longer in the log (trimmed away or under the marker).
+    #[serde(default)]
+    pub log_dropped: u64,
+    /// Where the marker line starts once the log was trimmed.
+    #[serde(default)]
+    pub log_trim_at: Option<u64>,
+    /// Bytes removed from the file at `log_trim_at` over all trims: an offset
+    /// past the cut moved back by what was removed after it was taken.
+    #[serde(default)]
+    pub log_shift: u64,
+    /// Length of the marker line now in the log (0: none).
+    #[serde(default)]
+    pub log_marker: u64,
+}
+
+fn default_max_log() -> u64 {
+    super::log::DEFAULT_MAX_LOG_BYTES
 }
 
 /// The one tracking mechanism this build uses. A cgroup v2 child would be
@@ -346,6 +366,11 @@ mod tests {
             leader_exit_code: None,
             leader_signal: None,
             members: Vec::new(),
+            max_log_bytes: default_max_log(),
+            log_dropped: 0,
+            log_trim_at: None,
+            log_shift: 0,
+            log_marker: 0,
         }
     }
 

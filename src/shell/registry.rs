@@ -30,6 +30,13 @@ pub type Listener = Arc<dyn Fn(&JobView) + Send + Sync>;
 /// Grace between SIGTERM and SIGKILL when a job's own timeout fires.
 pub const TIMEOUT_GRACE: Duration = Duration::from_secs(3);
 const WAIT_SLICE: Duration = Duration::from_millis(50);
+/// A smaller bound would leave no room for a tail after the kept head.
+pub const MIN_LOG_BYTES: u64 = 2 * log::HEAD_BYTES;
+/// A log growing faster than this between two checks is a flood: it is
+/// checked every [`monitor::FLOOD_CHECK`] instead of every [`monitor::LOG_CHECK`].
+const FLOOD_BYTES_PER_CHECK: u64 = 256 * 1024;
+/// See `refresh_members`.
+const RECHECK_COMMANDS_MS: u64 = 2000;
 pub struct SpawnRequest {
     pub command: String,
     pub cwd: PathBuf,
@@ -45,6 +52,9 @@ pub struct SpawnRequest {
     /// Default: `bg-<n>`.
     pub id: Option<String>,
     pub meta: Option<String>,
+    /// The log's bound; default [`log::DEFAULT_MAX_LOG_BYTES`]. Past it the
+    /// log keeps its first MiB, a marker line and its newest output.
+    pub max_log_bytes: Option<u64>,
 }
 
 /// What a wait waits for.
@@ -73,6 +83,11 @@ pub(super) struct Job {
     /// One per tracked process that outlived the main one, where pidfds exist.
     member_fds: Vec<Arc<PidFd>>,
     pub(super) sent_signal: Option<i32>,
+    /// Log size at the last check, and whether it grew fast since the one before.
+    log_seen: u64,
+    flooding: bool,
+    /// Still to be looked at once more: the job runs, or ended since the last look.
+    log_open: bool,
     /// The record as last serialized, so a save re-serializes only what changed.
     line: Option<(JobRecord, String)>,
 }
@@ -155,6 +170,9 @@ impl Registry {
                     pidfd,
                     member_fds: Vec::new(),
                     sent_signal: None,
+                    log_seen: 0,
+                    flooding: false,
+                    log_open: false,
                     line: None,
                 };
                 if job.rec.is_running() && job.rec.leader_ended() {
@@ -280,6 +298,14 @@ impl Registry {
             leader_exit_code: None,
             leader_signal: None,
             members: Vec::new(),
+            max_log_bytes: req
+                .max_log_bytes
+                .unwrap_or(log::DEFAULT_MAX_LOG_BYTES)
+                .max(MIN_LOG_BYTES),
+            log_dropped: 0,
+            log_trim_at: None,
+            log_shift: 0,
+            log_marker: 0,
         };
         g.jobs.push(Job {
             rec,
@@ -288,6 +314,10 @@ impl Registry {
             pidfd,
             member_fds: Vec::new(),
             sent_signal: None,
+            log_seen: log_start,
+            // Watched closely until its first look shows it is not flooding.
+            flooding: true,
+            log_open: true,
             line: None,
         });
         self.save(&mut g);
@@ -565,9 +595,17 @@ impl Registry {
             if job.child && !job.rec.is_running() {
                 plan.poll_within(monitor::CHILD_POLL);
             }
+            if job.log_open && !job.rec.is_running() {
+                plan.poll_within(monitor::FLOOD_CHECK);
+            }
             if !job.rec.is_running() {
                 continue;
             }
+            plan.poll_within(if job.flooding {
+                monitor::FLOOD_CHECK
+            } else {
+                monitor::LOG_CHECK
+            });
             if job.rec.leader_ended() {
                 job.member_fds.iter().for_each(|fd| plan.watch(fd.clone()));
                 // Without pidfds, or to find what a tracked process started
@@ -589,8 +627,59 @@ impl Registry {
         }
     }
 
+    /// For the monitor: keeps the logs of running jobs under their bound.
+    /// A trim starts at 3/4 of the bound and cuts the log to half of it, so a
+    /// flood between two checks (a quarter of the bound: 16 MiB of 64) stays
+    /// under the bound.
+    pub(super) fn trim_logs(&self) {
+        let mut g = self.locked();
+        let mut changed = false;
+        for job in g
+            .jobs
+            .iter_mut()
+            .filter(|j| j.log_open || j.rec.is_running())
+        {
+            // An ended job's log gets this one last look, then no more.
+            job.log_open = job.rec.is_running();
+            let path = PathBuf::from(&job.rec.log_path);
+            let path = path.as_path();
+            let size = std::fs::metadata(path).map(|m| m.len()).unwrap_or(0);
+            job.flooding = size.saturating_sub(job.log_seen) > FLOOD_BYTES_PER_CHECK;
+            job.log_seen = size;
+            let max = job.rec.max_log_bytes;
+            let trigger = max / 2;
+            if size <= trigger {
+                continue;
+            }
+            let r = &mut job.rec;
+            let res = log::trim(
+                path,
+                r.log_start,
+                trigger,
+                max / 4 + max / 8,
+                r.log_dropped,
+                r.log_marker,
+                max,
+            );
+            let Ok(Some(t)) = res else {
+                continue;
+            };
+            r.log_dropped += t.dropped;
+            r.log_trim_at = Some(t.at);
+            r.log_shift += t.shift;
+            r.log_marker = log::marker_line(0, max).len() as u64;
+            r.read_offset = moved_offset(r.read_offset, t);
+            job.log_seen = std::fs::metadata(path).map(|m| m.len()).unwrap_or(0);
+            changed = true;
+        }
+        if changed {
+            self.save(&mut g);
+        }
+    }
+
     /// For the monitor: notice endings, fire timeouts.
     pub(super) fn tick(self: &Arc<Self>) {
+        self.trim_logs();
         self.sync();
         let now = super::now_ms();
         let due: Vec<String> = {
@@ -665,6 +754,18 @@ fn view(job: &Job) -> JobView {
         adopted: !job.ours,
         runtime_ms: end.saturating_sub(job.rec.started_at_ms),
         record: job.rec.clone(),
+    }
+}
+
+/// Where a byte offset into a log is after `t`: past the cut it moved back,
+/// inside the cut it now points at the marker.
+pub fn moved_offset(offset: u64, t: log::Trim) -> u64 {
+    if offset <= t.at {
+        offset
+    } else if offset >= t.at + t.shift {
+        offset - t.shift
+    } else {
+        t.at
     }
 }
 
@@ -793,6 +894,16 @@ fn refresh_members(job: &mut Job, loaded: bool) -> bool {
         .members
         .retain(|m| same_boot && member_info(m).is_some());
     job.member_fds.retain(|fd| !fd.exited());
+    // A process found the moment it was forked still shows its parent's
+    // command line until it execs: read them again for a little while.
+    if super::now_ms().saturating_sub(job.rec.leader_ended_at_ms.unwrap_or(0)) < RECHECK_COMMANDS_MS
+    {
+        for m in job.rec.members.iter_mut() {
+            if let Some(c) = identity::command_line(m.pid) {
+                m.command = c;
+            }
+        }
+    }
     if !job.rec.members.is_empty() {
         if loaded {
             let found = job.rec.members.iter().filter_map(member_info).collect();

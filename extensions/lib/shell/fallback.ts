@@ -135,6 +135,10 @@ class FallbackRegistry {
 			// Only the group is known here: what leaves it is neither tracked nor killed.
 			tracking: "process-group",
 			alive: [],
+			// No trimming here: the log grows as the job writes.
+			maxLogBytes: o.maxLogBytes ?? Number.MAX_SAFE_INTEGER,
+			logDropped: 0,
+			logShift: 0,
 			...(o.timeoutMs ? { timeoutMs: o.timeoutMs } : {}),
 			...(o.meta !== undefined ? { meta: o.meta } : {}),
 		};

@@ -241,11 +241,19 @@ export function refusalText(running: ShellJob[], max: number, tools: ToolsOn = A
 	].join("\n");
 }
 
+/** Said when a job's log outgrew `shell.maxLogBytes` and was cut; empty otherwise. */
+export function trimmedNote(job: ShellJob): string {
+	if (!job.logDropped) return "";
+	return `Its log outgrew shell.maxLogBytes (${formatSize(job.maxLogBytes)}): it keeps the first 1MB and the newest output; ${formatSize(job.logDropped)} in between were dropped (a marker line in the log says where).`;
+}
+
 export function followUpText(job: ShellJob, tail: string, tailLines: number): string {
 	const out = sanitizeOutput(tail).replace(/\n+$/, "");
+	const trimmed = trimmedNote(job);
 	return [
 		`Background job ${job.id} ${describeState(job)}.`,
 		`Command: ${job.command.length > 500 ? `${job.command.slice(0, 499)}…` : job.command}`,
+		...(trimmed ? [trimmed] : []),
 		out ? `Last ${tailLines} lines of output (full log: ${job.logPath}):\n${out}` : `(no output; log: ${job.logPath})`,
 	].join("\n");
 }
@@ -271,7 +279,8 @@ export function killLine(report: ShellKillReport, graceMs: number): string {
 /** One widget line per running job: id, elapsed, command and last output line, each cut to a fixed width. */
 export function widgetLine(job: ShellJob, last: string): string {
 	const tailPart = last ? `  › ${cut(last, 60)}` : "";
-	return `⟳ ${job.id}  ${formatDuration(job.runtimeMs)}  ${cut(job.command, 40)}${tailPart}`;
+	const flood = job.logDropped ? `  ⚠ output flood: log cut, ${formatSize(job.logDropped)} dropped` : "";
+	return `⟳ ${job.id}  ${formatDuration(job.runtimeMs)}  ${cut(job.command, 40)}${flood}${tailPart}`;
 }
 
 // ---------------------------------------------------------------- /shell-bg

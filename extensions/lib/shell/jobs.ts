@@ -22,6 +22,7 @@ import {
 	lastLine,
 	refusalText,
 	sanitizeOutput,
+	trimmedNote,
 	truncateTail,
 	type ToolsOn,
 } from "./format.ts";
@@ -115,6 +116,7 @@ export class ShellJobs {
 			...(req.env ? { env: req.env } : {}),
 			...(req.timeoutMs ? { timeoutMs: req.timeoutMs } : {}),
 			meta: JSON.stringify({ mode: req.mode }),
+			maxLogBytes: this.settings().maxLogBytes,
 		});
 		if (req.mode === "fg") this.owned.add(job.id);
 		else {
@@ -229,6 +231,8 @@ export class ShellJobs {
 		const header = `${job.id} ${describeState(job)}${job.state === "running" ? ` (pid ${job.pid})` : ""}: ${job.command}`;
 		const parts = [header];
 		if (waitNote) parts.push(waitNote);
+		const trimmed = trimmedNote(job);
+		if (trimmed) parts.push(trimmed);
 		parts.push(shown.text);
 		const hint = followHint(job.id, this.tools);
 		if (job.state === "running" && hint) parts.push(hint);

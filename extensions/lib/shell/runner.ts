@@ -45,12 +45,18 @@ const RECHECK_MS = 5000;
 export class LogPump {
 	private fd: number | undefined;
 	private timer: NodeJS.Timeout | undefined;
+	private shiftSeen = 0;
 	position: number;
 
+	/**
+	 * `cuts`: where the registry cut the log (`logTrimAt`) and how much it removed there in all (`logShift`);
+	 * a flood's log is cut under the pump, and the position follows the bytes it pointed at.
+	 */
 	constructor(
 		private readonly path: string,
 		start: number,
 		private readonly onData: (data: Buffer) => void,
+		private readonly cuts?: () => { logTrimAt?: number; logShift: number } | undefined,
 	) {
 		this.position = start;
 	}
@@ -69,6 +75,12 @@ export class LogPump {
 
 	/** Feeds what the log holds beyond `position`, at most `limit` bytes (a flood must not stall the event loop). */
 	drain(limit = Number.POSITIVE_INFINITY): void {
+		const cut = this.cuts?.();
+		if (cut && cut.logShift !== this.shiftSeen && cut.logTrimAt !== undefined) {
+			// Past the cut the bytes moved back by what was removed; inside it they are gone (the marker is there).
+			if (this.position > cut.logTrimAt) this.position = Math.max(cut.logTrimAt, this.position - (cut.logShift - this.shiftSeen));
+			this.shiftSeen = cut.logShift;
+		}
 		if (this.fd === undefined) {
 			try {
 				this.fd = openSync(this.path, "r");
@@ -134,7 +146,7 @@ export function jobOperations(jobs: ShellJobs, plan: RunPlan, outcome: RunOutcom
 			}
 
 			const job = jobs.spawn({ command, cwd, shell, env: cleanEnv(env), timeoutMs, mode: "fg" });
-			const pump = new LogPump(job.logPath, job.logStart, onData);
+			const pump = new LogPump(job.logPath, job.logStart, onData, () => jobs.registry.get(job.id) ?? undefined);
 			pump.start();
 			const stopWait = new AbortController();
 			let settle!: (e: Event) => void;
