@@ -11,6 +11,7 @@ import { agentDir, isToolEnabled, loadSettings, takeWarningsOnce } from "./lib/s
 import { completeShellBgArgs, leftRunningText, movedText, parseShellBgArgs, SHELL_BG_USAGE, startedText, widgetLine } from "./lib/shell/format.ts";
 import { MAX_WAIT_SEC, ShellJobs, type JobsHost } from "./lib/shell/jobs.ts";
 import { jobDirFor, jobRegistryExists, nativeRegistryAvailable, openJobRegistry, type ShellJob } from "./lib/shell/registry.ts";
+import { bashContract, structuredResult, type BashStructured } from "./lib/shell/contract.ts";
 import { sweepJobDirs } from "./lib/shell/retention.ts";
 import { jobOperations, type RunOutcome } from "./lib/shell/runner.ts";
 
@@ -170,7 +171,20 @@ export default function shellBg(pi: ExtensionAPI): void {
 
 	if (enabled("bash")) {
 		const base = createBashToolDefinition(process.cwd());
+		// Pi 1.6: the host's outputSchema / constrainedSampling, so codemode scripts get structured results.
+		const contract = bashContract(
+			base,
+			(s, description) => Type.Union([s as never, Type.Null()], { description }),
+			(description) => Type.Optional(Type.String({ description })),
+		);
+		/** A result we wrote, with structured content where the host has the contract. */
+		const ours = (text: string, details: unknown, structured: () => BashStructured): AgentToolResult<unknown> => ({
+			content: [{ type: "text", text }],
+			details,
+			...(contract ? { structuredContent: structured() } : {}),
+		});
 		pi.registerTool({
+			...(contract ?? {}),
 			name: "bash",
 			label: base.label,
 			description:
@@ -201,6 +215,7 @@ export default function shellBg(pi: ExtensionAPI): void {
 			}),
 			// No renderCall/renderResult: Pi's built-in bash renderer draws this tool; `details` keeps its shape.
 			async execute(toolCallId, params, signal, onUpdate, ctx): Promise<AgentToolResult<unknown>> {
+				const startedAt = performance.now();
 				const current = useCtx(ctx);
 				const s = settings.shell;
 				const background = params.background === true;
@@ -221,20 +236,33 @@ export default function shellBg(pi: ExtensionAPI): void {
 					outcome,
 				);
 				const def = createBashToolDefinition(ctx.cwd, { operations, commandPrefix: piShell.commandPrefix, shellPath: piShell.shellPath });
-				const result = (await def.execute(toolCallId, { command: params.command, timeout }, signal, onUpdate, ctx)) as AgentToolResult<unknown>;
+				let result: AgentToolResult<unknown>;
+				try {
+					result = (await def.execute(toolCallId, { command: params.command, timeout }, signal, onUpdate, ctx)) as AgentToolResult<unknown>;
+				} catch (e) {
+					// Pi 0.73 reports a non-zero exit by throwing its text: what the command left running is said there too.
+					if (outcome.leftRunning && e instanceof Error) throw new Error(`${e.message}\n\n${leftRunningText(outcome.leftRunning, host.tools)}`);
+					throw e;
+				}
+				const hostStructured = (result as { structuredContent?: Partial<BashStructured> }).structuredContent;
 				if (outcome.started) {
-					const text = startedText(outcome.started, { timeoutSec: timeout, headless: !ctx.hasUI, tools: host.tools });
-					return { content: [{ type: "text", text }], details: { shellBg: backgroundDetails(outcome.started, false) } };
+					const job = outcome.started;
+					const text = startedText(job, { timeoutSec: timeout, headless: !ctx.hasUI, tools: host.tools });
+					return ours(text, { shellBg: backgroundDetails(job, false) }, () => structuredResult({ text, exitCode: null, startedAt, jobId: job.id }));
 				}
 				if (outcome.moved) {
-					const text = `${textOf(result).replace(/\n+$/, "")}\n\n${movedText(outcome.moved, { afterSec: s.autoBackgroundAfterSec, timeoutSec: timeout, tools: host.tools })}`;
-					const details = { ...(result.details as object | undefined), shellBg: backgroundDetails(outcome.moved, true) };
-					return { content: [{ type: "text", text }], details };
+					const job = outcome.moved;
+					const text = `${textOf(result).replace(/\n+$/, "")}\n\n${movedText(job, { afterSec: s.autoBackgroundAfterSec, timeoutSec: timeout, tools: host.tools })}`;
+					const details = { ...(result.details as object | undefined), shellBg: backgroundDetails(job, true) };
+					return ours(text, details, () => structuredResult({ text, exitCode: null, startedAt, jobId: job.id, from: hostStructured }));
 				}
 				if (outcome.leftRunning) {
-					const text = `${textOf(result).replace(/\n+$/, "")}\n\n${leftRunningText(outcome.leftRunning, host.tools)}`;
-					const details = { ...(result.details as object | undefined), shellBg: backgroundDetails(outcome.leftRunning, true) };
-					return { content: [{ type: "text", text }], details };
+					const job = outcome.leftRunning;
+					const text = `${textOf(result).replace(/\n+$/, "")}\n\n${leftRunningText(job, host.tools)}`;
+					const details = { ...(result.details as object | undefined), shellBg: backgroundDetails(job, true) };
+					const exitCode = hostStructured?.exit_code ?? job.leaderExitCode ?? null;
+					const isError = (result as { isError?: boolean }).isError === true;
+					return { ...ours(text, details, () => structuredResult({ text, exitCode, startedAt, jobId: job.id, from: hostStructured })), ...(isError ? { isError } : {}) };
 				}
 				return result;
 			},
