@@ -210,11 +210,12 @@ test("the retention sweep removes only our files of old job directories whose se
 		fs.mkdirSync(path.join(dir, "logs"), { recursive: true });
 		fs.writeFileSync(path.join(dir, "jobs.json"), JSON.stringify({ version: 1, jobs: [{ id: "bg-1", state: o.running ? "running" : "exited" }] }));
 		fs.writeFileSync(path.join(dir, "next-id"), "2\n");
+		fs.writeFileSync(path.join(dir, "jobs.json.lock"), "");
 		fs.writeFileSync(path.join(dir, "logs", "bg-1.log"), "out\n");
 		fs.writeFileSync(path.join(dir, "logs", "bg-1.log.exit"), "0\n");
 		if (o.extra) fs.writeFileSync(path.join(dir, o.extra), "the user's\n");
 		const when = new Date(o.age ?? old);
-		for (const p of [path.join(dir, "logs", "bg-1.log"), path.join(dir, "logs", "bg-1.log.exit"), path.join(dir, "jobs.json"), path.join(dir, "next-id"), ...(o.extra ? [path.join(dir, o.extra)] : []), path.join(dir, "logs"), dir]) fs.utimesSync(p, when, when);
+		for (const p of [path.join(dir, "logs", "bg-1.log"), path.join(dir, "logs", "bg-1.log.exit"), path.join(dir, "jobs.json"), path.join(dir, "jobs.json.lock"), path.join(dir, "next-id"), ...(o.extra ? [path.join(dir, o.extra)] : []), path.join(dir, "logs"), dir]) fs.utimesSync(p, when, when);
 		return dir;
 	};
 	fs.mkdirSync(sessions, { recursive: true });

@@ -94,6 +94,8 @@ pub(super) struct Job {
 
 struct Inner {
     jobs: Vec<Job>,
+    /// Ids this registry removed: not taken back from another process's write.
+    forgotten: std::collections::HashSet<String>,
     save_error: Option<String>,
     /// Jobs that left `running` under the lock and are yet to be announced.
     ended: Vec<JobView>,
@@ -154,30 +156,9 @@ impl Registry {
         let jobs = loaded
             .records
             .into_iter()
-            .map(|mut rec| {
+            .map(|rec| {
                 let before = rec.clone();
-                // A job whose main process had already ended is settled by
-                // its tracked processes, not by the leader's (reusable) pid.
-                let pidfd = if rec.leader_ended() {
-                    None
-                } else {
-                    reconcile::reconcile(&mut rec).map(Arc::new)
-                };
-                let mut job = Job {
-                    rec,
-                    ours: false,
-                    child: false,
-                    pidfd,
-                    member_fds: Vec::new(),
-                    sent_signal: None,
-                    log_seen: 0,
-                    flooding: false,
-                    log_open: false,
-                    line: None,
-                };
-                if job.rec.is_running() && job.rec.leader_ended() {
-                    refresh_members(&mut job, true);
-                }
+                let job = adopt(rec);
                 changed |= job.rec != before;
                 job
             })
@@ -186,6 +167,7 @@ impl Registry {
             sidecar: path,
             inner: Mutex::new(Inner {
                 jobs,
+                forgotten: Default::default(),
                 save_error: None,
                 ended: Vec::new(),
             }),
@@ -244,6 +226,13 @@ impl Registry {
         let log_start = log_file.metadata().map(|m| m.len()).unwrap_or(0);
 
         let mut g = self.locked();
+        // Another process sharing the sidecar may have started jobs: take
+        // them in before choosing an id, and hold the file until written.
+        let file_lock = sidecar::lock(&self.sidecar).map_err(|error| ShellError::Sidecar {
+            path: self.sidecar.display().to_string(),
+            error,
+        })?;
+        self.take_in(&mut g);
         let id = match req.id {
             Some(id) if g.jobs.iter().any(|j| j.rec.id == id) => {
                 return Err(ShellError::DuplicateId(id))
@@ -320,7 +309,8 @@ impl Registry {
             log_open: true,
             line: None,
         });
-        self.save(&mut g);
+        self.write(&mut g);
+        drop(file_lock);
         let v = view(g.jobs.last().expect("just pushed"));
         drop(g);
         monitor::wake();
@@ -508,6 +498,7 @@ impl Registry {
             g.jobs.insert(at, job);
             return Err(ShellError::StillRunning(id.to_string()));
         }
+        g.forgotten.insert(id.to_string());
         if delete_files {
             let _ = std::fs::remove_file(&job.rec.log_path);
             let _ = std::fs::remove_file(&job.rec.exit_path);
@@ -520,7 +511,43 @@ impl Registry {
         self.inner.lock().unwrap_or_else(|p| p.into_inner())
     }
 
+    /// Rewrites the sidecar under its lock, after taking in what another
+    /// process wrote; a lock that cannot be had is reported, not waited out.
     fn save(&self, g: &mut Inner) {
+        match sidecar::lock(&self.sidecar) {
+            Ok(file_lock) => {
+                self.take_in(g);
+                self.write(g);
+                drop(file_lock);
+            }
+            Err(e) => g.save_error = Some(e),
+        }
+    }
+
+    /// Jobs another process added to the sidecar since we read it: adopted
+    /// (reconciled and watched like jobs from a restart). A job both know is
+    /// ours to write, except that its ending, once told by either, stays told.
+    fn take_in(&self, g: &mut Inner) {
+        let mut added = false;
+        for rec in sidecar::current_records(&self.sidecar) {
+            if let Some(j) = g.jobs.iter_mut().find(|j| j.rec.id == rec.id) {
+                if j.rec.pid == rec.pid && j.rec.start_ticks == rec.start_ticks {
+                    j.rec.delivered |= rec.delivered;
+                }
+                continue;
+            }
+            if g.forgotten.contains(&rec.id) {
+                continue;
+            }
+            g.jobs.push(adopt(rec));
+            added = true;
+        }
+        if added {
+            monitor::wake();
+        }
+    }
+
+    fn write(&self, g: &mut Inner) {
         for j in g.jobs.iter_mut() {
             if !matches!(&j.line, Some((rec, _)) if *rec == j.rec) {
                 j.line = Some((j.rec.clone(), sidecar::record_line(&j.rec)));
@@ -714,6 +741,34 @@ impl Registry {
         let mut g = self.locked();
         find_mut(&mut g.jobs, id).unwrap().rec.start_ticks = Some(ticks);
     }
+}
+
+/// A job from a record another process wrote (an earlier Pi, or one that
+/// shares the sidecar): reconciled, then watched by identity. One whose main
+/// process had already ended is settled by its tracked processes, not by
+/// the leader's (reusable) pid.
+fn adopt(mut rec: JobRecord) -> Job {
+    let pidfd = if rec.leader_ended() {
+        None
+    } else {
+        reconcile::reconcile(&mut rec).map(Arc::new)
+    };
+    let mut job = Job {
+        rec,
+        ours: false,
+        child: false,
+        pidfd,
+        member_fds: Vec::new(),
+        sent_signal: None,
+        log_seen: 0,
+        flooding: false,
+        log_open: false,
+        line: None,
+    };
+    if job.rec.is_running() && job.rec.leader_ended() {
+        refresh_members(&mut job, true);
+    }
+    job
 }
 
 fn default_shell() -> String {

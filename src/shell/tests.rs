@@ -730,3 +730,41 @@ fn a_two_gib_flood_keeps_the_log_bounded_with_its_head_a_marker_and_a_readable_t
     );
     let _ = std::fs::remove_file(&log);
 }
+
+#[test]
+fn two_registries_on_one_sidecar_keep_each_others_jobs_and_say_when_the_lock_is_held() {
+    let f = Fixture::new();
+    let path = f.path("session/jobs.json");
+    // A second process on the same session, as a second Pi would open it.
+    let other = Registry::open(&path).unwrap();
+    let a = f.reg.spawn(f.req("exit 1")).unwrap().record.id;
+    let b = other.spawn(f.req("exit 2")).unwrap().record.id;
+    assert_ne!(
+        a, b,
+        "the second takes the first's jobs in before choosing an id"
+    );
+    f.wait(&a);
+    other
+        .wait(&b, Some(Duration::from_secs(10)), &|| false)
+        .unwrap();
+    // Each one's later writes keep the other's job.
+    f.reg.claim_delivery(&a).unwrap();
+    other.claim_delivery(&b).unwrap();
+    let later = Registry::open(&path).unwrap();
+    let ids: Vec<String> = later.list().into_iter().map(|j| j.record.id).collect();
+    assert_eq!(ids, vec![a.clone(), b.clone()]);
+    assert!(later.list().iter().all(|j| j.record.delivered));
+
+    // While someone else holds the lock, a spawn is refused with the reason
+    // and nothing is written behind its back.
+    let held = std::fs::File::open(f.path("session/jobs.json.lock")).unwrap();
+    held.lock().unwrap();
+    let err = other.spawn(f.req("true")).unwrap_err().to_string();
+    assert!(
+        err.contains("jobs.json.lock is held by another process"),
+        "{err}"
+    );
+    drop(held);
+    assert_eq!(other.list().len(), 2);
+    other.spawn(f.req("true")).unwrap();
+}

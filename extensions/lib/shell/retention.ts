@@ -7,7 +7,7 @@ import { readdirSync, readFileSync, rmdirSync, statSync, unlinkSync } from "node
 import { basename, dirname, join } from "node:path";
 
 /** Names the registry and the extension create in a job directory, and in its `logs/`. */
-const OURS = /^(jobs\.json(\.corrupt|\.\d+\.tmp)?|next-id(\.\d+\.tmp)?)$/;
+const OURS = /^(jobs\.json(\.corrupt|\.lock|\.\d+\.tmp)?|next-id(\.\d+\.tmp)?)$/;
 const OUR_LOGS = /^bg-\d+\.log(\.exit(\.tmp)?)?$/;
 
 export interface SweepOptions {
