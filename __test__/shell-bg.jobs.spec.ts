@@ -211,6 +211,16 @@ test("a foreground command that leaves a process running returns at once; the jo
 	await until("the sleeper to die", () => !alive(sleeper));
 });
 
+test("a job Pi's quit stopped is described so when the session is resumed", async (t) => {
+	const { dir, reg } = setup(t);
+	const jobs = attach(reg, dir, recordingHost());
+	const job = bg(jobs, dir, "sleep 300");
+	await jobs.killAll();
+	const later = new ShellJobs(reg, dir, settings(), recordingHost().host);
+	const text = later.logs(job.id);
+	assert.match(text, new RegExp(`^${job.id} was stopped \\(SIG(TERM|KILL)\\) when Pi quit, after `), text);
+});
+
 test("the fallback registry: output, cursor, timeout, group kill past an ignored SIGTERM, one delivery claim", async (t) => {
 	const { dir, reg } = setup(t, "fallback");
 	const ended: string[] = [];

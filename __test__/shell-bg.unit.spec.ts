@@ -16,6 +16,7 @@ import {
 	killLine,
 	leftRunningText,
 	movedText,
+	followUpDisplay,
 	followUpText,
 	parseMeta,
 	refusalText,
@@ -243,4 +244,24 @@ test("a trimmed log is said in the status note, the follow-up and the widget", (
 	assert.match(widgetLine(j, "x"), /⚠ output flood: log cut, 3072\.0MB dropped/);
 	assert.equal(trimmedNote(job()), "");
 	assert.doesNotMatch(widgetLine(job(), "x"), /flood/);
+});
+
+test("the widget uses the terminal's width; a job Pi's quit stopped says so after a resume", () => {
+	const long = job({ command: `npm run dev -- --port 3000 ${"--flag ".repeat(20)}` });
+	const narrow = widgetLine(long, "y".repeat(200), 100);
+	const wide = widgetLine(long, "y".repeat(200), 160);
+	assert.equal(narrow, `⟳ bg-1  12s  ${long.command.slice(0, 39)}…  › ${"y".repeat(59)}…`, "100 columns: as before");
+	assert.ok(wide.length > narrow.length && wide.length <= 160, `${wide.length}`);
+	assert.ok(wide.includes(long.command.slice(0, 55)), wide);
+	const quit = job({ state: "signalled", signal: "SIGTERM", killRequested: true, meta: JSON.stringify({ mode: "bg", stoppedAtQuit: true }) });
+	assert.equal(describeState(quit), "was stopped (SIGTERM) when Pi quit, after 12s");
+	assert.equal(describeState({ ...quit, meta: JSON.stringify({ mode: "bg" }) }), "was stopped (SIGTERM) after 12s");
+});
+
+test("a follow-up is drawn collapsed as its status and a count of its output lines, expanded in full", () => {
+	const text = followUpText(job({ state: "exited", exitCode: 0 }), "a\nb\nc\n", 20);
+	assert.equal(followUpDisplay(text, true), text);
+	assert.equal(followUpDisplay(text, false), "Background job bg-1 exited with code 0 after 12s.\nCommand: npm run dev\nLast 20 lines of output (full log: /p/logs/bg-1.log) (3 lines; expand to see them)");
+	const quiet = followUpText(job({ state: "exited", exitCode: 0 }), "", 20);
+	assert.equal(followUpDisplay(quiet, false), quiet);
 });

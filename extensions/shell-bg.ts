@@ -5,10 +5,11 @@
 // extensions/lib/shell/.
 import type { AgentToolResult, ExtensionAPI, ExtensionContext } from "@mariozechner/pi-coding-agent";
 import { createBashToolDefinition, getAgentDir, getShellConfig, SettingsManager } from "@mariozechner/pi-coding-agent";
+import { Text } from "@mariozechner/pi-tui";
 import { Type } from "typebox";
 import { loadNative } from "./lib/native.mjs";
 import { agentDir, isToolEnabled, loadSettings, takeWarningsOnce } from "./lib/settings.ts";
-import { completeShellBgArgs, leftRunningText, movedText, parseShellBgArgs, SHELL_BG_USAGE, startedText, widgetLine } from "./lib/shell/format.ts";
+import { completeShellBgArgs, followUpDisplay, leftRunningText, movedText, parseShellBgArgs, SHELL_BG_USAGE, startedText, widgetLine } from "./lib/shell/format.ts";
 import { MAX_WAIT_SEC, ShellJobs, type JobsHost } from "./lib/shell/jobs.ts";
 import { jobDirFor, jobRegistryExists, nativeRegistryAvailable, openJobRegistry, type ShellJob } from "./lib/shell/registry.ts";
 import { bashContract, structuredResult, type BashStructured } from "./lib/shell/contract.ts";
@@ -109,7 +110,9 @@ export default function shellBg(pi: ExtensionAPI): void {
 			const running = jobs.running();
 			if (running.length === 0) return stopWidget(true);
 			const current = jobs;
-			const lines = running.map((j) => widgetLine(j, current.lastLineOf(j)));
+			// The terminal's width (the widget spans it); 100 columns where it is unknown (RPC).
+			const width = process.stdout.columns || 100;
+			const lines = running.map((j) => widgetLine(j, current.lastLineOf(j), width));
 			const text = lines.join("\n");
 			if (text !== widgetText) {
 				ctxRef.ui.setWidget(WIDGET, lines, { placement: "aboveEditor" });
@@ -311,6 +314,12 @@ export default function shellBg(pi: ExtensionAPI): void {
 			},
 		});
 	}
+
+	// Follow-ups: the status line collapsed, the output lines when expanded (the model gets all of it either way).
+	pi.registerMessageRenderer(MESSAGE_TYPE, (message, { expanded }) => {
+		const content = typeof message.content === "string" ? message.content : message.content.map((c) => (c.type === "text" ? c.text : "")).join("");
+		return new Text(followUpDisplay(content, expanded), 1, 0);
+	});
 
 	// ------------------------------------------------------------ /shell-bg
 

@@ -97,12 +97,14 @@ export function truncateTail(content: string, maxLines: number = DEFAULT_MAX_LIN
 export interface JobMeta {
 	mode: "fg" | "bg";
 	auto?: boolean;
+	/** Killed because Pi quit (`shell.onQuit: "kill"`): said so after a resume. */
+	stoppedAtQuit?: boolean;
 }
 
 export function parseMeta(meta: string | undefined): JobMeta {
 	try {
 		const v = JSON.parse(meta ?? "") as Partial<JobMeta>;
-		if (v && (v.mode === "fg" || v.mode === "bg")) return { mode: v.mode, ...(v.auto ? { auto: true } : {}) };
+		if (v && (v.mode === "fg" || v.mode === "bg")) return { mode: v.mode, ...(v.auto ? { auto: true } : {}), ...(v.stoppedAtQuit ? { stoppedAtQuit: true } : {}) };
 	} catch {
 		// Not ours (or written by a later version): treat as a background job, which is what a visible job is.
 	}
@@ -149,6 +151,7 @@ export function describeState(job: ShellJob): string {
 		case "signalled": {
 			const sig = job.signal ?? "a signal";
 			if (job.timedOut) return `timed out after ${formatDuration(job.timeoutMs ?? job.runtimeMs)} and was stopped (${sig})${main}`;
+			if (parseMeta(job.meta).stoppedAtQuit) return `was stopped (${sig}) when Pi quit, ${after}${main}`;
 			if (job.killRequested) return `was stopped (${sig}) ${after}${main}`;
 			return `was killed by ${sig} ${after}${main}`;
 		}
@@ -258,6 +261,20 @@ export function followUpText(job: ShellJob, tail: string, tailLines: number): st
 	].join("\n");
 }
 
+/**
+ * How a follow-up message is drawn in the chat: collapsed, its status and command lines and a count of the
+ * output lines it carries; expanded, all of it. The model always gets the whole text.
+ */
+export function followUpDisplay(text: string, expanded: boolean): string {
+	if (expanded) return text;
+	const at = text.search(/\n(Last \d+ lines of output|\(no output)/);
+	if (at < 0) return text;
+	const output = text.slice(at + 1).split("\n");
+	const shown = text.slice(0, at);
+	if (output[0].startsWith("(no output")) return text;
+	return `${shown}\n${output[0].replace(/:$/, "")} (${output.length - 1} lines; expand to see them)`;
+}
+
 export function killLine(report: ShellKillReport, graceMs: number): string {
 	const job = report.job;
 	switch (report.outcome) {
@@ -276,11 +293,18 @@ export function killLine(report: ShellKillReport, graceMs: number): string {
 	}
 }
 
-/** One widget line per running job: id, elapsed, command and last output line, each cut to a fixed width. */
-export function widgetLine(job: ShellJob, last: string): string {
-	const tailPart = last ? `  › ${cut(last, 60)}` : "";
+/**
+ * One widget line per running job: id, elapsed, command and last output line, cut to fit `width` columns: the
+ * command gets 40% of the room (at least 40), the last line the rest (at least 60). At 100 columns that is the
+ * 40/60 split the widget always had; a wider terminal shows more of both.
+ */
+export function widgetLine(job: ShellJob, last: string, width = 100): string {
 	const flood = job.logDropped ? `  ⚠ output flood: log cut, ${formatSize(job.logDropped)} dropped` : "";
-	return `⟳ ${job.id}  ${formatDuration(job.runtimeMs)}  ${cut(job.command, 40)}${flood}${tailPart}`;
+	const head = `⟳ ${job.id}  ${formatDuration(job.runtimeMs)}  `;
+	const room = width - head.length - flood.length;
+	const commandWidth = Math.max(40, Math.floor(room * 0.4));
+	const tailPart = last ? `  › ${cut(last, Math.max(60, room - commandWidth - 4))}` : "";
+	return `${head}${cut(job.command, commandWidth)}${flood}${tailPart}`;
 }
 
 // ---------------------------------------------------------------- /shell-bg

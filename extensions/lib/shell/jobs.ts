@@ -20,6 +20,7 @@ import {
 	jobTable,
 	killLine,
 	lastLine,
+	parseMeta,
 	refusalText,
 	sanitizeOutput,
 	trimmedNote,
@@ -330,6 +331,7 @@ export class ShellJobs {
 		await Promise.all(
 			running.map(async (j) => {
 				try {
+					this.registry.setMeta(j.id, JSON.stringify({ ...parseMeta(j.meta), stoppedAtQuit: true }));
 					await this.registry.kill(j.id, { graceMs });
 				} catch {
 					// Already gone.
