@@ -333,3 +333,25 @@ test("a watched registry does not keep a Node process alive", (t) => {
   assert.ok(Date.now() - started < 5000, "node exited without waiting for the 30 s job");
   assert.equal(alive(jobPid), true, "and the job outlived it");
 });
+
+test("two processes on one sidecar keep each other's jobs", async (t) => {
+  const { root, reg, log } = setup(t);
+  const mine = reg.spawn({ command: "exit 1", cwd: root, logPath: log("mine") });
+  await reg.wait(mine.id, { timeoutMs: 10_000 });
+  // A second Node process (a second Pi on the same session) opens the same file and starts a job.
+  const script = `
+    const n = require(${JSON.stringify(path.join(packageRoot, "index.js"))});
+    const r = n.openShellRegistry(${JSON.stringify(reg.sidecarPath)});
+    const j = r.spawn({ command: "exit 2", cwd: ${JSON.stringify(root)}, logPath: ${JSON.stringify(log("theirs"))} });
+    r.wait(j.id, { timeoutMs: 10000 }).then((w) => { r.claimDelivery(j.id); console.log(JSON.stringify({ id: j.id, code: w.job.exitCode })); });`;
+  const child = spawnSync(process.execPath, ["-e", script], { encoding: "utf8", timeout: 20_000 });
+  assert.equal(child.status, 0, child.stderr);
+  const theirs = JSON.parse(child.stdout.trim()) as { id: string; code: number };
+  assert.notEqual(theirs.id, mine.id, "the second process took the first's job in before choosing an id");
+  assert.equal(theirs.code, 2);
+  // This process writes again (a delivery claim): the other's job stays in the file.
+  assert.equal(reg.claimDelivery(mine.id), true);
+  const text = fs.readFileSync(reg.sidecarPath, "utf8");
+  const ids = (JSON.parse(text) as { jobs: Array<{ id: string; delivered: boolean }> }).jobs.map((j) => [j.id, j.delivered]);
+  assert.deepEqual(ids, [[mine.id, true], [theirs.id, true]]);
+});
