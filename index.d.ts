@@ -600,6 +600,8 @@ export interface ShellJob {
   runtimeMs: number
   /** Current size of the log file. */
   logBytes: number
+  /** The log has grown faster than 10 MB/s for more than 2 s (and is being cut, see `logDropped`). */
+  flooding: boolean
   /** Log size when the job started (an existing log is appended to). */
   logStart: number
   /** Where `readNew` continues. */

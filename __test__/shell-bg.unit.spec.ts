@@ -55,6 +55,7 @@ function job(over: Partial<ShellJob> = {}): ShellJob {
 		maxLogBytes: 64 * 1024 * 1024,
 		logDropped: 0,
 		logShift: 0,
+		flooding: false,
 		...over,
 	};
 }
@@ -241,9 +242,11 @@ test("a trimmed log is said in the status note, the follow-up and the widget", (
 	const j = job({ logDropped: 3 * 1024 * 1024 * 1024, maxLogBytes: 64 * 1024 * 1024 });
 	assert.equal(trimmedNote(j), "Its log outgrew shell.maxLogBytes (64.0MB): it keeps the first 1MB and the newest output; 3072.0MB in between were dropped (a marker line in the log says where).");
 	assert.match(followUpText({ ...j, state: "exited", exitCode: 0 }, "x\n", 20), /\nIts log outgrew shell\.maxLogBytes/);
-	assert.match(widgetLine(j, "x"), /⚠ output flood: log cut, 3072\.0MB dropped/);
+	assert.match(widgetLine(j, "x"), /  ⚠ log cut, 3072\.0MB dropped/);
+	assert.match(widgetLine({ ...j, flooding: true }, "x"), /  ⚠ flooding its log \(log cut, 3072\.0MB dropped\)/);
+	assert.match(widgetLine(job({ flooding: true }), "x"), /  ⚠ flooding its log  ›/);
 	assert.equal(trimmedNote(job()), "");
-	assert.doesNotMatch(widgetLine(job(), "x"), /flood/);
+	assert.doesNotMatch(widgetLine(job(), "x"), /⚠/);
 });
 
 test("the widget uses the terminal's width; a job Pi's quit stopped says so after a resume", () => {

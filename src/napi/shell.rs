@@ -121,6 +121,8 @@ pub struct ShellJob {
     pub runtime_ms: f64,
     /// Current size of the log file.
     pub log_bytes: f64,
+    /// The log has grown faster than 10 MB/s for more than 2 s (and is being cut, see `logDropped`).
+    pub flooding: bool,
     /// Log size when the job started (an existing log is appended to).
     pub log_start: f64,
     /// Where `readNew` continues.
@@ -186,6 +188,7 @@ fn job_out(v: JobView) -> ShellJob {
         ended_at_ms: r.ended_at_ms.map(|t| t as f64),
         runtime_ms: v.runtime_ms as f64,
         log_bytes: v.log_bytes as f64,
+        flooding: v.flooding,
         log_start: r.log_start as f64,
         read_offset: r.read_offset as f64,
         delivered: r.delivered,

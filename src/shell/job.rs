@@ -149,6 +149,8 @@ pub struct JobView {
     /// Not started by this process: watched by identity polling.
     pub adopted: bool,
     pub runtime_ms: u64,
+    /// Its log has grown faster than 10 MB/s for more than 2 s: worth telling the user.
+    pub flooding: bool,
 }
 
 impl JobRecord {

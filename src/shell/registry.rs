@@ -35,6 +35,10 @@ pub const MIN_LOG_BYTES: u64 = 2 * log::HEAD_BYTES;
 /// A log growing faster than this between two checks is a flood: it is
 /// checked every [`monitor::FLOOD_CHECK`] instead of every [`monitor::LOG_CHECK`].
 const FLOOD_BYTES_PER_CHECK: u64 = 256 * 1024;
+/// A log growing faster than this (bytes per second) for [`FLOOD_REPORT`]
+/// is reported as a flood (`JobView::flooding`).
+const FLOOD_RATE: u64 = 10 * 1000 * 1000;
+const FLOOD_REPORT: Duration = Duration::from_secs(2);
 /// See `refresh_members`.
 const RECHECK_COMMANDS_MS: u64 = 2000;
 pub struct SpawnRequest {
@@ -86,6 +90,10 @@ pub(super) struct Job {
     /// Log size at the last check, and whether it grew fast since the one before.
     log_seen: u64,
     flooding: bool,
+    /// When the log was last looked at, and since when it has grown faster
+    /// than [`FLOOD_RATE`] at every look.
+    log_checked: Instant,
+    flood_since: Option<Instant>,
     /// Still to be looked at once more: the job runs, or ended since the last look.
     log_open: bool,
     /// The record as last serialized, so a save re-serializes only what changed.
@@ -307,6 +315,8 @@ impl Registry {
             // Watched closely until its first look shows it is not flooding.
             flooding: true,
             log_open: true,
+            log_checked: Instant::now(),
+            flood_since: None,
             line: None,
         });
         self.write(&mut g);
@@ -672,7 +682,15 @@ impl Registry {
             let path = PathBuf::from(&job.rec.log_path);
             let path = path.as_path();
             let size = std::fs::metadata(path).map(|m| m.len()).unwrap_or(0);
-            job.flooding = size.saturating_sub(job.log_seen) > FLOOD_BYTES_PER_CHECK;
+            let grown = size.saturating_sub(job.log_seen);
+            job.flooding = grown > FLOOD_BYTES_PER_CHECK;
+            let secs = job.log_checked.elapsed().as_secs_f64().max(1e-3);
+            job.log_checked = Instant::now();
+            if grown as f64 / secs > FLOOD_RATE as f64 {
+                job.flood_since.get_or_insert_with(Instant::now);
+            } else {
+                job.flood_since = None;
+            }
             job.log_seen = size;
             let max = job.rec.max_log_bytes;
             let trigger = max / 4;
@@ -764,6 +782,8 @@ fn adopt(mut rec: JobRecord) -> Job {
         log_seen: 0,
         flooding: false,
         log_open: false,
+        log_checked: Instant::now(),
+        flood_since: None,
         line: None,
     };
     if job.rec.is_running() && job.rec.leader_ended() {
@@ -809,6 +829,8 @@ fn view(job: &Job) -> JobView {
             .unwrap_or(0),
         adopted: !job.ours,
         runtime_ms: end.saturating_sub(job.rec.started_at_ms),
+        flooding: job.rec.is_running()
+            && job.flood_since.is_some_and(|t| t.elapsed() >= FLOOD_REPORT),
         record: job.rec.clone(),
     }
 }

@@ -768,3 +768,23 @@ fn two_registries_on_one_sidecar_keep_each_others_jobs_and_say_when_the_lock_is_
     assert_eq!(other.list().len(), 2);
     other.spawn(f.req("true")).unwrap();
 }
+
+#[test]
+fn a_job_flooding_its_log_is_reported_as_such_until_it_stops() {
+    let f = Fixture::new();
+    let mut req = f.req("yes 'flood line'");
+    req.max_log_bytes = Some(4 << 20);
+    let id = f.reg.spawn(req).unwrap().record.id;
+    assert!(!f.reg.get(&id).unwrap().flooding, "not at its start");
+    until("the flood to be reported", || {
+        f.reg.get(&id).unwrap().flooding
+    });
+    let v = f.reg.get(&id).unwrap();
+    assert!(v.record.log_dropped > 0, "and its log is being cut");
+    f.reg.kill(&id, Duration::from_secs(2)).unwrap();
+    let v = f.reg.get(&id).unwrap();
+    assert!(!v.flooding && !v.record.is_running());
+    until("the last trim", || {
+        std::fs::metadata(&v.record.log_path).unwrap().len() <= 4 << 20
+    });
+}

@@ -139,6 +139,7 @@ class FallbackRegistry {
 			maxLogBytes: o.maxLogBytes ?? Number.MAX_SAFE_INTEGER,
 			logDropped: 0,
 			logShift: 0,
+			flooding: false,
 			...(o.timeoutMs ? { timeoutMs: o.timeoutMs } : {}),
 			...(o.meta !== undefined ? { meta: o.meta } : {}),
 		};

@@ -299,7 +299,8 @@ export function killLine(report: ShellKillReport, graceMs: number): string {
  * 40/60 split the widget always had; a wider terminal shows more of both.
  */
 export function widgetLine(job: ShellJob, last: string, width = 100): string {
-	const flood = job.logDropped ? `  ⚠ output flood: log cut, ${formatSize(job.logDropped)} dropped` : "";
+	const cutNote = job.logDropped ? `log cut, ${formatSize(job.logDropped)} dropped` : "";
+	const flood = job.flooding ? `  ⚠ flooding its log${cutNote ? ` (${cutNote})` : ""}` : cutNote ? `  ⚠ ${cutNote}` : "";
 	const head = `⟳ ${job.id}  ${formatDuration(job.runtimeMs)}  `;
 	const room = width - head.length - flood.length;
 	const commandWidth = Math.max(40, Math.floor(room * 0.4));
