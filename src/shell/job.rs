@@ -271,7 +271,13 @@ pub fn finish(rec: &mut JobRecord, evidence: EndEvidence) {
             }
         }
     }
-    rec.ended_at_ms = Some(ended_at.unwrap_or_else(super::now_ms));
+    // The exit file's mtime comes from the filesystem's coarse clock (a few
+    // ms behind the one `started_at_ms` read): a quick job's would precede its start.
+    rec.ended_at_ms = Some(
+        ended_at
+            .unwrap_or_else(super::now_ms)
+            .max(rec.started_at_ms),
+    );
 }
 
 fn set_from_code(rec: &mut JobRecord, code: i32) {
