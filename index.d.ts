@@ -600,6 +600,8 @@ export interface ShellJob {
   runtimeMs: number
   /** Current size of the log file. */
   logBytes: number
+  /** The log has grown faster than 10 MB/s for more than 2 s (and is being cut, see `logDropped`). */
+  flooding: boolean
   /** Log size when the job started (an existing log is appended to). */
   logStart: number
   /** Where `readNew` continues. */
@@ -614,6 +616,42 @@ export interface ShellJob {
   /** Why the state is what it is, when that is not obvious (lost, unknown status). */
   note?: string
   meta?: string
+  /**
+   * How the job's processes are found: `process-tree` (its group, session
+   * and descendants, and every process carrying its `PI_UTILS_JOB` marker,
+   * each checked by pid + start time + boot id).
+   */
+  tracking: string
+  /**
+   * Set once the job's main process ended. The job stays `running` while
+   * anything it started lives (`alive`); these keep how the main process
+   * ended, and become the job's own `exitCode`/`signal` once all is gone.
+   */
+  leaderEndedAtMs?: number
+  leaderExitCode?: number
+  leaderSignal?: string
+  /** What keeps a job running after its main process ended, as last seen. */
+  alive: Array<ShellJobProcess>
+  /** The log's bound. */
+  maxLogBytes: number
+  /**
+   * Output the log no longer holds: the log outgrew `maxLogBytes` and was
+   * cut after its first MiB, where a marker line says so.
+   */
+  logDropped: number
+  /** Where that marker line starts, once the log was cut. */
+  logTrimAt?: number
+  /**
+   * Bytes removed at `logTrimAt` over all cuts: an offset taken before a cut
+   * and past it moved back by the growth of this.
+   */
+  logShift: number
+}
+
+export interface ShellJobProcess {
+  pid: number
+  /** Its command line, cut to 120 bytes (empty where the platform hides it). */
+  command: string
 }
 
 export interface ShellKillOptions {
@@ -700,6 +738,12 @@ export interface ShellSpawnOptions {
   id?: string
   /** Opaque text stored with the record (e.g. JSON the extension needs after a restart). */
   meta?: string
+  /**
+   * Bound of the log (default 64 MiB, at least 2 MiB). Past it the log keeps
+   * its first MiB, one marker line saying how many bytes were dropped, and its
+   * newest output; see `logDropped`.
+   */
+  maxLogBytes?: number
 }
 
 export interface ShellTailOptions {
@@ -717,6 +761,11 @@ export interface ShellWaitOptions {
   timeoutMs?: number
   /** Resolves the wait early with `cancelled` (the job is not touched). */
   signal?: AbortSignal
+  /**
+   * `job` (default): until the job and everything it started are gone;
+   * `leader`: until its main process ended (a foreground command has returned).
+   */
+  until?: 'job' | 'leader'
 }
 
 export interface ShellWaitResult {

@@ -21,6 +21,7 @@ const VALID: Record<Section, Record<string, (v: unknown) => boolean>> = (() => {
 		shell: {
 			foregroundTimeoutSec: int(1, Math.floor(MAX_MS / 1000)), autoBackgroundAfterSec: int(1, Math.floor(MAX_MS / 1000)),
 			maxBackgroundJobs: int(1, big), killGraceMs: int(0, MAX_MS), onQuit: (v) => v === "kill" || v === "keep",
+			maxLogBytes: int(2 * 1024 * 1024, big), logRetentionDays: int(1, 36500),
 		},
 	};
 })();

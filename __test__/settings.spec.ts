@@ -57,7 +57,9 @@ const SHELL_FULL = `"shell": {
     "autoBackgroundAfterSec": 120,
     "maxBackgroundJobs": 8,
     "killGraceMs": 3000,
-    "onQuit": "kill"
+    "onQuit": "kill",
+    "maxLogBytes": 67108864,
+    "logRetentionDays": 7
   }`;
 const SCAFFOLD = `{\n  ${GREP_FULL},\n  ${GLOB_FULL},\n  ${SHELL_FULL},\n  "disabledTools": []\n}\n`;
 
@@ -125,7 +127,7 @@ test("a file written on one line gets its missing keys on that line, spaced as t
 	const written = read(spaced.file);
 	assert.ok(written.startsWith(`{"grep": {"limit": 5, "timeoutMs": 30000, "graceMs": 3000, `), written);
 	assert.ok(written.includes(`}, "glob": {"timeoutMs": 10000, "graceMs": 2000, "limit": 200, "noIgnore": true}, "shell": {`), written);
-	assert.ok(written.endsWith(`"onQuit": "kill"}, "disabledTools": []}`), written);
+	assert.ok(written.endsWith(`"onQuit": "kill", "maxLogBytes": 67108864, "logRetentionDays": 7}, "disabledTools": []}`), written);
 	assert.ok(!written.includes("\n"), "still one line");
 });
 
@@ -140,7 +142,7 @@ test("an empty object and an empty section are filled", (t) => {
 });
 
 test("an invalid value keeps its bytes, the default applies in memory, and the warning names section.key", (t) => {
-	const before = `{\n  "grep": {\n    "timeoutMs": "fast",\n    "graceMs": 3000,\n    "noIgnore": "yes",\n    "limit": 0,\n    "maxLineLength": 1.5,\n    "maxBytes": 51200\n  },\n  ${GLOB_FULL},\n  "shell": {\n    "foregroundTimeoutSec": 600,\n    "autoBackgroundAfterSec": 120,\n    "maxBackgroundJobs": -1,\n    "killGraceMs": 3000,\n    "onQuit": "stop"\n  },\n  "disabledTools": []\n}\n`;
+	const before = `{\n  "grep": {\n    "timeoutMs": "fast",\n    "graceMs": 3000,\n    "noIgnore": "yes",\n    "limit": 0,\n    "maxLineLength": 1.5,\n    "maxBytes": 51200\n  },\n  ${GLOB_FULL},\n  "shell": {\n    "foregroundTimeoutSec": 600,\n    "autoBackgroundAfterSec": 120,\n    "maxBackgroundJobs": -1,\n    "killGraceMs": 3000,\n    "onQuit": "stop",\n    "maxLogBytes": 67108864,\n    "logRetentionDays": 7\n  },\n  "disabledTools": []\n}\n`;
 	const { dir, file } = withFile(t, before);
 	const r = loadSettings(dir);
 	assert.equal(read(file), before);
@@ -216,7 +218,7 @@ test("line endings and a byte-order mark are preserved", (t) => {
 	const after = read(file);
 	assert.ok(after.startsWith(`\uFEFF{\r\n  "grep": {\r\n    "limit": 1,\r\n    "timeoutMs": 30000,\r\n`), after);
 	assert.ok(!/[^\r]\n/.test(after), "every newline is CRLF");
-	assert.ok(after.endsWith(`    "onQuit": "kill"\r\n  },\r\n  "disabledTools": []\r\n}\r\n`), after);
+	assert.ok(after.endsWith(`    "logRetentionDays": 7\r\n  },\r\n  "disabledTools": []\r\n}\r\n`), after);
 });
 
 test("a present disabledTools array is kept as is, however it is formatted", (t) => {

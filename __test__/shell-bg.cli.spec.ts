@@ -8,23 +8,7 @@ import path from "node:path";
 import { startFakeOpenAIServer, toolResults, type ChatRequest, type ScriptStep } from "./helpers/fake-openai-server.ts";
 import { hostAvailable, PI_HOSTS, type PiHost } from "./helpers/pi-cli.ts";
 import { runPiToExit, startPi } from "./helpers/pi-process.ts";
-
-function alive(pid: number): boolean {
-	try {
-		const stat = fs.readFileSync(`/proc/${pid}/stat`, "utf8");
-		return stat.slice(stat.lastIndexOf(")") + 2)[0] !== "Z";
-	} catch {
-		return false;
-	}
-}
-
-async function until(what: string, check: () => boolean, ms = 10_000): Promise<void> {
-	const end = Date.now() + ms;
-	while (!check()) {
-		if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-		await new Promise((r) => setTimeout(r, 20));
-	}
-}
+import { alive, killGroups, until } from "./helpers/run-command.ts";
 
 /** Temp project + agent dir (with pi-utils settings); every pid registered is group-killed afterwards. */
 function workspace(t: TestContext, shell: Record<string, unknown> = {}) {
@@ -36,13 +20,7 @@ function workspace(t: TestContext, shell: Record<string, unknown> = {}) {
 	fs.writeFileSync(path.join(agentDir, "pi-utils.json"), JSON.stringify({ shell: { killGraceMs: 500, ...shell } }));
 	const pids: number[] = [];
 	t.after(() => {
-		for (const pid of pids) {
-			try {
-				process.kill(-pid, "SIGKILL");
-			} catch {
-				// Gone.
-			}
-		}
+		killGroups(pids);
 		fs.rmSync(root, { recursive: true, force: true });
 	});
 	return { root, agentDir, cwd, pids };
@@ -168,4 +146,66 @@ test(`RPC mode shows the widget while a job runs, clears it, and delivers the fo
 	assert.match(requestText(server.requests[2]), /Background job bg-1 exited with code 0 after .*Command: echo tick; sleep 1\.5; echo rpc-done.*tick\\nrpc-done/);
 	const widgetCalls = pi.events().filter((e) => e.method === "setWidget");
 	assert.ok(widgetCalls.every((e) => e.widgetKey === "shell-bg"));
+});
+
+for (const host of [PI_HOSTS.legacy, PI_HOSTS.current] as PiHost[]) {
+	test(`a foreground "sleep 30 &" returns at once, is tracked as a job, listed, and killed at quit (${host.label})`, { skip: !hostAvailable(host) }, async (t) => {
+		const { agentDir, cwd, pids } = workspace(t);
+		let sleeper = 0;
+		const server = await startFakeOpenAIServer([
+			{ toolCalls: [{ name: "bash", arguments: { command: "sleep 30 & echo $! > sleeper.pid; echo started" } }] },
+			(req) => {
+				sleeper = Number(fs.readFileSync(path.join(cwd, "sleeper.pid"), "utf8"));
+				pids.push(sleeper);
+				return { toolCalls: [{ name: "shell_status", arguments: {} }] };
+			},
+			{ text: "done" },
+		]);
+		t.after(() => server.close());
+		const run = await runPiToExit({ host, agentDir, baseUrl: server.baseUrl, cwd, args: ["--no-session", "--mode", "json", "start it"], timeoutMs: 40_000 });
+		assert.equal(run.code, 0, run.stderr);
+		const [fg, table] = results(server.requests[2]);
+		assert.equal(fg, `started\n\n1 process it started is still running (pid ${sleeper}: sleep 30) — tracked as bg-1; read it with shell_status, stop it with shell_kill`);
+		assert.match(table, new RegExp(`^bg-1 +running +- .*sleep 30 & echo`, "m"), table);
+		assert.equal(alive(sleeper), false, "quit (onQuit: kill) stopped what the command left running");
+	});
+}
+
+test(`Pi 1.6's bash contract: the output schema is offered and every result's structuredContent fits it (${PI_HOSTS.current.label})`, { skip: !hostAvailable(PI_HOSTS.current) }, async (t) => {
+	const host = PI_HOSTS.current;
+	const { agentDir, cwd, pids } = workspace(t);
+	const server = await startFakeOpenAIServer([
+		{ toolCalls: [{ name: "bash", arguments: { command: "echo plain" } }] },
+		{ toolCalls: [{ name: "bash", arguments: { command: "echo serving; sleep 300", background: true } }] },
+		{ toolCalls: [{ name: "bash", arguments: { command: "sleep 300 & echo $! > left.pid; exit 3" } }] },
+		(req) => {
+			pids.push(...results(req).map(pidOf).filter((p) => p > 1), Number(fs.readFileSync(path.join(cwd, "left.pid"), "utf8")));
+			return { text: "done" };
+		},
+	]);
+	t.after(() => server.close());
+	// codemode is registered inactive: --tools turns it on next to our tools.
+	const run = await runPiToExit({ host, agentDir, baseUrl: server.baseUrl, cwd, args: ["--no-session", "--mode", "json", "--tools", "bash,shell_status,shell_kill,codemode", "go"], timeoutMs: 40_000 });
+	assert.equal(run.code, 0, run.stderr);
+	// Codemode describes each tool's result from its outputSchema: a text-only bash would "resolve to a string".
+	const bash = (server.requests[0].tools ?? []).find((x) => x.function.name === "bash");
+	assert.ok(bash, "bash is offered");
+	assert.match(bash.function.description ?? "", /resolves to `\{ output, truncated, full_output_path\?, exit_code, wall_time_seconds, background_job_id\? \}`/, "the structured output is described to the model");
+	const ends = run.events.filter((e) => e.type === "tool_execution_end").map((e) => e.result as { structuredContent?: Record<string, unknown>; content: Array<{ text: string }> });
+	assert.equal(ends.length, 3);
+	const fits = (s: Record<string, unknown> | undefined) => {
+		assert.ok(s, "structuredContent present");
+		assert.equal(typeof s.output, "string");
+		assert.equal(typeof s.truncated, "boolean");
+		assert.equal(typeof s.wall_time_seconds, "number");
+		assert.ok(s.exit_code === null || typeof s.exit_code === "number", String(s.exit_code));
+		for (const k of Object.keys(s)) assert.ok(["output", "truncated", "full_output_path", "exit_code", "wall_time_seconds", "background_job_id"].includes(k), k);
+		return s;
+	};
+	const [plain, started, left] = ends.map((r) => fits(r.structuredContent));
+	assert.deepEqual([plain.output, plain.exit_code, plain.background_job_id], ["plain\n", 0, undefined]);
+	assert.deepEqual([started.exit_code, started.background_job_id], [null, "bg-1"]);
+	assert.match(String(started.output), /Started bg-1 in the background/);
+	assert.deepEqual([left.exit_code, left.background_job_id], [3, "bg-2"]);
+	assert.match(String(left.output), /tracked as bg-2/);
 });

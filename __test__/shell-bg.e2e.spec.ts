@@ -6,17 +6,9 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { contextText, fauxAssistantMessage, fauxToolCall, lastToolResultText, openLiveSession, type LiveSession, type LiveSessionOptions } from "./helpers/faux-live-session.ts";
+import { alive, killGroups } from "./helpers/run-command.ts";
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-function alive(pid: number): boolean {
-	try {
-		const stat = fs.readFileSync(`/proc/${pid}/stat`, "utf8");
-		return stat.slice(stat.lastIndexOf(")") + 2)[0] !== "Z";
-	} catch {
-		return false;
-	}
-}
 
 /** A temp project + agent dir with pi-utils settings, and a live session closed (and its jobs killed) afterwards. */
 async function open(t: TestContext, shell: Record<string, unknown> = {}, extra: Partial<LiveSessionOptions> = {}): Promise<{ live: LiveSession; root: string; agentDir: string }> {
@@ -29,7 +21,7 @@ async function open(t: TestContext, shell: Record<string, unknown> = {}, extra: 
 	const live = await openLiveSession({ cwd: project, agentDir, withUI: true, ...extra });
 	t.after(async () => {
 		await live.quit();
-		killPids(pidsIn(live));
+		killGroups(pidsIn(live));
 		fs.rmSync(root, { recursive: true, force: true });
 		// A scripted reply that asserted on what the model saw fails the test here.
 		assert.deepEqual(live.modelErrors, []);
@@ -42,15 +34,6 @@ function pidsIn(live: LiveSession): number[] {
 	return live.toolResults.flatMap((r) => [...r.text.matchAll(/\(pid (\d+)\)/g)].map((m) => Number(m[1])));
 }
 
-function killPids(pids: number[]): void {
-	for (const pid of pids) {
-		try {
-			process.kill(-pid, "SIGKILL");
-		} catch {
-			// Gone.
-		}
-	}
-}
 
 /** The output section of a shell_status answer. */
 const outputOf = (text: string) => /\n\nOutput since the last read:\n([\s\S]*?)\n\n/.exec(text)?.[1];

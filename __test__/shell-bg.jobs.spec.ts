@@ -1,4 +1,4 @@
-// The session-level job logic (extensions/lib/shell-jobs.ts), the bash backend (shell-runner.ts) and the
+// The session-level job logic (extensions/lib/shell/jobs.ts), the bash backend (runner.ts) and the
 // no-addon fallback registry, on real processes and the real native registry (no Pi session).
 import { test, type TestContext } from "node:test";
 import assert from "node:assert/strict";
@@ -7,29 +7,13 @@ import os from "node:os";
 import path from "node:path";
 import { native } from "./helpers/native.ts";
 import { DEFAULT_SETTINGS, type ShellSettings } from "../extensions/lib/settings.ts";
-import { openFallbackRegistry } from "../extensions/lib/shell-fallback.ts";
-import { ShellJobs, type JobsHost } from "../extensions/lib/shell-jobs.ts";
-import type { JobRegistry, ShellJob } from "../extensions/lib/shell-registry.ts";
-import { jobOperations } from "../extensions/lib/shell-runner.ts";
+import { openFallbackRegistry } from "../extensions/lib/shell/fallback.ts";
+import { ShellJobs, type JobsHost } from "../extensions/lib/shell/jobs.ts";
+import type { JobRegistry, ShellJob } from "../extensions/lib/shell/registry.ts";
+import { jobOperations, type RunOutcome } from "../extensions/lib/shell/runner.ts";
+import { alive, until } from "./helpers/run-command.ts";
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-async function until(what: string, check: () => boolean, ms = 10_000): Promise<void> {
-	const end = Date.now() + ms;
-	while (!check()) {
-		if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-		await sleep(10);
-	}
-}
-
-function alive(pid: number): boolean {
-	try {
-		const stat = fs.readFileSync(`/proc/${pid}/stat`, "utf8");
-		return stat.slice(stat.lastIndexOf(")") + 2)[0] !== "Z";
-	} catch {
-		return false;
-	}
-}
 
 interface Recorded {
 	host: JobsHost;
@@ -188,6 +172,53 @@ test("the bash backend streams raw bytes, and an abort kills the job and leaves 
 	assert.equal(alive(Number(fs.readFileSync(pidFile, "utf8"))), false);
 	assert.deepEqual(reg.list(), []);
 	await assert.rejects(ops.exec("true", path.join(dir, "missing"), { onData: () => {} }), /^Error: Working directory does not exist: .*missing\nCannot execute bash commands\.$/);
+});
+
+test("a foreground command that leaves a process running returns at once; the job is tracked until it ends and announced once", async (t) => {
+	const { dir, reg } = setup(t);
+	const rec = recordingHost();
+	const jobs = attach(reg, dir, rec);
+	const outcome: RunOutcome = {};
+	const ops = jobOperations(jobs, { background: false, resolveShell: () => "/bin/bash" }, outcome);
+	const gate = path.join(dir, "gate");
+	const command = `echo started; setsid sh -c 'while [ ! -e ${gate} ]; do sleep 0.02; done' >/dev/null 2>&1 & exit 4`;
+	const r = await ops.exec(command, dir, { onData: () => {} });
+	assert.deepEqual(r, { exitCode: 4 }, "the command's own exit code");
+	const job = outcome.leftRunning!;
+	assert.ok(job, "the job is handed to the background");
+	assert.equal(job.state, "running");
+	assert.equal(job.leaderExitCode, 4);
+	assert.equal(job.tracking, "process-tree");
+	const left = job.alive.find((p) => p.command.includes("sh -c while"));
+	assert.ok(left && alive(left.pid), JSON.stringify(job.alive));
+	assert.deepEqual(jobs.running().map((j) => j.id), [job.id], "visible like any background job");
+	assert.equal(rec.deliveries.length, 0);
+	fs.writeFileSync(gate, "");
+	await until("the follow-up", () => rec.deliveries.length === 1);
+	assert.match(rec.deliveries[0].text, new RegExp(`^Background job ${job.id} exited with code 4 after \\S+ \\(its main process exited with code 4 earlier; what it started ran on\\)\\.`));
+	// The next ending arrives after any repeat of this one would have.
+	const next = bg(jobs, dir, "true");
+	await until("the next follow-up", () => rec.deliveries.length === 2);
+	assert.deepEqual(rec.deliveries.map((d) => d.id), [job.id, next.id]);
+
+	// Killed like any job: nothing it started is left.
+	const again: RunOutcome = {};
+	await jobOperations(jobs, { background: false, resolveShell: () => "/bin/bash" }, again).exec("sleep 300 & echo $! > pid", dir, { onData: () => {} });
+	const sleeper = Number(fs.readFileSync(path.join(dir, "pid"), "utf8"));
+	assert.ok(again.leftRunning && alive(sleeper));
+	const killed = await jobs.kill(again.leftRunning.id, "model");
+	assert.equal(killed.reports[0].outcome, "killed");
+	await until("the sleeper to die", () => !alive(sleeper));
+});
+
+test("a job Pi's quit stopped is described so when the session is resumed", async (t) => {
+	const { dir, reg } = setup(t);
+	const jobs = attach(reg, dir, recordingHost());
+	const job = bg(jobs, dir, "sleep 300");
+	await jobs.killAll();
+	const later = new ShellJobs(reg, dir, settings(), recordingHost().host);
+	const text = later.logs(job.id);
+	assert.match(text, new RegExp(`^${job.id} was stopped \\(SIG(TERM|KILL)\\) when Pi quit, after `), text);
 });
 
 test("the fallback registry: output, cursor, timeout, group kill past an ignored SIGTERM, one delivery claim", async (t) => {

@@ -12,14 +12,23 @@ import {
 	describeState,
 	formatDuration,
 	jobTable,
+	followHint,
 	killLine,
+	leftRunningText,
+	movedText,
+	followUpDisplay,
+	followUpText,
 	parseMeta,
+	refusalText,
+	startedText,
+	trimmedNote,
 	parseShellBgArgs,
 	sanitizeOutput,
 	truncateTail,
 	widgetLine,
-} from "../extensions/lib/shell-format.ts";
-import { commitJobId, idNumber, jobDirFor, nextJobId, type ShellJob, type ShellKillReport } from "../extensions/lib/shell-registry.ts";
+} from "../extensions/lib/shell/format.ts";
+import { commitJobId, idNumber, jobDirFor, nextJobId, type ShellJob, type ShellKillReport } from "../extensions/lib/shell/registry.ts";
+import { sweepJobDirs } from "../extensions/lib/shell/retention.ts";
 
 function job(over: Partial<ShellJob> = {}): ShellJob {
 	return {
@@ -41,6 +50,12 @@ function job(over: Partial<ShellJob> = {}): ShellJob {
 		adopted: false,
 		killRequested: false,
 		timedOut: false,
+		tracking: "process-tree",
+		alive: [],
+		maxLogBytes: 64 * 1024 * 1024,
+		logDropped: 0,
+		logShift: 0,
+		flooding: false,
 		...over,
 	};
 }
@@ -153,4 +168,103 @@ test("job ids never repeat, even after the highest ones were forgotten", (t) => 
 	assert.equal(fs.readFileSync(path.join(dir, "next-id"), "utf8"), "5\n", "never lowered");
 	assert.equal(idNumber("bg-17"), 17);
 	assert.equal(idNumber("job"), 0);
+});
+
+test("a job its main process left running says what is still alive, and how it ended at last", () => {
+	const left = job({ leaderEndedAtMs: 5_000, leaderExitCode: 0, alive: [{ pid: 1234, command: "sleep 77" }] });
+	assert.equal(describeState(left), "running for 12s (its main process exited with code 0; 1 process it started is still running (pid 1234: sleep 77))");
+	assert.equal(leftRunningText({ ...left, id: "bg-3" }), "1 process it started is still running (pid 1234: sleep 77) — tracked as bg-3; read it with shell_status, stop it with shell_kill");
+	const many = job({ leaderEndedAtMs: 5_000, leaderSignal: "SIGTERM", alive: [1, 2, 3, 4, 5].map((pid) => ({ pid, command: "" })) });
+	assert.equal(describeState(many), "running for 12s (its main process was killed by SIGTERM; 5 processes it started are still running (pid 1, pid 2, pid 3, and 2 more))");
+	const ended = job({ state: "exited", exitCode: 0, leaderExitCode: 0, leaderEndedAtMs: 5_000, endedAtMs: 8_000, runtimeMs: 8_000 });
+	assert.equal(describeState(ended), "exited with code 0 after 8.0s (its main process exited with code 0 earlier; what it started ran on)");
+	assert.equal(describeState(job({ state: "exited", exitCode: 0, leaderExitCode: 0, leaderEndedAtMs: 8_000, endedAtMs: 8_000, runtimeMs: 8_000 })), "exited with code 0 after 8.0s");
+});
+
+test("hints name shell_status and shell_kill only when those tools are enabled", () => {
+	const j = job({ leaderEndedAtMs: 1, leaderExitCode: 0, alive: [{ pid: 9, command: "sleep 9" }] });
+	const texts = (tools: { status: boolean; kill: boolean }) => [
+		followHint("bg-1", tools),
+		startedText(j, { headless: true, tools }),
+		movedText(j, { afterSec: 5, tools }),
+		leftRunningText(j, tools),
+		refusalText([j], 1, tools),
+	].join("\n");
+	const none = texts({ status: false, kill: false });
+	assert.doesNotMatch(none, /shell_status|shell_kill/);
+	assert.equal(followHint("bg-1", { status: false, kill: false }), "");
+	const statusOnly = texts({ status: true, kill: false });
+	assert.match(statusOnly, /shell_status/);
+	assert.doesNotMatch(statusOnly, /shell_kill/);
+	const killOnly = texts({ status: false, kill: true });
+	assert.match(killOnly, /shell_kill/);
+	assert.doesNotMatch(killOnly, /shell_status/);
+	assert.equal(leftRunningText(j, { status: false, kill: false }), "1 process it started is still running (pid 9: sleep 9) — tracked as bg-1");
+});
+
+test("the retention sweep removes only our files of old job directories whose session is gone", (t) => {
+	const root = fs.mkdtempSync(path.join(os.tmpdir(), "pi-utils-sweep-"));
+	t.after(() => fs.rmSync(root, { recursive: true, force: true }));
+	const sessions = path.join(root, "sessions");
+	const agent = path.join(root, "agent");
+	const old = Date.now() - 10 * 24 * 3600 * 1000;
+	const jobDir = (dir: string, o: { running?: boolean; extra?: string; age?: number } = {}) => {
+		fs.mkdirSync(path.join(dir, "logs"), { recursive: true });
+		fs.writeFileSync(path.join(dir, "jobs.json"), JSON.stringify({ version: 1, jobs: [{ id: "bg-1", state: o.running ? "running" : "exited" }] }));
+		fs.writeFileSync(path.join(dir, "next-id"), "2\n");
+		fs.writeFileSync(path.join(dir, "jobs.json.lock"), "");
+		fs.writeFileSync(path.join(dir, "logs", "bg-1.log"), "out\n");
+		fs.writeFileSync(path.join(dir, "logs", "bg-1.log.exit"), "0\n");
+		if (o.extra) fs.writeFileSync(path.join(dir, o.extra), "the user's\n");
+		const when = new Date(o.age ?? old);
+		for (const p of [path.join(dir, "logs", "bg-1.log"), path.join(dir, "logs", "bg-1.log.exit"), path.join(dir, "jobs.json"), path.join(dir, "jobs.json.lock"), path.join(dir, "next-id"), ...(o.extra ? [path.join(dir, o.extra)] : []), path.join(dir, "logs"), dir]) fs.utimesSync(p, when, when);
+		return dir;
+	};
+	fs.mkdirSync(sessions, { recursive: true });
+	const current = path.join(sessions, "now.jsonl");
+	fs.writeFileSync(current, "");
+	const gone = jobDir(path.join(sessions, "gone.shell-bg"));
+	const resumable = jobDir(path.join(sessions, "kept.shell-bg"));
+	fs.writeFileSync(path.join(sessions, "kept.jsonl"), "");
+	const young = jobDir(path.join(sessions, "young.shell-bg"), { age: Date.now() });
+	const running = jobDir(path.join(sessions, "running.shell-bg"), { running: true });
+	const mixed = jobDir(path.join(sessions, "mixed.shell-bg"), { extra: "notes.txt" });
+	const memory = jobDir(path.join(agent, "pi-utils", "shell-bg", "in-memory-id"));
+	const mine = jobDir(path.join(sessions, "now.shell-bg"));
+	const removed = sweepJobDirs({ sessionFile: current, agentDir: agent, current: mine, days: 7 });
+	assert.deepEqual(removed.sort(), [gone, memory].sort());
+	for (const d of [resumable, young, running, mine]) assert.ok(fs.existsSync(path.join(d, "logs", "bg-1.log")), d);
+	assert.deepEqual(fs.readdirSync(mixed), ["notes.txt"], "a file we did not write keeps itself and its directory");
+	assert.ok(fs.existsSync(current) && fs.existsSync(path.join(sessions, "kept.jsonl")));
+});
+
+test("a trimmed log is said in the status note, the follow-up and the widget", () => {
+	const j = job({ logDropped: 3 * 1024 * 1024 * 1024, maxLogBytes: 64 * 1024 * 1024 });
+	assert.equal(trimmedNote(j), "Its log outgrew shell.maxLogBytes (64.0MB): it keeps the first 1MB and the newest output; 3072.0MB in between were dropped (a marker line in the log says where).");
+	assert.match(followUpText({ ...j, state: "exited", exitCode: 0 }, "x\n", 20), /\nIts log outgrew shell\.maxLogBytes/);
+	assert.match(widgetLine(j, "x"), /  ⚠ log cut, 3072\.0MB dropped/);
+	assert.match(widgetLine({ ...j, flooding: true }, "x"), /  ⚠ flooding its log \(log cut, 3072\.0MB dropped\)/);
+	assert.match(widgetLine(job({ flooding: true }), "x"), /  ⚠ flooding its log  ›/);
+	assert.equal(trimmedNote(job()), "");
+	assert.doesNotMatch(widgetLine(job(), "x"), /⚠/);
+});
+
+test("the widget uses the terminal's width; a job Pi's quit stopped says so after a resume", () => {
+	const long = job({ command: `npm run dev -- --port 3000 ${"--flag ".repeat(20)}` });
+	const narrow = widgetLine(long, "y".repeat(200), 100);
+	const wide = widgetLine(long, "y".repeat(200), 160);
+	assert.equal(narrow, `⟳ bg-1  12s  ${long.command.slice(0, 39)}…  › ${"y".repeat(59)}…`, "100 columns: as before");
+	assert.ok(wide.length > narrow.length && wide.length <= 160, `${wide.length}`);
+	assert.ok(wide.includes(long.command.slice(0, 55)), wide);
+	const quit = job({ state: "signalled", signal: "SIGTERM", killRequested: true, meta: JSON.stringify({ mode: "bg", stoppedAtQuit: true }) });
+	assert.equal(describeState(quit), "was stopped (SIGTERM) when Pi quit, after 12s");
+	assert.equal(describeState({ ...quit, meta: JSON.stringify({ mode: "bg" }) }), "was stopped (SIGTERM) after 12s");
+});
+
+test("a follow-up is drawn collapsed as its status and a count of its output lines, expanded in full", () => {
+	const text = followUpText(job({ state: "exited", exitCode: 0 }), "a\nb\nc\n", 20);
+	assert.equal(followUpDisplay(text, true), text);
+	assert.equal(followUpDisplay(text, false), "Background job bg-1 exited with code 0 after 12s.\nCommand: npm run dev\nLast 20 lines of output (full log: /p/logs/bg-1.log) (3 lines; expand to see them)");
+	const quiet = followUpText(job({ state: "exited", exitCode: 0 }), "", 20);
+	assert.equal(followUpDisplay(quiet, false), quiet);
 });

@@ -9,6 +9,7 @@ import path from "node:path";
 import { spawnSync } from "node:child_process";
 import { native, packageRoot } from "./helpers/native.ts";
 import type { ShellRegistry } from "../index.d.ts";
+import { alive, killGroup, until } from "./helpers/run-command.ts";
 
 function procStat(pid: number): { state: string; ppid: number; sid: number; start: number } | null {
   try {
@@ -20,17 +21,14 @@ function procStat(pid: number): { state: string; ppid: number; sid: number; star
   }
 }
 
-const alive = (pid: number) => {
-  const s = procStat(pid);
-  return s !== null && s.state !== "Z";
-};
 
-async function until(what: string, f: () => boolean, ms = 10_000): Promise<void> {
-  const end = Date.now() + ms;
-  while (!f()) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 10));
-  }
+/** Blocks TERM, CONT, HUP and INT, prints its pid, sleeps: whatever a kill sends it stays pending. */
+const BLOCKING_SLEEPER = `exec perl -MPOSIX -e 'sigprocmask(SIG_BLOCK, POSIX::SigSet->new(SIGTERM, SIGCONT, SIGHUP, SIGINT)); $| = 1; print "$$\\n"; sleep 300'`;
+
+/** Signals sent to `pid` and not yet delivered (`SigPnd | ShdPnd` of /proc/<pid>/status). */
+function pendingSignals(pid: number): bigint {
+  const status = fs.readFileSync(`/proc/${pid}/status`, "utf8");
+  return [...status.matchAll(/^(?:SigPnd|ShdPnd):\s*([0-9a-f]+)$/gm)].reduce((a, m) => a | BigInt(`0x${m[1]}`), 0n);
 }
 
 /** A temp dir with a registry in it; every job still running is killed and the dir removed afterwards. */
@@ -80,19 +78,27 @@ test("unwritable log dir: clear error, no job", (t) => {
   assert.deepEqual(reg.list(), []);
 });
 
-test("a daemon forked by a job that exited is found and killed", async (t) => {
+test("a daemon its job's main process left keeps the job running, is listed, and is killed with it", async (t) => {
   const { root, reg, log } = setup(t);
   const pidFile = path.join(root, "daemon.pid");
   const job = reg.spawn({ command: `setsid sleep 300 >/dev/null 2>&1 & echo $! > ${pidFile}`, cwd: root, logPath: log("d") });
-  const { job: done } = await reg.wait(job.id, { timeoutMs: 10_000 });
-  assert.equal(done.state, "exited");
+  const { job: left } = await reg.wait(job.id, { until: "leader", timeoutMs: 10_000 });
+  assert.equal(left.state, "running");
+  assert.equal(left.leaderExitCode, 0);
   const daemon = Number(fs.readFileSync(pidFile, "utf8"));
+  assert.deepEqual(left.alive.map((p) => p.pid), [daemon]);
+  // Found before or after setsid exec'd sleep: either command line names it.
+  assert.match(left.alive[0].command, /^(setsid )?sleep 300$/);
+  const { timedOut } = await reg.wait(job.id, { timeoutMs: 50 });
+  assert.equal(timedOut, true, "a wait for the whole job is still waiting");
   await until("the daemon to leave the job's session", () => alive(daemon) && procStat(daemon)!.sid !== job.pid);
   const report = await reg.kill(job.id, { graceMs: 2000 });
   assert.equal(report.outcome, "killed");
   assert.deepEqual(report.escapees, [daemon]);
   assert.deepEqual(report.survivors, []);
-  await until("the daemon to die", () => !alive(daemon));
+  assert.equal(report.job.state, "signalled");
+  assert.equal(report.job.leaderExitCode, 0, "how the main process ended is kept");
+  assert.equal(alive(daemon), false);
 });
 
 test("a job that ignores SIGTERM is gone after the grace", async (t) => {
@@ -110,7 +116,10 @@ test("a job that ignores SIGTERM is gone after the grace", async (t) => {
 
 test("a reused pid is lost and the process behind it is never signalled", async (t) => {
   const { root, reg, log } = setup(t);
-  const job = reg.spawn({ command: "sleep 300", cwd: root, logPath: log("r") });
+  // It blocks the signals a kill sends first, so anything sent stays pending where /proc shows it.
+  const job = reg.spawn({ command: BLOCKING_SLEEPER, cwd: root, logPath: log("r") });
+  await until("the sleeper to block its signals", () => reg.tail(job.id).text.endsWith("\n"));
+  const sleeper = Number(reg.tail(job.id).text.trim());
   // An earlier process's sidecar whose record names this pid with another start time.
   const sidecar = fs.readFileSync(reg.sidecarPath, "utf8").replace(`"startTicks":${job.startTicks}`, `"startTicks":${job.startTicks! - 7}`);
   const other = path.join(root, "other", "jobs.json");
@@ -123,8 +132,8 @@ test("a reused pid is lost and the process behind it is never signalled", async 
   const report = await later.kill(job.id, { graceMs: 100 });
   assert.equal(report.outcome, "refused");
   assert.equal(report.sentTerm, false);
-  await new Promise((r) => setTimeout(r, 200));
-  assert.equal(alive(job.pid), true, "the real process must live");
+  assert.equal(pendingSignals(sleeper), 0n, "nothing was sent to the real process");
+  assert.equal(alive(job.pid) && alive(sleeper), true, "the real process must live");
   assert.equal(procStat(job.pid)!.start, job.startTicks);
   assert.equal((await reg.kill(job.id, { graceMs: 1000 })).outcome, "killed");
 });
@@ -290,8 +299,10 @@ test("watch hears each ending once, and a throwing callback does not crash the h
   });
   const job = reg.spawn({ command: "exit 4", cwd: root, logPath: log("w") });
   await until("the callback", () => heard.length > 0);
-  await new Promise((r) => setTimeout(r, 100));
-  assert.deepEqual(heard, [`${job.id}:exited:4`]);
+  // A second ending is heard after any repeat of the first would have been (one refresh covers all jobs).
+  const next = reg.spawn({ command: "exit 5", cwd: root, logPath: log("w2") });
+  await until("the second callback", () => heard.length > 1);
+  assert.deepEqual(heard, [`${job.id}:exited:4`, `${next.id}:exited:5`]);
   assert.equal(uncaught, 0);
 });
 
@@ -316,9 +327,31 @@ test("a watched registry does not keep a Node process alive", (t) => {
   const child = spawnSync(process.execPath, ["-e", script], { encoding: "utf8", timeout: 10_000 });
   const jobPid = Number(child.stdout.trim());
   t.after(() => {
-    if (jobPid > 1) process.kill(-jobPid, "SIGKILL");
+    killGroup(jobPid);
   });
   assert.equal(child.status, 0, child.stderr);
   assert.ok(Date.now() - started < 5000, "node exited without waiting for the 30 s job");
   assert.equal(alive(jobPid), true, "and the job outlived it");
+});
+
+test("two processes on one sidecar keep each other's jobs", async (t) => {
+  const { root, reg, log } = setup(t);
+  const mine = reg.spawn({ command: "exit 1", cwd: root, logPath: log("mine") });
+  await reg.wait(mine.id, { timeoutMs: 10_000 });
+  // A second Node process (a second Pi on the same session) opens the same file and starts a job.
+  const script = `
+    const n = require(${JSON.stringify(path.join(packageRoot, "index.js"))});
+    const r = n.openShellRegistry(${JSON.stringify(reg.sidecarPath)});
+    const j = r.spawn({ command: "exit 2", cwd: ${JSON.stringify(root)}, logPath: ${JSON.stringify(log("theirs"))} });
+    r.wait(j.id, { timeoutMs: 10000 }).then((w) => { r.claimDelivery(j.id); console.log(JSON.stringify({ id: j.id, code: w.job.exitCode })); });`;
+  const child = spawnSync(process.execPath, ["-e", script], { encoding: "utf8", timeout: 20_000 });
+  assert.equal(child.status, 0, child.stderr);
+  const theirs = JSON.parse(child.stdout.trim()) as { id: string; code: number };
+  assert.notEqual(theirs.id, mine.id, "the second process took the first's job in before choosing an id");
+  assert.equal(theirs.code, 2);
+  // This process writes again (a delivery claim): the other's job stays in the file.
+  assert.equal(reg.claimDelivery(mine.id), true);
+  const text = fs.readFileSync(reg.sidecarPath, "utf8");
+  const ids = (JSON.parse(text) as { jobs: Array<{ id: string; delivered: boolean }> }).jobs.map((j) => [j.id, j.delivered]);
+  assert.deepEqual(ids, [[mine.id, true], [theirs.id, true]]);
 });

@@ -1,12 +1,16 @@
 #!/usr/bin/env node
 // Background-shell benchmark (issue 5 targets), run by hand:
 //
-//   node bench/shell.mjs [--gb 1] [--spawns 50] [--json out.json]
+//   node bench/shell.mjs [--gb 2] [--spawns 50] [--json out.json]
 //
 // 1. spawn latency: median of N `ShellRegistry.spawn()` calls (target < 5 ms);
-// 2. Node's RSS growth while one job writes --gb GiB as fast as it can
-//    (target < 20 MB: output goes straight to the log file, not through Node);
-// 3. tail of the last 64 KiB of that log (target < 2 ms).
+// 2. a status poll (`get`) of a job whose main process left 50 processes running
+//    (target < 1 ms: each is re-checked by pid + start time);
+// 3. Node's RSS growth while one job writes --gb GiB as fast as it can
+//    (target < 20 MB: output goes straight to the log file, not through Node),
+//    and that log's size: its peak while the flood runs (target <= maxLogBytes
+//    + 1 MiB, the default 64 MiB bound) and at the end;
+// 4. tail of the last 64 KiB of that log (target < 2 ms).
 // Everything lives in a temp dir that is removed at the end.
 import { createRequire } from "node:module";
 import fs from "node:fs";
@@ -21,7 +25,7 @@ const opt = (name, dflt) => {
   const i = args.indexOf(name);
   return i >= 0 ? args[i + 1] : dflt;
 };
-const gib = Number(opt("--gb", "1"));
+const gib = Number(opt("--gb", "2"));
 const spawns = Number(opt("--spawns", "50"));
 const jsonOut = opt("--json", "");
 
@@ -45,15 +49,46 @@ try {
   rows.push(["spawn latency (median of " + spawns + ")", median(spawnMs), "ms", 5]);
   rows.push(["  (fastest spawn: the cost without scheduling noise)", Math.min(...spawnMs), "ms", null]);
 
-  // 2. RSS while a job floods its log
+  // 2. status poll of a job that left 50 processes behind
+  const fifty = reg.spawn({ command: "for i in $(seq 50); do setsid sleep 300 >/dev/null 2>&1 & done; exit 0", cwd: dir, logPath: path.join(dir, "fifty.log") });
+  await reg.wait(fifty.id, { until: "leader", timeoutMs: 10_000 });
+  while (reg.get(fifty.id).alive.length < 50) await new Promise((r) => setTimeout(r, 20));
+  // Command lines are re-read for the first 2 s (a process found as it forked shows its parent's): past that.
+  await new Promise((r) => setTimeout(r, 2100));
+  const pollMs = [];
+  for (let i = 0; i < 200; i++) {
+    const t = performance.now();
+    const j = reg.get(fifty.id);
+    pollMs.push(performance.now() - t);
+    if (j.state !== "running" || j.alive.length !== 50) throw new Error("the 50 processes were not all tracked");
+  }
+  rows.push(["status poll of a job with 50 tracked processes (median of 200)", median(pollMs), "ms", 1]);
+  await reg.kill(fifty.id, { graceMs: 500 });
+  const base = reg.spawn({ command: "sleep 300", cwd: dir, logPath: path.join(dir, "base.log") });
+  const baseMs = [];
+  for (let i = 0; i < 200; i++) {
+    const t = performance.now();
+    reg.get(base.id);
+    baseMs.push(performance.now() - t);
+  }
+  rows.push(["  (same poll, a job with only its main process)", median(baseMs), "ms", null]);
+  await reg.kill(base.id, { graceMs: 500 });
+
+  // 3. RSS while a job floods its log
   const bytes = Math.round(gib * 1024 ** 3);
   const log = path.join(dir, "flood.log");
   global.gc?.();
   const rssBefore = process.memoryUsage().rss;
   let rssPeak = rssBefore;
+  let logPeak = 0;
   const sampler = setInterval(() => {
     rssPeak = Math.max(rssPeak, process.memoryUsage().rss);
-  }, 20);
+    try {
+      logPeak = Math.max(logPeak, fs.statSync(log).size);
+    } catch {
+      // Not created yet.
+    }
+  }, 2);
   const t0 = performance.now();
   const flood = reg.spawn({
     command: `yes 'a line of build output, the kind a dev server prints' | head -c ${bytes}`,
@@ -70,11 +105,17 @@ try {
   const floodSec = (performance.now() - t0) / 1000;
   clearInterval(sampler);
   rssPeak = Math.max(rssPeak, process.memoryUsage().rss);
+  // The last trim of an ended job's log follows its ending by a few ms.
+  const maxLog = reg.get(flood.id).maxLogBytes;
+  for (let i = 0; i < 500 && fs.statSync(log).size > maxLog; i++) await new Promise((r) => setTimeout(r, 10));
   const size = fs.statSync(log).size;
-  rows.push([`RSS growth while a job wrote ${(size / 1024 ** 3).toFixed(2)} GiB`, (rssPeak - rssBefore) / 1024 ** 2, "MB", 20]);
-  rows.push([`  (job throughput, ${polls} status polls)`, size / 1024 ** 2 / floodSec, "MB/s", null]);
+  const written = size + reg.get(flood.id).logDropped;
+  rows.push([`RSS growth while a job wrote ${(written / 1024 ** 3).toFixed(2)} GiB`, (rssPeak - rssBefore) / 1024 ** 2, "MB", 20]);
+  rows.push([`  (job throughput, ${polls} status polls)`, written / 1024 ** 2 / floodSec, "MB/s", null]);
+  rows.push(["peak log size while it ran (sampled every 2 ms)", logPeak / 1024 ** 2, "MiB", maxLog / 1024 ** 2 + 1]);
+  rows.push(["log size once it ended", size / 1024 ** 2, "MiB", maxLog / 1024 ** 2 + 1]);
 
-  // 3. tail of the last 64 KiB of that log
+  // 4. tail of the last 64 KiB of that log
   const tailMs = [];
   for (let i = 0; i < 30; i++) {
     const t = performance.now();

@@ -1,21 +1,25 @@
 // shell-bg: Pi's `bash` with background jobs, plus `shell_status`, `shell_kill`, `/shell-bg`, a widget and
 // follow-up messages. The tool surface follows @pify/shell-background (MIT, pifydev/shell-background); the
-// processes are owned by the native registry (extensions/lib/shell-registry.ts), so jobs survive /reload,
+// processes are owned by the native registry (extensions/lib/shell/registry.ts), so jobs survive /reload,
 // are reconciled after a restart and are never confused with strangers. This file only wires Pi's API to
-// extensions/lib/shell-*.ts.
+// extensions/lib/shell/.
 import type { AgentToolResult, ExtensionAPI, ExtensionContext } from "@mariozechner/pi-coding-agent";
 import { createBashToolDefinition, getAgentDir, getShellConfig, SettingsManager } from "@mariozechner/pi-coding-agent";
+import { Text } from "@mariozechner/pi-tui";
 import { Type } from "typebox";
 import { loadNative } from "./lib/native.mjs";
 import { agentDir, isToolEnabled, loadSettings, takeWarningsOnce } from "./lib/settings.ts";
-import { completeShellBgArgs, movedText, parseShellBgArgs, SHELL_BG_USAGE, startedText, widgetLine } from "./lib/shell-format.ts";
-import { MAX_WAIT_SEC, ShellJobs, type JobsHost } from "./lib/shell-jobs.ts";
-import { jobDirFor, jobRegistryExists, nativeRegistryAvailable, openJobRegistry, type ShellJob } from "./lib/shell-registry.ts";
-import { jobOperations, type RunOutcome } from "./lib/shell-runner.ts";
+import { completeShellBgArgs, followUpDisplay, leftRunningText, movedText, parseShellBgArgs, SHELL_BG_USAGE, startedText, widgetLine } from "./lib/shell/format.ts";
+import { MAX_WAIT_SEC, ShellJobs, type JobsHost } from "./lib/shell/jobs.ts";
+import { jobDirFor, jobRegistryExists, nativeRegistryAvailable, openJobRegistry, type ShellJob } from "./lib/shell/registry.ts";
+import { bashContract, structuredResult, type BashStructured } from "./lib/shell/contract.ts";
+import { sweepJobDirs } from "./lib/shell/retention.ts";
+import { jobOperations, type RunOutcome } from "./lib/shell/runner.ts";
 
 const WIDGET = "shell-bg";
 const MESSAGE_TYPE = "shell-bg";
 const NOTIFIED = Symbol.for("pi-utils.shell-bg.notified");
+const SWEPT = Symbol.for("pi-utils.shell-bg.swept");
 
 interface BackgroundDetails {
 	id: string;
@@ -95,6 +99,9 @@ export default function shellBg(pi: ExtensionAPI): void {
 			}
 		},
 		changed: () => refreshWidget(),
+		get tools() {
+			return { status: enabled("shell_status"), kill: enabled("shell_kill") };
+		},
 	};
 
 	function refreshWidget(): void {
@@ -103,7 +110,9 @@ export default function shellBg(pi: ExtensionAPI): void {
 			const running = jobs.running();
 			if (running.length === 0) return stopWidget(true);
 			const current = jobs;
-			const lines = running.map((j) => widgetLine(j, current.lastLineOf(j)));
+			// The terminal's width (the widget spans it); 100 columns where it is unknown (RPC).
+			const width = process.stdout.columns || 100;
+			const lines = running.map((j) => widgetLine(j, current.lastLineOf(j), width));
 			const text = lines.join("\n");
 			if (text !== widgetText) {
 				ctxRef.ui.setWidget(WIDGET, lines, { placement: "aboveEditor" });
@@ -165,7 +174,20 @@ export default function shellBg(pi: ExtensionAPI): void {
 
 	if (enabled("bash")) {
 		const base = createBashToolDefinition(process.cwd());
+		// Pi 1.6: the host's outputSchema / constrainedSampling, so codemode scripts get structured results.
+		const contract = bashContract(
+			base,
+			(s, description) => Type.Union([s as never, Type.Null()], { description }),
+			(description) => Type.Optional(Type.String({ description })),
+		);
+		/** A result we wrote, with structured content where the host has the contract. */
+		const ours = (text: string, details: unknown, structured: () => BashStructured): AgentToolResult<unknown> => ({
+			content: [{ type: "text", text }],
+			details,
+			...(contract ? { structuredContent: structured() } : {}),
+		});
 		pi.registerTool({
+			...(contract ?? {}),
 			name: "bash",
 			label: base.label,
 			description:
@@ -196,6 +218,7 @@ export default function shellBg(pi: ExtensionAPI): void {
 			}),
 			// No renderCall/renderResult: Pi's built-in bash renderer draws this tool; `details` keeps its shape.
 			async execute(toolCallId, params, signal, onUpdate, ctx): Promise<AgentToolResult<unknown>> {
+				const startedAt = performance.now();
 				const current = useCtx(ctx);
 				const s = settings.shell;
 				const background = params.background === true;
@@ -216,15 +239,33 @@ export default function shellBg(pi: ExtensionAPI): void {
 					outcome,
 				);
 				const def = createBashToolDefinition(ctx.cwd, { operations, commandPrefix: piShell.commandPrefix, shellPath: piShell.shellPath });
-				const result = (await def.execute(toolCallId, { command: params.command, timeout }, signal, onUpdate, ctx)) as AgentToolResult<unknown>;
+				let result: AgentToolResult<unknown>;
+				try {
+					result = (await def.execute(toolCallId, { command: params.command, timeout }, signal, onUpdate, ctx)) as AgentToolResult<unknown>;
+				} catch (e) {
+					// Pi 0.73 reports a non-zero exit by throwing its text: what the command left running is said there too.
+					if (outcome.leftRunning && e instanceof Error) throw new Error(`${e.message}\n\n${leftRunningText(outcome.leftRunning, host.tools)}`);
+					throw e;
+				}
+				const hostStructured = (result as { structuredContent?: Partial<BashStructured> }).structuredContent;
 				if (outcome.started) {
-					const text = startedText(outcome.started, { timeoutSec: timeout, headless: !ctx.hasUI });
-					return { content: [{ type: "text", text }], details: { shellBg: backgroundDetails(outcome.started, false) } };
+					const job = outcome.started;
+					const text = startedText(job, { timeoutSec: timeout, headless: !ctx.hasUI, tools: host.tools });
+					return ours(text, { shellBg: backgroundDetails(job, false) }, () => structuredResult({ text, exitCode: null, startedAt, jobId: job.id }));
 				}
 				if (outcome.moved) {
-					const text = `${textOf(result).replace(/\n+$/, "")}\n\n${movedText(outcome.moved, { afterSec: s.autoBackgroundAfterSec, timeoutSec: timeout })}`;
-					const details = { ...(result.details as object | undefined), shellBg: backgroundDetails(outcome.moved, true) };
-					return { content: [{ type: "text", text }], details };
+					const job = outcome.moved;
+					const text = `${textOf(result).replace(/\n+$/, "")}\n\n${movedText(job, { afterSec: s.autoBackgroundAfterSec, timeoutSec: timeout, tools: host.tools })}`;
+					const details = { ...(result.details as object | undefined), shellBg: backgroundDetails(job, true) };
+					return ours(text, details, () => structuredResult({ text, exitCode: null, startedAt, jobId: job.id, from: hostStructured }));
+				}
+				if (outcome.leftRunning) {
+					const job = outcome.leftRunning;
+					const text = `${textOf(result).replace(/\n+$/, "")}\n\n${leftRunningText(job, host.tools)}`;
+					const details = { ...(result.details as object | undefined), shellBg: backgroundDetails(job, true) };
+					const exitCode = hostStructured?.exit_code ?? job.leaderExitCode ?? null;
+					const isError = (result as { isError?: boolean }).isError === true;
+					return { ...ours(text, details, () => structuredResult({ text, exitCode, startedAt, jobId: job.id, from: hostStructured })), ...(isError ? { isError } : {}) };
 				}
 				return result;
 			},
@@ -274,6 +315,12 @@ export default function shellBg(pi: ExtensionAPI): void {
 		});
 	}
 
+	// Follow-ups: the status line collapsed, the output lines when expanded (the model gets all of it either way).
+	pi.registerMessageRenderer(MESSAGE_TYPE, (message, { expanded }) => {
+		const content = typeof message.content === "string" ? message.content : message.content.map((c) => (c.type === "text" ? c.text : "")).join("");
+		return new Text(followUpDisplay(content, expanded), 1, 0);
+	});
+
 	// ------------------------------------------------------------ /shell-bg
 
 	pi.registerCommand("shell-bg", {
@@ -322,6 +369,16 @@ export default function shellBg(pi: ExtensionAPI): void {
 		inMemorySession = !sessionFile;
 		dir = jobDirFor({ sessionFile, sessionId, agentDir: agentDir() });
 		piShell = piShellSettings(ctx.cwd);
+		// Once per Pi process (not per /reload): job directories of sessions that are gone, past their retention.
+		const store = globalThis as unknown as Record<symbol, boolean | undefined>;
+		if (!store[SWEPT]) {
+			store[SWEPT] = true;
+			try {
+				sweepJobDirs({ sessionFile, agentDir: agentDir(), current: dir, days: settings.shell.logRetentionDays });
+			} catch {
+				// Best effort: a sweep never stops a session from starting.
+			}
+		}
 		if (!jobRegistryExists(dir, native)) return;
 		// Reconcile now: adopted jobs get watched, and endings nobody announced yet are told once.
 		const current = openJobs();

@@ -1,6 +1,6 @@
 // Child processes in specs: runs a command to its exit with a hard timeout, in its own process group so the
 // timeout (or the end of the run) also kills whatever it started (npm's script shells, cargo, rustc), and
-// tells whether a process is still running.
+// tells whether a process is still running; the polling and group-kill helpers the process specs share.
 import { spawn } from "node:child_process";
 import fs from "node:fs";
 
@@ -22,11 +22,25 @@ export interface CommandOptions {
 
 /** Kills the process group `pid` leads (a child spawned with `detached: true`) and everything in it. */
 export function killGroup(pid: number | undefined): void {
-	if (!pid) return;
+	if (!pid || pid <= 1) return;
 	try {
 		process.kill(-pid, "SIGKILL");
 	} catch {
 		// Already gone.
+	}
+}
+
+/** Cleanup for specs that started jobs: every group whose leader's pid they saw. */
+export function killGroups(pids: Iterable<number>): void {
+	for (const pid of pids) killGroup(pid);
+}
+
+/** Polls `check` every 10 ms until it holds; throws after `ms` naming what it waited for. */
+export async function until(what: string, check: () => boolean, ms = 10_000): Promise<void> {
+	const end = Date.now() + ms;
+	while (!check()) {
+		if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+		await new Promise((r) => setTimeout(r, 10));
 	}
 }
 

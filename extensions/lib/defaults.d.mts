@@ -21,6 +21,10 @@ export interface ShellDefaults {
   maxBackgroundJobs: number;
   killGraceMs: number;
   onQuit: "kill" | "keep";
+  /** Bound of one job's log; past it the log keeps its first MiB, a marker line and its newest output. */
+  maxLogBytes: number;
+  /** Job directories of sessions that no longer exist are removed once this many days old. */
+  logRetentionDays: number;
 }
 export interface Defaults {
   readonly grep: Readonly<GrepDefaults>;

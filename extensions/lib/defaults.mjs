@@ -12,5 +12,5 @@ export const DEFAULTS = freeze({
   grep: { timeoutMs: 30000, graceMs: 3000, noIgnore: true, limit: 100, maxLineLength: 500, maxBytes: 51200 },
   glob: { timeoutMs: 10000, graceMs: 2000, limit: 200, noIgnore: true },
   outline: { maxItems: 200 },
-  shell: { foregroundTimeoutSec: 600, autoBackgroundAfterSec: 120, maxBackgroundJobs: 8, killGraceMs: 3000, onQuit: "kill" },
+  shell: { foregroundTimeoutSec: 600, autoBackgroundAfterSec: 120, maxBackgroundJobs: 8, killGraceMs: 3000, onQuit: "kill", maxLogBytes: 67108864, logRetentionDays: 7 },
 });

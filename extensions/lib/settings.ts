@@ -18,7 +18,7 @@ export const KNOWN_TOOLS: readonly string[] = Object.freeze(["grep", "glob", "ou
 
 export interface GrepSettings { timeoutMs: number; graceMs: number; noIgnore: boolean; limit: number; maxLineLength: number; maxBytes: number }
 export interface GlobSettings { timeoutMs: number; graceMs: number; limit: number; noIgnore: boolean }
-export interface ShellSettings { foregroundTimeoutSec: number; autoBackgroundAfterSec: number; maxBackgroundJobs: number; killGraceMs: number; onQuit: "kill" | "keep" }
+export interface ShellSettings { foregroundTimeoutSec: number; autoBackgroundAfterSec: number; maxBackgroundJobs: number; killGraceMs: number; onQuit: "kill" | "keep"; maxLogBytes: number; logRetentionDays: number }
 export interface PiUtilsSettings { grep: GrepSettings; glob: GlobSettings; shell: ShellSettings; disabledTools: string[] }
 
 export interface SettingsLoadResult {
@@ -104,7 +104,7 @@ const oneOf = (...options: string[]): Check => (v) =>
 const SCHEMA: { [S in "grep" | "glob" | "shell"]: { [K in keyof PiUtilsSettings[S]]: Check } } = {
 	grep: { timeoutMs: intIn(1, MAX_MS), graceMs: intIn(0, MAX_MS), noIgnore: bool, limit: intIn(1, Number.MAX_SAFE_INTEGER), maxLineLength: intIn(1, Number.MAX_SAFE_INTEGER), maxBytes: intIn(1, Number.MAX_SAFE_INTEGER) },
 	glob: { timeoutMs: intIn(1, MAX_MS), graceMs: intIn(0, MAX_MS), limit: intIn(1, Number.MAX_SAFE_INTEGER), noIgnore: bool },
-	shell: { foregroundTimeoutSec: intIn(1, MAX_SEC), autoBackgroundAfterSec: intIn(1, MAX_SEC), maxBackgroundJobs: intIn(1, Number.MAX_SAFE_INTEGER), killGraceMs: intIn(0, MAX_MS), onQuit: oneOf("kill", "keep") },
+	shell: { foregroundTimeoutSec: intIn(1, MAX_SEC), autoBackgroundAfterSec: intIn(1, MAX_SEC), maxBackgroundJobs: intIn(1, Number.MAX_SAFE_INTEGER), killGraceMs: intIn(0, MAX_MS), onQuit: oneOf("kill", "keep"), maxLogBytes: intIn(2 * 1024 * 1024, Number.MAX_SAFE_INTEGER), logRetentionDays: intIn(1, 36500) },
 };
 const SECTIONS = Object.keys(SCHEMA) as (keyof typeof SCHEMA)[];
 const TOP_KEYS = [...SECTIONS, "disabledTools"];

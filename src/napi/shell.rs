@@ -9,7 +9,9 @@ use super::signal::check_and_subscribe;
 use crate::search::CancelToken;
 use crate::shell::job::signal_name;
 use crate::shell::log::{self, Keep, LogChunk};
-use crate::shell::{self, JobView, KillOutcome, Registry, ShellError, SpawnRequest, WaitEnd};
+use crate::shell::{
+    self, JobView, KillOutcome, Registry, ShellError, SpawnRequest, WaitEnd, WaitFor,
+};
 use napi::bindgen_prelude::*;
 use napi::threadsafe_function::{ThreadsafeFunctionCallMode, UnknownReturnValue};
 use napi_derive::napi;
@@ -83,6 +85,10 @@ pub struct ShellSpawnOptions {
     pub id: Option<String>,
     /// Opaque text stored with the record (e.g. JSON the extension needs after a restart).
     pub meta: Option<String>,
+    /// Bound of the log (default 64 MiB, at least 2 MiB). Past it the log keeps
+    /// its first MiB, one marker line saying how many bytes were dropped, and its
+    /// newest output; see `logDropped`.
+    pub max_log_bytes: Option<f64>,
 }
 
 /// A job as last seen. Every call re-checks running jobs first.
@@ -115,6 +121,8 @@ pub struct ShellJob {
     pub runtime_ms: f64,
     /// Current size of the log file.
     pub log_bytes: f64,
+    /// The log has grown faster than 10 MB/s for more than 2 s (and is being cut, see `logDropped`).
+    pub flooding: bool,
     /// Log size when the job started (an existing log is appended to).
     pub log_start: f64,
     /// Where `readNew` continues.
@@ -129,6 +137,35 @@ pub struct ShellJob {
     /// Why the state is what it is, when that is not obvious (lost, unknown status).
     pub note: Option<String>,
     pub meta: Option<String>,
+    /// How the job's processes are found: `process-tree` (its group, session
+    /// and descendants, and every process carrying its `PI_UTILS_JOB` marker,
+    /// each checked by pid + start time + boot id).
+    pub tracking: String,
+    /// Set once the job's main process ended. The job stays `running` while
+    /// anything it started lives (`alive`); these keep how the main process
+    /// ended, and become the job's own `exitCode`/`signal` once all is gone.
+    pub leader_ended_at_ms: Option<f64>,
+    pub leader_exit_code: Option<i32>,
+    pub leader_signal: Option<String>,
+    /// What keeps a job running after its main process ended, as last seen.
+    pub alive: Vec<ShellJobProcess>,
+    /// The log's bound.
+    pub max_log_bytes: f64,
+    /// Output the log no longer holds: the log outgrew `maxLogBytes` and was
+    /// cut after its first MiB, where a marker line says so.
+    pub log_dropped: f64,
+    /// Where that marker line starts, once the log was cut.
+    pub log_trim_at: Option<f64>,
+    /// Bytes removed at `logTrimAt` over all cuts: an offset taken before a cut
+    /// and past it moved back by the growth of this.
+    pub log_shift: f64,
+}
+
+#[napi(object)]
+pub struct ShellJobProcess {
+    pub pid: i32,
+    /// Its command line, cut to 120 bytes (empty where the platform hides it).
+    pub command: String,
 }
 
 fn job_out(v: JobView) -> ShellJob {
@@ -151,6 +188,7 @@ fn job_out(v: JobView) -> ShellJob {
         ended_at_ms: r.ended_at_ms.map(|t| t as f64),
         runtime_ms: v.runtime_ms as f64,
         log_bytes: v.log_bytes as f64,
+        flooding: v.flooding,
         log_start: r.log_start as f64,
         read_offset: r.read_offset as f64,
         delivered: r.delivered,
@@ -160,6 +198,22 @@ fn job_out(v: JobView) -> ShellJob {
         timeout_ms: r.timeout_ms.map(|t| t as f64),
         note: r.note,
         meta: r.meta,
+        tracking: r.tracking,
+        leader_ended_at_ms: r.leader_ended_at_ms.map(|t| t as f64),
+        leader_exit_code: r.leader_exit_code,
+        leader_signal: r.leader_signal.map(signal_name),
+        max_log_bytes: r.max_log_bytes as f64,
+        log_dropped: r.log_dropped as f64,
+        log_trim_at: r.log_trim_at.map(|t| t as f64),
+        log_shift: r.log_shift as f64,
+        alive: r
+            .members
+            .into_iter()
+            .map(|m| ShellJobProcess {
+                pid: m.pid,
+                command: m.command,
+            })
+            .collect(),
     }
 }
 
@@ -224,6 +278,10 @@ pub struct ShellWaitOptions<'a> {
     /// Resolves the wait early with `cancelled` (the job is not touched).
     #[napi(ts_type = "AbortSignal")]
     pub signal: Option<Object<'a>>,
+    /// `job` (default): until the job and everything it started are gone;
+    /// `leader`: until its main process ended (a foreground command has returned).
+    #[napi(ts_type = "'job' | 'leader'")]
+    pub until: Option<String>,
 }
 
 #[napi(object)]
@@ -311,6 +369,10 @@ impl ShellRegistry {
             timeout: millis("timeoutMs", options.timeout_ms)?,
             id: options.id,
             meta: options.meta,
+            max_log_bytes: options
+                .max_log_bytes
+                .filter(|b| b.is_finite() && *b > 0.0)
+                .map(|b| b as u64),
         };
         self.inner.spawn(req).map(job_out).map_err(js_err)
     }
@@ -337,6 +399,14 @@ impl ShellRegistry {
     ) -> Result<PromiseRaw<'env, ShellWaitResult>> {
         self.known(&id)?;
         let timeout = millis("timeoutMs", options.as_ref().and_then(|o| o.timeout_ms))?;
+        let what = match parse_choice(
+            "until",
+            &options.as_ref().and_then(|o| o.until.clone()),
+            &["job", "leader"],
+        )? {
+            Some("leader") => WaitFor::Leader,
+            _ => WaitFor::Job,
+        };
         let cancel = CancelToken::new(None);
         check_and_subscribe(
             env,
@@ -347,7 +417,7 @@ impl ShellRegistry {
         env.spawn_future(async move {
             let joined = napi::tokio::task::spawn_blocking(move || {
                 std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                    reg.wait(&id, timeout, &|| cancel.is_stopped())
+                    reg.wait_for(&id, what, timeout, &|| cancel.is_stopped())
                 }))
             })
             .await;

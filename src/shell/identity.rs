@@ -61,7 +61,7 @@ pub fn boot_id() -> Option<&'static str> {
     BOOT.get_or_init(sys::read_boot_id).as_deref()
 }
 
-pub use sys::{all_pids, environ_contains, proc_info};
+pub use sys::{all_pids, command_line, environ_contains, proc_info};
 
 #[cfg(target_os = "linux")]
 mod sys {
@@ -105,6 +105,24 @@ mod sys {
         };
         dir.filter_map(|e| e.ok()?.file_name().to_str()?.parse().ok())
             .collect()
+    }
+
+    /// The process's arguments joined by spaces, cut to 120 bytes: enough to
+    /// tell a user which process is meant.
+    pub fn command_line(pid: i32) -> Option<String> {
+        let raw = std::fs::read(format!("/proc/{pid}/cmdline")).ok()?;
+        let mut text = String::from_utf8_lossy(&raw)
+            .trim_end_matches('\0')
+            .replace('\0', " ");
+        if text.len() > 120 {
+            let mut cut = 120;
+            while !text.is_char_boundary(cut) {
+                cut -= 1;
+            }
+            text.truncate(cut);
+            text.push('…');
+        }
+        (!text.is_empty()).then_some(text)
     }
 
     /// Whether the process was started with `needle` (`NAME=value`) in its
@@ -187,6 +205,11 @@ mod sys {
         pids
     }
 
+    /// Needs `KERN_PROCARGS2`, like the environment: not implemented.
+    pub fn command_line(_pid: i32) -> Option<String> {
+        None
+    }
+
     /// Reading another process's environment needs `KERN_PROCARGS2`; not
     /// implemented, so escapees are found by group and parentage only.
     pub fn environ_contains(_pid: i32, _needle: &[u8]) -> bool {
@@ -209,6 +232,9 @@ mod sys {
     }
     pub fn environ_contains(_pid: i32, _needle: &[u8]) -> bool {
         false
+    }
+    pub fn command_line(_pid: i32) -> Option<String> {
+        None
     }
 }
 

@@ -81,6 +81,64 @@ pub struct JobRecord {
     /// Opaque to us: whatever the caller wants to find again after a restart.
     #[serde(default)]
     pub meta: Option<String>,
+    /// How the job's processes are found: [`TRACKING_PROCESS_TREE`] (group,
+    /// session, parentage and the environment marker, each identity-checked).
+    #[serde(default = "default_tracking")]
+    pub tracking: String,
+    /// When the job's main process (the wrapper and the user's shell) ended.
+    /// A job stays `running` after that while any process it started lives;
+    /// `leader_exit_code` / `leader_signal` keep how the main process ended,
+    /// and become the job's own once the last of them is gone.
+    #[serde(default)]
+    pub leader_ended_at_ms: Option<u64>,
+    #[serde(default)]
+    pub leader_exit_code: Option<i32>,
+    #[serde(default)]
+    pub leader_signal: Option<i32>,
+    /// The processes the job started that outlived its main process, as last
+    /// seen alive: identity (pid + start time) and command line.
+    #[serde(default)]
+    pub members: Vec<Member>,
+    /// The log's bound (`shell.maxLogBytes`); see [`super::log::trim`].
+    #[serde(default = "default_max_log")]
+    pub max_log_bytes: u64,
+    /// Output no longer in the log (trimmed away or under the marker).
+    #[serde(default)]
+    pub log_dropped: u64,
+    /// Where the marker line starts once the log was trimmed.
+    #[serde(default)]
+    pub log_trim_at: Option<u64>,
+    /// Bytes removed from the file at `log_trim_at` over all trims: an offset
+    /// past the cut moved back by what was removed after it was taken.
+    #[serde(default)]
+    pub log_shift: u64,
+    /// Length of the marker line now in the log (0: none).
+    #[serde(default)]
+    pub log_marker: u64,
+}
+
+fn default_max_log() -> u64 {
+    super::log::DEFAULT_MAX_LOG_BYTES
+}
+
+/// The one tracking mechanism this build uses. A cgroup v2 child would be
+/// inescapable, but needs a delegated, writable hierarchy, which Pi's
+/// process does not normally have; the scan works everywhere `/proc` does.
+pub const TRACKING_PROCESS_TREE: &str = "process-tree";
+
+fn default_tracking() -> String {
+    TRACKING_PROCESS_TREE.to_string()
+}
+
+/// A process the job started, known by pid and start time (the pid alone
+/// may name a stranger later).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Member {
+    pub pid: i32,
+    pub start: u64,
+    #[serde(default)]
+    pub command: String,
 }
 
 /// A record plus what is computed on each query.
@@ -91,12 +149,59 @@ pub struct JobView {
     /// Not started by this process: watched by identity polling.
     pub adopted: bool,
     pub runtime_ms: u64,
+    /// Its log has grown faster than 10 MB/s for more than 2 s: worth telling the user.
+    pub flooding: bool,
 }
 
 impl JobRecord {
     pub fn is_running(&self) -> bool {
         self.state == JobState::Running
     }
+
+    /// Running, but only because processes it started outlived its main one.
+    pub fn leader_ended(&self) -> bool {
+        self.leader_ended_at_ms.is_some()
+    }
+}
+
+/// The main process of a running record ended: keeps how (read the same way
+/// as a whole job's ending) in the `leader_*` fields, and returns the record
+/// the job would end as if nothing it started were left.
+pub fn leader_finish(rec: &mut JobRecord, evidence: EndEvidence) -> JobRecord {
+    let mut ended = rec.clone();
+    finish(&mut ended, evidence);
+    rec.leader_ended_at_ms = ended.ended_at_ms;
+    rec.leader_exit_code = ended.exit_code;
+    rec.leader_signal = ended.signal;
+    rec.note = ended.note.clone();
+    ended.leader_ended_at_ms = ended.ended_at_ms;
+    ended.leader_exit_code = ended.exit_code;
+    ended.leader_signal = ended.signal;
+    ended
+}
+
+/// The last process a job started is gone: the job ends as its main process
+/// did, unless pi-utils signalled what was left (then it reads as that signal,
+/// the main process's code kept in `leader_exit_code`).
+pub fn finish_after_members(rec: &mut JobRecord, sent_signal: Option<i32>) {
+    rec.members.clear();
+    match sent_signal {
+        Some(sig) => {
+            rec.state = JobState::Signalled;
+            rec.signal = Some(sig);
+            rec.exit_code = None;
+        }
+        None => {
+            rec.state = if rec.leader_signal.is_some() {
+                JobState::Signalled
+            } else {
+                JobState::Exited
+            };
+            rec.exit_code = rec.leader_exit_code;
+            rec.signal = rec.leader_signal;
+        }
+    }
+    rec.ended_at_ms = Some(super::now_ms());
 }
 
 /// Reads `<log>.exit`: `Some(Ok(code))`, `Some(Err(why))` when present but
@@ -166,7 +271,13 @@ pub fn finish(rec: &mut JobRecord, evidence: EndEvidence) {
             }
         }
     }
-    rec.ended_at_ms = Some(ended_at.unwrap_or_else(super::now_ms));
+    // The exit file's mtime comes from the filesystem's coarse clock (a few
+    // ms behind the one `started_at_ms` read): a quick job's would precede its start.
+    rec.ended_at_ms = Some(
+        ended_at
+            .unwrap_or_else(super::now_ms)
+            .max(rec.started_at_ms),
+    );
 }
 
 fn set_from_code(rec: &mut JobRecord, code: i32) {
@@ -258,6 +369,16 @@ mod tests {
             timed_out: false,
             timeout_ms: None,
             meta: None,
+            tracking: default_tracking(),
+            leader_ended_at_ms: None,
+            leader_exit_code: None,
+            leader_signal: None,
+            members: Vec::new(),
+            max_log_bytes: default_max_log(),
+            log_dropped: 0,
+            log_trim_at: None,
+            log_shift: 0,
+            log_marker: 0,
         }
     }
 
@@ -321,6 +442,27 @@ mod tests {
         );
         assert_eq!(rec.state, JobState::Signalled);
         assert!(rec.note.unwrap().contains("garbage"));
+    }
+
+    #[test]
+    fn a_main_process_that_ends_first_leaves_its_code_for_the_end() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("x.exit");
+        std::fs::write(&path, "3\n").unwrap();
+        let mut rec = record(&path);
+        let alone = leader_finish(&mut rec, EndEvidence::default());
+        assert_eq!((alone.state, alone.exit_code), (JobState::Exited, Some(3)));
+        assert!(rec.is_running() && rec.leader_ended());
+        assert_eq!((rec.leader_exit_code, rec.exit_code), (Some(3), None));
+
+        let mut left = rec.clone();
+        finish_after_members(&mut left, None);
+        assert_eq!((left.state, left.exit_code), (JobState::Exited, Some(3)));
+        finish_after_members(&mut rec, Some(libc::SIGKILL));
+        assert_eq!(
+            (rec.state, rec.signal, rec.leader_exit_code),
+            (JobState::Signalled, Some(libc::SIGKILL), Some(3))
+        );
     }
 
     #[test]

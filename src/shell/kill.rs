@@ -7,7 +7,9 @@
 //! is not touched; a `lost` one is never signalled.
 //!
 //! A job's processes are its group (and session) while the leader lives,
-//! its descendants, and anything carrying its environment marker: a daemon
+//! its descendants, the processes the registry tracks since the leader
+//! ended (each by pid and start time), and anything carrying its
+//! environment marker: a daemon
 //! that called `setsid` and was re-parented to init is still found by the
 //! marker. Every candidate must have started no earlier than the job, on
 //! this boot; processes found only by group, session or parentage count only
@@ -24,7 +26,7 @@ use super::identity::{self, ProcInfo, Verdict};
 use super::job::{JobRecord, JobState, JobView};
 use super::pidfd::PidFd;
 use super::reconcile;
-use super::registry::{find, find_mut, refresh, view, Inner, Registry};
+use super::registry::{member_info, Job, Registry};
 use super::spawn;
 use super::ShellError;
 use std::collections::HashMap;
@@ -59,7 +61,7 @@ pub struct KillReport {
     pub job: JobView,
 }
 
-fn target_of(rec: &JobRecord) -> Target {
+pub(super) fn target_of(rec: &JobRecord) -> Target {
     Target {
         pid: rec.pid,
         pgid: rec.pgid,
@@ -68,89 +70,90 @@ fn target_of(rec: &JobRecord) -> Target {
     }
 }
 
-impl Registry {
-    /// SIGTERM to the group and to escaped descendants, up to `grace` for
-    /// them to go, SIGKILL to whatever is left, then up to 2 s to confirm.
-    /// Blocks for that long: call it off the JS thread.
-    pub fn kill(&self, id: &str, grace: Duration) -> Result<KillReport, ShellError> {
-        self.kill_job(id, grace, false)
-    }
-
-    pub(super) fn kill_job(
-        &self,
-        id: &str,
-        grace: Duration,
-        timed_out: bool,
-    ) -> Result<KillReport, ShellError> {
-        let mut report = KillReport {
-            outcome: KillOutcome::Killed,
-            sent_term: false,
-            sent_kill: false,
-            escapees: Vec::new(),
-            survivors: Vec::new(),
-            job: self
-                .get(id)
-                .ok_or_else(|| ShellError::UnknownJob(id.to_string()))?,
+/// The whole kill of job `id` (see [`Registry::kill`]); `timed_out` marks
+/// a kill the job's own timeout asked for.
+pub(super) fn kill(
+    reg: &Registry,
+    id: &str,
+    grace: Duration,
+    timed_out: bool,
+) -> Result<KillReport, ShellError> {
+    let mut report = KillReport {
+        outcome: KillOutcome::Killed,
+        sent_term: false,
+        sent_kill: false,
+        escapees: Vec::new(),
+        survivors: Vec::new(),
+        job: reg
+            .get(id)
+            .ok_or_else(|| ShellError::UnknownJob(id.to_string()))?,
+    };
+    let first = reg.with_job(id, |job| {
+        let leader = leader_check(job);
+        let stop = match leader {
+            Leader::Stranger | Leader::Lost => Some(KillOutcome::Refused),
+            Leader::Alive | Leader::Gone => None,
         };
-        let (target, mut members) = {
-            let mut g = self.locked();
-            let leader = leader_check(&mut g, id)?;
-            let job = find_mut(&mut g.jobs, id)?;
-            let stop = match leader {
-                Leader::Stranger | Leader::Lost => Some(KillOutcome::Refused),
-                Leader::Alive | Leader::Gone => None,
-            };
-            let leader_alive = matches!(leader, Leader::Alive);
-            let target = target_of(&job.rec);
-            let members = match stop {
-                Some(_) => Vec::new(),
-                None => processes_of(&target, leader_alive),
-            };
-            let stop =
-                stop.or((!leader_alive && members.is_empty()).then_some(KillOutcome::AlreadyEnded));
-            if let Some(outcome) = stop {
-                report.outcome = outcome;
-                report.job = view(job);
-                self.release(g);
-                return Ok(report);
-            }
-            job.rec.kill_requested = true;
-            job.rec.timed_out |= timed_out;
-            job.sent_signal = Some(libc::SIGTERM);
-            send(
-                &target,
-                leader_alive,
-                &members,
-                libc::SIGTERM,
-                &mut report.escapees,
-            );
+        let leader_alive = matches!(leader, Leader::Alive);
+        let target = target_of(&job.rec);
+        let members = match stop {
+            Some(_) => Vec::new(),
+            None => with_tracked(processes_of(&target, leader_alive), &job.rec),
+        };
+        let stop =
+            stop.or((!leader_alive && members.is_empty()).then_some(KillOutcome::AlreadyEnded));
+        if let Some(outcome) = stop {
+            return Err(outcome);
+        }
+        job.rec.kill_requested = true;
+        job.rec.timed_out |= timed_out;
+        job.sent_signal = Some(libc::SIGTERM);
+        let mut escapees = Vec::new();
+        send(
+            &target,
+            leader_alive,
+            &members,
+            libc::SIGTERM,
+            &mut escapees,
+        );
+        let young = super::now_ms().saturating_sub(job.rec.started_at_ms) < YOUNG_MS;
+        Ok((target, members, escapees, young && leader_alive))
+    })?;
+    let (target, mut members) = match first {
+        Err(outcome) => {
+            report.outcome = outcome;
+            report.job = reg
+                .get(id)
+                .ok_or_else(|| ShellError::UnknownJob(id.to_string()))?;
+            return Ok(report);
+        }
+        Ok((target, members, escapees, young)) => {
             report.sent_term = true;
-            let young = super::now_ms().saturating_sub(job.rec.started_at_ms) < YOUNG_MS;
-            self.save(&mut g);
-            self.release(g);
-            if young && leader_alive {
-                self.term_again(id, &target);
+            report.escapees = escapees;
+            if young {
+                term_again(reg, id, &target);
             }
             (target, members)
-        };
-
-        let until = Instant::now() + grace;
-        while !self.all_gone(id, &members) && Instant::now() < until {
-            std::thread::sleep(KILL_POLL);
         }
+    };
 
-        if !self.all_gone(id, &members) {
-            let mut g = self.locked();
-            let leader_alive = matches!(leader_check(&mut g, id)?, Leader::Alive);
+    let until = Instant::now() + grace;
+    while !all_gone(reg, id, &members) && Instant::now() < until {
+        std::thread::sleep(KILL_POLL);
+    }
+
+    if !all_gone(reg, id, &members) {
+        reg.with_job(id, |job| {
+            let leader_alive = matches!(leader_check(job), Leader::Alive);
             // Members found earlier stay ours while their identity holds;
             // the rescan adds what was started during the grace.
             members.retain(alive);
-            for m in processes_of(&target, leader_alive) {
+            for m in with_tracked(processes_of(&target, leader_alive), &job.rec) {
                 if !members.iter().any(|k| k.pid == m.pid) {
                     members.push(m);
                 }
             }
-            find_mut(&mut g.jobs, id)?.sent_signal = Some(libc::SIGKILL);
+            job.sent_signal = Some(libc::SIGKILL);
             send(
                 &target,
                 leader_alive,
@@ -158,37 +161,36 @@ impl Registry {
                 libc::SIGKILL,
                 &mut report.escapees,
             );
-            report.sent_kill = true;
-            self.release(g);
-        }
-
-        let until = Instant::now() + AFTER_KILL;
-        while !self.all_gone(id, &members) && Instant::now() < until {
-            std::thread::sleep(KILL_POLL);
-        }
-        report.escapees.sort_unstable();
-        report.escapees.dedup();
-        report.job = self
-            .get(id)
-            .ok_or_else(|| ShellError::UnknownJob(id.to_string()))?;
-        if report.job.record.is_running() {
-            report.survivors.push(target.pid);
-        }
-        report
-            .survivors
-            .extend(members.iter().filter(|m| alive(m)).map(|m| m.pid));
-        Ok(report)
+        })?;
+        report.sent_kill = true;
     }
 
-    /// The wrapper traps SIGTERM so it can record the exit status. A child
-    /// it forks carries that trap until it execs, and a SIGTERM landing in
-    /// that instant is swallowed; a job killed in its first moments may hit
-    /// exactly that window. So a young job's processes other than the
-    /// wrapper get one more SIGTERM shortly after the first.
-    fn term_again(&self, id: &str, target: &Target) {
-        std::thread::sleep(RETERM_AFTER);
-        let g = self.locked();
-        let Ok(job) = find(&g.jobs, id) else { return };
+    let until = Instant::now() + AFTER_KILL;
+    while !all_gone(reg, id, &members) && Instant::now() < until {
+        std::thread::sleep(KILL_POLL);
+    }
+    report.escapees.sort_unstable();
+    report.escapees.dedup();
+    report.job = reg
+        .get(id)
+        .ok_or_else(|| ShellError::UnknownJob(id.to_string()))?;
+    if report.job.record.is_running() {
+        report.survivors.push(target.pid);
+    }
+    report
+        .survivors
+        .extend(members.iter().filter(|m| alive(m)).map(|m| m.pid));
+    Ok(report)
+}
+
+/// The wrapper traps SIGTERM so it can record the exit status. A child
+/// it forks carries that trap until it execs, and a SIGTERM landing in
+/// that instant is swallowed; a job killed in its first moments may hit
+/// exactly that window. So a young job's processes other than the
+/// wrapper get one more SIGTERM shortly after the first.
+fn term_again(reg: &Registry, id: &str, target: &Target) {
+    std::thread::sleep(RETERM_AFTER);
+    let _ = reg.with_job(id, |job| {
         if !(job.child && job.rec.is_running()) {
             return;
         }
@@ -197,17 +199,22 @@ impl Registry {
                 signal_process(&m, libc::SIGTERM);
             }
         }
-    }
+    });
+}
 
-    fn all_gone(&self, id: &str, members: &[identity::ProcInfo]) -> bool {
-        self.sync();
-        let leader_running = self
-            .locked()
-            .jobs
-            .iter()
-            .any(|j| j.rec.id == id && j.rec.is_running());
-        !leader_running && !members.iter().any(alive)
+/// `found` plus the processes the record tracks that are still the ones it
+/// names (a tracked pid now held by a stranger is left out).
+fn with_tracked(mut found: Vec<ProcInfo>, rec: &JobRecord) -> Vec<ProcInfo> {
+    for p in rec.members.iter().filter_map(member_info) {
+        if !found.iter().any(|f| f.pid == p.pid) {
+            found.push(p);
+        }
     }
+    found
+}
+
+fn all_gone(reg: &Registry, id: &str, members: &[identity::ProcInfo]) -> bool {
+    !reg.is_running(id) && !members.iter().any(alive)
 }
 
 enum Leader {
@@ -219,15 +226,14 @@ enum Leader {
     Stranger,
 }
 
-/// Re-verifies the leader right before signalling. Our unreaped child is
-/// pinned, but its recorded start time is still compared: a record that
-/// does not match the process is not trusted with a signal.
-fn leader_check(g: &mut Inner, id: &str) -> Result<Leader, ShellError> {
-    let job = find_mut(&mut g.jobs, id)?;
-    let mut ended = refresh(job);
-    let leader = if job.rec.state == JobState::Lost {
+/// Re-verifies the leader right before signalling (the registry has just
+/// refreshed the job). Our unreaped child is pinned, but its recorded start
+/// time is still compared: a record that does not match the process is not
+/// trusted with a signal.
+fn leader_check(job: &mut Job) -> Leader {
+    if job.rec.state == JobState::Lost {
         Leader::Lost
-    } else if !job.rec.is_running() {
+    } else if !job.rec.is_running() || job.rec.leader_ended() {
         Leader::Gone
     } else {
         match reconcile::verify(&job.rec) {
@@ -237,16 +243,10 @@ fn leader_check(g: &mut Inner, id: &str) -> Result<Leader, ShellError> {
             other => {
                 reconcile::settle(&mut job.rec, other);
                 job.pidfd = None;
-                ended = true;
                 Leader::Stranger
             }
         }
-    };
-    if ended {
-        let v = view(job);
-        g.ended.push(v);
     }
-    Ok(leader)
 }
 
 fn send(

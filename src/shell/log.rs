@@ -1,4 +1,5 @@
-//! Bounded reads of a job log: the tail, and the bytes after an offset.
+//! Bounded reads of a job log: the tail, and the bytes after an offset;
+//! and the trim that keeps a growing log under its bound.
 //! Neither reads more than it returns (plus one 64 KiB block while looking
 //! for line starts), so a 1 GB log costs what a small one does.
 //!
@@ -14,6 +15,137 @@ use std::os::unix::fs::FileExt;
 use std::path::Path;
 
 const BLOCK: u64 = 64 * 1024;
+
+/// What a log keeps of its start when it is trimmed.
+pub const HEAD_BYTES: u64 = 1024 * 1024;
+/// Default bound of one job's log (`shell.maxLogBytes`).
+pub const DEFAULT_MAX_LOG_BYTES: u64 = 64 * 1024 * 1024;
+
+/// One trim of a log that outgrew its bound.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Trim {
+    /// Where the marker line starts (the end of the kept head).
+    pub at: u64,
+    /// Bytes removed from the file at `at`: what was after them moved back
+    /// by this much.
+    pub shift: u64,
+    /// Output lost in this trim (the removed bytes, plus those the marker
+    /// line overwrote, minus the previous marker's).
+    pub dropped: u64,
+}
+
+/// The marker line; same length for any count up to 20 digits, so the
+/// kept tail starts at a known offset.
+pub fn marker_line(dropped_total: u64, max: u64) -> String {
+    format!(
+        "\n[pi-utils: {dropped_total:>20} bytes of output dropped here: the log keeps its first {} KiB and its newest output, up to shell.maxLogBytes = {max}]\n",
+        HEAD_BYTES / 1024
+    )
+}
+
+/// Keeps a log that an `O_APPEND` writer is still growing under `max`
+/// bytes: once it passes `max`, the bytes after the first [`HEAD_BYTES`]
+/// (from `origin`, where the job's output starts) are cut down so the file
+/// is about `max - slack` long again, and a marker line says how much is
+/// gone. `prev_marker`: the marker length a previous trim left at `at`.
+///
+/// Linux cuts with `FALLOC_FL_COLLAPSE_RANGE` (ext4, xfs): one metadata
+/// operation the kernel serializes with the writer's appends, so nothing
+/// is lost that is not counted. Elsewhere the tail is copied down and the
+/// file truncated; output appended during that copy may be lost uncounted.
+///
+/// `max` is where trimming starts and `setting` the bound the marker names:
+/// a registry trims well before the setting is reached, so a flood between
+/// two checks stays under it.
+pub fn trim(
+    path: &Path,
+    origin: u64,
+    max: u64,
+    slack: u64,
+    dropped_before: u64,
+    prev_marker: u64,
+    setting: u64,
+) -> io::Result<Option<Trim>> {
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open(path)?;
+    let size = file.metadata()?.len();
+    if size <= max {
+        return Ok(None);
+    }
+    let blk = block_size(&file);
+    let at = (origin + HEAD_BYTES).div_ceil(blk) * blk;
+    let keep_tail = max
+        .saturating_sub(slack)
+        .saturating_sub(at - origin)
+        .max(blk);
+    if size <= at + keep_tail + blk {
+        return Ok(None);
+    }
+    let shift = (size - keep_tail - at) / blk * blk;
+    if shift == 0 {
+        return Ok(None);
+    }
+    if !collapse(&file, at, shift) {
+        copy_down(&file, at, at + shift)?;
+    }
+    let marker_len = marker_line(0, setting).len() as u64;
+    let dropped = (shift + marker_len).saturating_sub(prev_marker);
+    let line = marker_line(dropped_before + dropped, setting);
+    file.write_all_at(line.as_bytes(), at)?;
+    Ok(Some(Trim { at, shift, dropped }))
+}
+
+fn block_size(file: &File) -> u64 {
+    use std::os::unix::fs::MetadataExt;
+    file.metadata()
+        .map(|m| m.blksize())
+        .unwrap_or(4096)
+        .clamp(512, 1 << 20)
+}
+
+#[cfg(target_os = "linux")]
+fn collapse(file: &File, at: u64, len: u64) -> bool {
+    use std::os::fd::AsRawFd;
+    const FALLOC_FL_COLLAPSE_RANGE: libc::c_int = 0x08;
+    unsafe {
+        libc::fallocate(
+            file.as_raw_fd(),
+            FALLOC_FL_COLLAPSE_RANGE,
+            at as libc::off_t,
+            len as libc::off_t,
+        ) == 0
+    }
+}
+
+#[cfg(not(target_os = "linux"))]
+fn collapse(_file: &File, _at: u64, _len: u64) -> bool {
+    false
+}
+
+/// Moves `[from, end)` to `at` in 1 MiB steps (forward: the destination is
+/// always behind the source), following a writer that keeps appending,
+/// then truncates behind it.
+fn copy_down(file: &File, at: u64, from: u64) -> io::Result<()> {
+    let mut buf = vec![0u8; 1 << 20];
+    let (mut src, mut dst) = (from, at);
+    loop {
+        let end = file.metadata()?.len();
+        if src >= end {
+            break;
+        }
+        let want = ((end - src) as usize).min(buf.len());
+        let n = file.read_at(&mut buf[..want], src)?;
+        if n == 0 {
+            break;
+        }
+        file.write_all_at(&buf[..n], dst)?;
+        src += n as u64;
+        dst += n as u64;
+    }
+    file.set_len(dst)
+}
 
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct LogChunk {
@@ -253,6 +385,64 @@ mod tests {
             c.text, "012",
             "a truncated log is read from the start again"
         );
+    }
+
+    #[test]
+    fn a_log_past_its_bound_keeps_its_head_a_marker_and_its_newest_bytes() {
+        let dir = tempfile::tempdir().unwrap();
+        flood_and_trim(dir.path());
+        // tmpfs has no COLLAPSE_RANGE: the copying fallback.
+        if let Ok(shm) = tempfile::tempdir_in("/dev/shm") {
+            flood_and_trim(shm.path());
+        }
+    }
+
+    fn flood_and_trim(dir: &Path) {
+        let p = dir.join("flood.log");
+        let mut f = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&p)
+            .unwrap();
+        let max = 4 * HEAD_BYTES;
+        let line = |i: u64| format!("line {i:08}\n");
+        let (mut i, mut dropped, mut marker) = (0u64, 0u64, 0u64);
+        let mut trims = 0;
+        while i < 1_000_000 {
+            let chunk: String = (i..i + 1000).map(line).collect();
+            f.write_all(chunk.as_bytes()).unwrap();
+            i += 1000;
+            if let Some(t) = trim(&p, 0, max, HEAD_BYTES / 2, dropped, marker, max).unwrap() {
+                assert_eq!(t.at, HEAD_BYTES);
+                dropped += t.dropped;
+                marker = marker_line(0, max).len() as u64;
+                trims += 1;
+            }
+            assert!(std::fs::metadata(&p).unwrap().len() <= max + 20_000);
+        }
+        assert!(trims > 1, "trimmed {trims} times");
+        let size = std::fs::metadata(&p).unwrap().len();
+        let written = 1_000_000 * line(0).len() as u64;
+        let marker_len = marker_line(0, max).len() as u64;
+        assert_eq!(
+            size - marker_len + dropped,
+            written,
+            "every byte is kept or counted"
+        );
+        let text = std::fs::read_to_string(&p).unwrap();
+        assert!(text.starts_with("line 00000000\nline 00000001\n"));
+        assert!(
+            text.ends_with("line 00999999\n"),
+            "the newest output is kept"
+        );
+        let marker = marker_line(dropped, max);
+        assert_eq!(text.matches("bytes of output dropped here").count(), 1);
+        assert_eq!(
+            &text[HEAD_BYTES as usize..HEAD_BYTES as usize + marker.len()],
+            marker
+        );
+        let c = tail(&p, Some(2), 1 << 20, true).unwrap();
+        assert_eq!(c.text, "line 00999998\nline 00999999\n");
     }
 
     #[test]

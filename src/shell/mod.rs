@@ -35,7 +35,7 @@ mod tests;
 
 pub use job::{JobRecord, JobState, JobView};
 pub use kill::{KillOutcome, KillReport};
-pub use registry::{open_shared, Registry, SpawnRequest, WaitEnd};
+pub use registry::{open_shared, Registry, SpawnRequest, WaitEnd, WaitFor};
 
 /// Errors a caller can act on; the `Display` text reaches the user as is, so
 /// each one names the offending input.

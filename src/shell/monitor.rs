@@ -3,7 +3,9 @@
 //! It sleeps in `poll` on a wake-up pipe plus one pidfd per running job
 //! (readable the moment that process exits), so an ending is seen at once
 //! without any periodic work. Jobs without a pidfd (macOS, old kernels) are
-//! polled: our own children every 20 ms, adopted jobs every 250 ms. It is
+//! polled: our own children every 20 ms, adopted jobs every 250 ms. Each
+//! running job's log size is looked at every 25 ms (every 2 ms while it
+//! floods), so a log is trimmed before it outgrows its bound. It is
 //! not a Node handle, so it never keeps the host alive, and it only ever
 //! reaps our own children by pid.
 
@@ -15,6 +17,15 @@ use std::time::Duration;
 
 pub const CHILD_POLL: Duration = Duration::from_millis(20);
 pub const ADOPTED_POLL: Duration = Duration::from_millis(250);
+/// A job whose main process ended is watched through its processes'
+/// pidfds; this rescan finds what they started before they went.
+pub const MEMBER_RESCAN: Duration = Duration::from_secs(1);
+/// How often a running job's log size is looked at (a `stat`): at 500 MB/s
+/// a log grows 12.5 MB between two looks, within the quarter of its bound
+/// that a trim leaves free.
+pub const LOG_CHECK: Duration = Duration::from_millis(25);
+/// The same while it floods.
+pub const FLOOD_CHECK: Duration = Duration::from_millis(2);
 /// Even with pidfds, look again now and then: cheap insurance.
 const IDLE_CHECK: Duration = Duration::from_secs(2);
 

@@ -10,10 +10,13 @@
 //! Node reaps its own children by pid too, and a global reaper would steal
 //! their statuses. While our child is unreaped its pid cannot be reused, so
 //! the group may be signalled without a race; reaping and signalling take
-//! the same lock. Killing lives in `kill.rs`, on the same struct.
+//! the same lock. Killing lives in `kill.rs`, which reaches a job only
+//! through [`Registry::with_job`]: the lock, the refresh before and the
+//! save and announcements after stay here, in one file.
 
-use super::identity::{self, Verdict};
-use super::job::{self, EndEvidence, JobRecord, JobState, JobView};
+use super::identity::{self, ProcInfo, Verdict};
+use super::job::{self, EndEvidence, JobRecord, JobState, JobView, Member};
+use super::kill::{self, KillReport};
 use super::log::{self, Keep, LogChunk};
 use super::pidfd::PidFd;
 use super::{monitor, reconcile, sidecar, spawn, ShellError};
@@ -27,6 +30,17 @@ pub type Listener = Arc<dyn Fn(&JobView) + Send + Sync>;
 /// Grace between SIGTERM and SIGKILL when a job's own timeout fires.
 pub const TIMEOUT_GRACE: Duration = Duration::from_secs(3);
 const WAIT_SLICE: Duration = Duration::from_millis(50);
+/// A smaller bound would leave no room for a tail after the kept head.
+pub const MIN_LOG_BYTES: u64 = 2 * log::HEAD_BYTES;
+/// A log growing faster than this between two checks is a flood: it is
+/// checked every [`monitor::FLOOD_CHECK`] instead of every [`monitor::LOG_CHECK`].
+const FLOOD_BYTES_PER_CHECK: u64 = 256 * 1024;
+/// A log growing faster than this (bytes per second) for [`FLOOD_REPORT`]
+/// is reported as a flood (`JobView::flooding`).
+const FLOOD_RATE: u64 = 10 * 1000 * 1000;
+const FLOOD_REPORT: Duration = Duration::from_secs(2);
+/// See `refresh_members`.
+const RECHECK_COMMANDS_MS: u64 = 2000;
 pub struct SpawnRequest {
     pub command: String,
     pub cwd: PathBuf,
@@ -42,6 +56,18 @@ pub struct SpawnRequest {
     /// Default: `bg-<n>`.
     pub id: Option<String>,
     pub meta: Option<String>,
+    /// The log's bound; default [`log::DEFAULT_MAX_LOG_BYTES`]. Past it the
+    /// log keeps its first MiB, a marker line and its newest output.
+    pub max_log_bytes: Option<u64>,
+}
+
+/// What a wait waits for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WaitFor {
+    /// The job leaves `running`: its main process and everything it started are gone.
+    Job,
+    /// The main process ended (the job may still run what it started).
+    Leader,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -58,16 +84,29 @@ pub(super) struct Job {
     /// Our child, not yet reaped: its pid cannot be reused.
     pub(super) child: bool,
     pub(super) pidfd: Option<Arc<PidFd>>,
+    /// One per tracked process that outlived the main one, where pidfds exist.
+    member_fds: Vec<Arc<PidFd>>,
     pub(super) sent_signal: Option<i32>,
+    /// Log size at the last check, and whether it grew fast since the one before.
+    log_seen: u64,
+    flooding: bool,
+    /// When the log was last looked at, and since when it has grown faster
+    /// than [`FLOOD_RATE`] at every look.
+    log_checked: Instant,
+    flood_since: Option<Instant>,
+    /// Still to be looked at once more: the job runs, or ended since the last look.
+    log_open: bool,
     /// The record as last serialized, so a save re-serializes only what changed.
     line: Option<(JobRecord, String)>,
 }
 
-pub(super) struct Inner {
-    pub(super) jobs: Vec<Job>,
+struct Inner {
+    jobs: Vec<Job>,
+    /// Ids this registry removed: not taken back from another process's write.
+    forgotten: std::collections::HashSet<String>,
     save_error: Option<String>,
     /// Jobs that left `running` under the lock and are yet to be announced.
-    pub(super) ended: Vec<JobView>,
+    ended: Vec<JobView>,
 }
 
 pub struct Registry {
@@ -125,24 +164,18 @@ impl Registry {
         let jobs = loaded
             .records
             .into_iter()
-            .map(|mut rec| {
-                let before = rec.state;
-                let pidfd = reconcile::reconcile(&mut rec).map(Arc::new);
-                changed |= rec.state != before;
-                Job {
-                    rec,
-                    ours: false,
-                    child: false,
-                    pidfd,
-                    sent_signal: None,
-                    line: None,
-                }
+            .map(|rec| {
+                let before = rec.clone();
+                let job = adopt(rec);
+                changed |= job.rec != before;
+                job
             })
             .collect();
         let reg = Arc::new(Registry {
             sidecar: path,
             inner: Mutex::new(Inner {
                 jobs,
+                forgotten: Default::default(),
                 save_error: None,
                 ended: Vec::new(),
             }),
@@ -201,6 +234,13 @@ impl Registry {
         let log_start = log_file.metadata().map(|m| m.len()).unwrap_or(0);
 
         let mut g = self.locked();
+        // Another process sharing the sidecar may have started jobs: take
+        // them in before choosing an id, and hold the file until written.
+        let file_lock = sidecar::lock(&self.sidecar).map_err(|error| ShellError::Sidecar {
+            path: self.sidecar.display().to_string(),
+            error,
+        })?;
+        self.take_in(&mut g);
         let id = match req.id {
             Some(id) if g.jobs.iter().any(|j| j.rec.id == id) => {
                 return Err(ShellError::DuplicateId(id))
@@ -250,20 +290,79 @@ impl Registry {
             timed_out: false,
             timeout_ms: req.timeout.map(|t| t.as_millis() as u64),
             meta: req.meta,
+            tracking: job::TRACKING_PROCESS_TREE.to_string(),
+            leader_ended_at_ms: None,
+            leader_exit_code: None,
+            leader_signal: None,
+            members: Vec::new(),
+            max_log_bytes: req
+                .max_log_bytes
+                .unwrap_or(log::DEFAULT_MAX_LOG_BYTES)
+                .max(MIN_LOG_BYTES),
+            log_dropped: 0,
+            log_trim_at: None,
+            log_shift: 0,
+            log_marker: 0,
         };
         g.jobs.push(Job {
             rec,
             ours: true,
             child: true,
             pidfd,
+            member_fds: Vec::new(),
             sent_signal: None,
+            log_seen: log_start,
+            // Watched closely until its first look shows it is not flooding.
+            flooding: true,
+            log_open: true,
+            log_checked: Instant::now(),
+            flood_since: None,
             line: None,
         });
-        self.save(&mut g);
+        self.write(&mut g);
+        drop(file_lock);
         let v = view(g.jobs.last().expect("just pushed"));
         drop(g);
         monitor::wake();
         Ok(v)
+    }
+
+    /// SIGTERM to the group and to escaped descendants, up to `grace` for
+    /// them to go, SIGKILL to whatever is left, then up to 2 s to confirm.
+    /// Blocks for that long: call it off the JS thread.
+    pub fn kill(&self, id: &str, grace: Duration) -> Result<KillReport, ShellError> {
+        kill::kill(self, id, grace, false)
+    }
+
+    /// Runs `f` on job `id` under the lock, the job brought up to date
+    /// first; afterwards the sidecar is rewritten if the record changed, and
+    /// an ending (seen by the refresh or caused by `f`) is announced once.
+    /// This is how `kill.rs` acts on a job between its signals.
+    pub(super) fn with_job<R>(
+        &self,
+        id: &str,
+        f: impl FnOnce(&mut Job) -> R,
+    ) -> Result<R, ShellError> {
+        let mut g = self.locked();
+        let job = find_mut(&mut g.jobs, id)?;
+        let mut ended = refresh(job);
+        let before = job.rec.clone();
+        let out = f(job);
+        ended |= before.is_running() && !job.rec.is_running();
+        let changed = job.rec != before;
+        if ended {
+            let v = view(job);
+            g.ended.push(v);
+        } else if changed {
+            self.save(&mut g);
+        }
+        self.release(g);
+        Ok(out)
+    }
+
+    /// Whether job `id` still counts as running, after a fresh check.
+    pub(super) fn is_running(&self, id: &str) -> bool {
+        self.get(id).is_some_and(|v| v.record.is_running())
     }
 
     pub fn get(&self, id: &str) -> Option<JobView> {
@@ -285,12 +384,23 @@ impl Registry {
         timeout: Option<Duration>,
         cancelled: &dyn Fn() -> bool,
     ) -> Result<(JobView, WaitEnd), ShellError> {
+        self.wait_for(id, WaitFor::Job, timeout, cancelled)
+    }
+
+    /// [`Registry::wait`] for the job's end or only for its main process's.
+    pub fn wait_for(
+        &self,
+        id: &str,
+        what: WaitFor,
+        timeout: Option<Duration>,
+        cancelled: &dyn Fn() -> bool,
+    ) -> Result<(JobView, WaitEnd), ShellError> {
         let deadline = timeout.map(|t| Instant::now() + t);
         loop {
             self.sync();
             let g = self.locked();
             let job = find(&g.jobs, id)?;
-            if !job.rec.is_running() {
+            if !job.rec.is_running() || (what == WaitFor::Leader && job.rec.leader_ended()) {
                 return Ok((view(job), WaitEnd::Ended));
             }
             if cancelled() {
@@ -398,6 +508,7 @@ impl Registry {
             g.jobs.insert(at, job);
             return Err(ShellError::StillRunning(id.to_string()));
         }
+        g.forgotten.insert(id.to_string());
         if delete_files {
             let _ = std::fs::remove_file(&job.rec.log_path);
             let _ = std::fs::remove_file(&job.rec.exit_path);
@@ -406,11 +517,47 @@ impl Registry {
         Ok(())
     }
 
-    pub(super) fn locked(&self) -> MutexGuard<'_, Inner> {
+    fn locked(&self) -> MutexGuard<'_, Inner> {
         self.inner.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    pub(super) fn save(&self, g: &mut Inner) {
+    /// Rewrites the sidecar under its lock, after taking in what another
+    /// process wrote; a lock that cannot be had is reported, not waited out.
+    fn save(&self, g: &mut Inner) {
+        match sidecar::lock(&self.sidecar) {
+            Ok(file_lock) => {
+                self.take_in(g);
+                self.write(g);
+                drop(file_lock);
+            }
+            Err(e) => g.save_error = Some(e),
+        }
+    }
+
+    /// Jobs another process added to the sidecar since we read it: adopted
+    /// (reconciled and watched like jobs from a restart). A job both know is
+    /// ours to write, except that its ending, once told by either, stays told.
+    fn take_in(&self, g: &mut Inner) {
+        let mut added = false;
+        for rec in sidecar::current_records(&self.sidecar) {
+            if let Some(j) = g.jobs.iter_mut().find(|j| j.rec.id == rec.id) {
+                if j.rec.pid == rec.pid && j.rec.start_ticks == rec.start_ticks {
+                    j.rec.delivered |= rec.delivered;
+                }
+                continue;
+            }
+            if g.forgotten.contains(&rec.id) {
+                continue;
+            }
+            g.jobs.push(adopt(rec));
+            added = true;
+        }
+        if added {
+            monitor::wake();
+        }
+    }
+
+    fn write(&self, g: &mut Inner) {
         for j in g.jobs.iter_mut() {
             if !matches!(&j.line, Some((rec, _)) if *rec == j.rec) {
                 j.line = Some((j.rec.clone(), sidecar::record_line(&j.rec)));
@@ -447,18 +594,27 @@ impl Registry {
     /// tells the listener about those that ended.
     pub(super) fn sync(&self) {
         let mut g = self.locked();
+        let mut leaders_ended = false;
         for i in 0..g.jobs.len() {
+            let leader_before = g.jobs[i].rec.leader_ended();
             if refresh(&mut g.jobs[i]) {
                 let v = view(&g.jobs[i]);
                 g.ended.push(v);
+            } else if !leader_before && g.jobs[i].rec.leader_ended() {
+                leaders_ended = true;
             }
+        }
+        if leaders_ended && g.ended.is_empty() {
+            // Still running, but a wait for the main process is due.
+            self.save(&mut g);
+            self.changed.notify_all();
         }
         self.release(g);
     }
 
     /// Unlocks; if jobs ended meanwhile, first persists and wakes waiters,
     /// then tells the listener (outside the lock, so it may call back in).
-    pub(super) fn release(&self, mut g: MutexGuard<'_, Inner>) {
+    fn release(&self, mut g: MutexGuard<'_, Inner>) {
         if g.ended.is_empty() {
             return;
         }
@@ -476,8 +632,26 @@ impl Registry {
             if job.child && !job.rec.is_running() {
                 plan.poll_within(monitor::CHILD_POLL);
             }
+            if job.log_open && !job.rec.is_running() {
+                plan.poll_within(monitor::FLOOD_CHECK);
+            }
             if !job.rec.is_running() {
                 continue;
+            }
+            plan.poll_within(if job.flooding {
+                monitor::FLOOD_CHECK
+            } else {
+                monitor::LOG_CHECK
+            });
+            if job.rec.leader_ended() {
+                job.member_fds.iter().for_each(|fd| plan.watch(fd.clone()));
+                // Without pidfds, or to find what a tracked process started
+                // before it went, look again now and then.
+                plan.poll_within(if job.member_fds.is_empty() {
+                    monitor::ADOPTED_POLL
+                } else {
+                    monitor::MEMBER_RESCAN
+                });
             }
             match (&job.pidfd, job.child) {
                 (Some(fd), _) => plan.watch(fd.clone()),
@@ -490,8 +664,68 @@ impl Registry {
         }
     }
 
+    /// For the monitor: keeps the logs of running jobs under their bound.
+    /// A trim starts at a quarter of the bound and cuts the log to an eighth
+    /// of it: a cut must first flush what it keeps, and a writer at full
+    /// speed runs 30-50 MiB ahead meanwhile (bench/shell.mjs), which the
+    /// other three quarters absorb.
+    pub(super) fn trim_logs(&self) {
+        let mut g = self.locked();
+        let mut changed = false;
+        for job in g
+            .jobs
+            .iter_mut()
+            .filter(|j| j.log_open || j.rec.is_running())
+        {
+            // An ended job's log gets this one last look, then no more.
+            job.log_open = job.rec.is_running();
+            let path = PathBuf::from(&job.rec.log_path);
+            let path = path.as_path();
+            let size = std::fs::metadata(path).map(|m| m.len()).unwrap_or(0);
+            let grown = size.saturating_sub(job.log_seen);
+            job.flooding = grown > FLOOD_BYTES_PER_CHECK;
+            let secs = job.log_checked.elapsed().as_secs_f64().max(1e-3);
+            job.log_checked = Instant::now();
+            if grown as f64 / secs > FLOOD_RATE as f64 {
+                job.flood_since.get_or_insert_with(Instant::now);
+            } else {
+                job.flood_since = None;
+            }
+            job.log_seen = size;
+            let max = job.rec.max_log_bytes;
+            let trigger = max / 4;
+            if size <= trigger {
+                continue;
+            }
+            let r = &mut job.rec;
+            let res = log::trim(
+                path,
+                r.log_start,
+                trigger,
+                max / 8,
+                r.log_dropped,
+                r.log_marker,
+                max,
+            );
+            let Ok(Some(t)) = res else {
+                continue;
+            };
+            r.log_dropped += t.dropped;
+            r.log_trim_at = Some(t.at);
+            r.log_shift += t.shift;
+            r.log_marker = log::marker_line(0, max).len() as u64;
+            r.read_offset = moved_offset(r.read_offset, t);
+            job.log_seen = std::fs::metadata(path).map(|m| m.len()).unwrap_or(0);
+            changed = true;
+        }
+        if changed {
+            self.save(&mut g);
+        }
+    }
+
     /// For the monitor: notice endings, fire timeouts.
     pub(super) fn tick(self: &Arc<Self>) {
+        self.trim_logs();
         self.sync();
         let now = super::now_ms();
         let due: Vec<String> = {
@@ -516,7 +750,7 @@ impl Registry {
             let _ = std::thread::Builder::new()
                 .name("pi-utils-timeout".into())
                 .spawn(move || {
-                    let _ = reg.kill_job(&id, TIMEOUT_GRACE, true);
+                    let _ = kill::kill(&reg, &id, TIMEOUT_GRACE, true);
                 });
         }
     }
@@ -526,6 +760,36 @@ impl Registry {
         let mut g = self.locked();
         find_mut(&mut g.jobs, id).unwrap().rec.start_ticks = Some(ticks);
     }
+}
+
+/// A job from a record another process wrote (an earlier Pi, or one that
+/// shares the sidecar): reconciled, then watched by identity. One whose main
+/// process had already ended is settled by its tracked processes, not by
+/// the leader's (reusable) pid.
+fn adopt(mut rec: JobRecord) -> Job {
+    let pidfd = if rec.leader_ended() {
+        None
+    } else {
+        reconcile::reconcile(&mut rec).map(Arc::new)
+    };
+    let mut job = Job {
+        rec,
+        ours: false,
+        child: false,
+        pidfd,
+        member_fds: Vec::new(),
+        sent_signal: None,
+        log_seen: 0,
+        flooding: false,
+        log_open: false,
+        log_checked: Instant::now(),
+        flood_since: None,
+        line: None,
+    };
+    if job.rec.is_running() && job.rec.leader_ended() {
+        refresh_members(&mut job, true);
+    }
+    job
 }
 
 fn default_shell() -> String {
@@ -545,19 +809,19 @@ fn next_id(jobs: &[Job]) -> String {
     format!("bg-{}", max + 1)
 }
 
-pub(super) fn find<'a>(jobs: &'a [Job], id: &str) -> Result<&'a Job, ShellError> {
+fn find<'a>(jobs: &'a [Job], id: &str) -> Result<&'a Job, ShellError> {
     jobs.iter()
         .find(|j| j.rec.id == id)
         .ok_or_else(|| ShellError::UnknownJob(id.to_string()))
 }
 
-pub(super) fn find_mut<'a>(jobs: &'a mut [Job], id: &str) -> Result<&'a mut Job, ShellError> {
+fn find_mut<'a>(jobs: &'a mut [Job], id: &str) -> Result<&'a mut Job, ShellError> {
     jobs.iter_mut()
         .find(|j| j.rec.id == id)
         .ok_or_else(|| ShellError::UnknownJob(id.to_string()))
 }
 
-pub(super) fn view(job: &Job) -> JobView {
+fn view(job: &Job) -> JobView {
     let end = job.rec.ended_at_ms.unwrap_or_else(super::now_ms);
     JobView {
         log_bytes: std::fs::metadata(&job.rec.log_path)
@@ -565,21 +829,42 @@ pub(super) fn view(job: &Job) -> JobView {
             .unwrap_or(0),
         adopted: !job.ours,
         runtime_ms: end.saturating_sub(job.rec.started_at_ms),
+        flooding: job.rec.is_running()
+            && job.flood_since.is_some_and(|t| t.elapsed() >= FLOOD_REPORT),
         record: job.rec.clone(),
     }
 }
 
+/// Where a byte offset into a log is after `t`: past the cut it moved back,
+/// inside the cut it now points at the marker.
+pub fn moved_offset(offset: u64, t: log::Trim) -> u64 {
+    if offset <= t.at {
+        offset
+    } else if offset >= t.at + t.shift {
+        offset - t.shift
+    } else {
+        t.at
+    }
+}
+
 /// Brings one job's state up to date; true if it just left `running`.
-pub(super) fn refresh(job: &mut Job) -> bool {
+fn refresh(job: &mut Job) -> bool {
+    if job.rec.is_running() && job.rec.leader_ended() {
+        return refresh_members(job, false);
+    }
     let mut unreaped = false;
     if job.child {
+        // While the exited leader is an unreaped zombie its pid, group and
+        // session cannot be reused, so whatever is still in them is the
+        // job's: look before reaping.
+        let pinned = leader_exited_unreaped(job.rec.pid)
+            .then(|| kill::processes_of(&kill::target_of(&job.rec), true));
         let mut status = 0;
         let r = unsafe { libc::waitpid(job.rec.pid, &mut status, libc::WNOHANG) };
         if r == job.rec.pid {
             job.child = false;
             if job.rec.is_running() {
-                end(job, Some(status));
-                return true;
+                return leader_end(job, Some(status), pinned);
             }
             return false;
         } else if r == 0 {
@@ -598,10 +883,7 @@ pub(super) fn refresh(job: &mut Job) -> bool {
         Verdict::Alive(_) => false,
         // It exited a moment ago; the next waitpid collects its status.
         Verdict::Ended | Verdict::Unverifiable if unreaped => false,
-        Verdict::Ended => {
-            end(job, None);
-            true
-        }
+        Verdict::Ended => leader_end(job, None, None),
         other => {
             reconcile::settle(&mut job.rec, other);
             job.pidfd = None;
@@ -610,16 +892,117 @@ pub(super) fn refresh(job: &mut Job) -> bool {
     }
 }
 
-fn end(job: &mut Job, wait_status: Option<i32>) {
-    let sent = job
-        .sent_signal
-        .or(job.rec.kill_requested.then_some(libc::SIGTERM));
-    job::finish(
-        &mut job.rec,
-        EndEvidence {
-            wait_status,
-            sent_signal: sent,
-        },
-    );
+/// Our child `pid` has exited and is not reaped yet (`WNOWAIT` leaves it so).
+fn leader_exited_unreaped(pid: i32) -> bool {
+    let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
+    let flags = libc::WEXITED | libc::WNOHANG | libc::WNOWAIT;
+    let r = unsafe { libc::waitid(libc::P_PID, pid as libc::id_t, &mut info, flags) };
+    r == 0 && siginfo_pid(&info) == pid
+}
+
+#[cfg(target_os = "linux")]
+fn siginfo_pid(info: &libc::siginfo_t) -> i32 {
+    unsafe { info.si_pid() }
+}
+
+#[cfg(not(target_os = "linux"))]
+fn siginfo_pid(info: &libc::siginfo_t) -> i32 {
+    info.si_pid
+}
+
+fn sent_signal(job: &Job) -> Option<i32> {
+    job.sent_signal
+        .or(job.rec.kill_requested.then_some(libc::SIGTERM))
+}
+
+/// The main process ended. `pinned`: what its group, session and marker
+/// held while it was still an unreaped zombie; otherwise only the marker
+/// can find the job's processes. True if nothing is left (the job ended).
+fn leader_end(job: &mut Job, wait_status: Option<i32>, pinned: Option<Vec<ProcInfo>>) -> bool {
+    let evidence = EndEvidence {
+        wait_status,
+        sent_signal: sent_signal(job),
+    };
+    let alone = job::leader_finish(&mut job.rec, evidence);
     job.pidfd = None;
+    let found = match pinned {
+        Some(found) => found,
+        None => kill::processes_of(&kill::target_of(&job.rec), false),
+    };
+    let found: Vec<ProcInfo> = found.into_iter().filter(kill::alive).collect();
+    if found.is_empty() {
+        job.rec = alone;
+        return true;
+    }
+    track(job, found);
+    false
+}
+
+/// Remembers `found` as the job's processes (with a pidfd each, opened and
+/// then re-checked, so it names the process that was checked).
+fn track(job: &mut Job, found: Vec<ProcInfo>) {
+    job.member_fds.clear();
+    job.rec.members = found
+        .iter()
+        .map(|p| Member {
+            pid: p.pid,
+            start: p.start,
+            command: identity::command_line(p.pid).unwrap_or_default(),
+        })
+        .collect();
+    for p in &found {
+        if let Some(fd) = PidFd::open(p.pid) {
+            if kill::alive(p) {
+                job.member_fds.push(Arc::new(fd));
+            }
+        }
+    }
+}
+
+/// A job whose main process ended: drops tracked processes that are gone
+/// (by identity: a reused pid is not ours); when none is left, one more
+/// scan for the marker finds what they started, else the job ends. `loaded`:
+/// the record comes from a sidecar, so its processes need a fresh pidfd.
+fn refresh_members(job: &mut Job, loaded: bool) -> bool {
+    let same_boot = match (&job.rec.boot_id, identity::boot_id()) {
+        (Some(recorded), Some(now)) => recorded == now,
+        _ => true,
+    };
+    job.rec
+        .members
+        .retain(|m| same_boot && member_info(m).is_some());
+    job.member_fds.retain(|fd| !fd.exited());
+    // A process found the moment it was forked still shows its parent's
+    // command line until it execs: read them again for a little while.
+    if super::now_ms().saturating_sub(job.rec.leader_ended_at_ms.unwrap_or(0)) < RECHECK_COMMANDS_MS
+    {
+        for m in job.rec.members.iter_mut() {
+            if let Some(c) = identity::command_line(m.pid) {
+                m.command = c;
+            }
+        }
+    }
+    if !job.rec.members.is_empty() {
+        if loaded {
+            let found = job.rec.members.iter().filter_map(member_info).collect();
+            track(job, found);
+        }
+        return false;
+    }
+    if same_boot {
+        let found = kill::processes_of(&kill::target_of(&job.rec), false);
+        if !found.is_empty() {
+            track(job, found);
+            return false;
+        }
+    }
+    let sent = sent_signal(job);
+    job::finish_after_members(&mut job.rec, sent);
+    job.member_fds.clear();
+    true
+}
+
+/// The live process a tracked member names, if it is still that one.
+pub(super) fn member_info(m: &Member) -> Option<ProcInfo> {
+    identity::proc_info(m.pid).filter(|p| p.start == m.start && !p.zombie)
 }

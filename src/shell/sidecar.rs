@@ -6,6 +6,9 @@
 //! old one, so a reader never sees half a file from us. Loading never fails:
 //! what is readable is kept, the rest is reported, and a damaged original is
 //! kept beside the sidecar (`<name>.corrupt`) before anything overwrites it.
+//! Two processes may share one sidecar (two Pi processes on one session):
+//! each rewrite happens under an advisory lock, after reading what the other
+//! wrote, so neither loses the other's jobs.
 
 use super::job::JobRecord;
 use std::io::Write;
@@ -129,6 +132,56 @@ fn with_suffix(path: &Path, suffix: &str) -> PathBuf {
     let mut s = path.as_os_str().to_owned();
     s.push(suffix);
     s.into()
+}
+
+/// The records a sidecar holds now, read without side effects (no damaged
+/// copy, no report): what another process wrote since we loaded it.
+pub fn current_records(path: &Path) -> Vec<JobRecord> {
+    let Ok(text) = std::fs::read_to_string(path) else {
+        return Vec::new();
+    };
+    let mut out = Loaded::default();
+    match serde_json::from_str::<serde_json::Value>(&text) {
+        Ok(doc) => load_document(doc, &mut out),
+        Err(_) => salvage(&text, &mut out),
+    }
+    out.records
+}
+
+/// How long a process waits for another one's read-modify-write of the
+/// same sidecar (a few milliseconds each) before it gives up and says so.
+pub const LOCK_WAIT: std::time::Duration = std::time::Duration::from_secs(2);
+
+/// The advisory lock that serializes read-modify-write of the sidecar
+/// between processes: an exclusive `flock` on `<sidecar>.lock`, released
+/// when the returned file is dropped.
+pub fn lock(path: &Path) -> Result<std::fs::File, String> {
+    let lock_path = with_suffix(path, ".lock");
+    let file = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&lock_path)
+        .map_err(|e| format!("cannot open {}: {e}", lock_path.display()))?;
+    let until = std::time::Instant::now() + LOCK_WAIT;
+    loop {
+        match file.try_lock() {
+            Ok(()) => return Ok(file),
+            Err(std::fs::TryLockError::WouldBlock) if std::time::Instant::now() < until => {
+                std::thread::sleep(std::time::Duration::from_millis(5));
+            }
+            Err(std::fs::TryLockError::WouldBlock) => {
+                return Err(format!(
+                    "{} is held by another process for more than {} s; the job registry was not updated",
+                    lock_path.display(),
+                    LOCK_WAIT.as_secs()
+                ))
+            }
+            Err(std::fs::TryLockError::Error(e)) => {
+                return Err(format!("cannot lock {}: {e}", lock_path.display()))
+            }
+        }
+    }
 }
 
 /// One record as it appears on its line.

@@ -7,11 +7,12 @@ import { createReadStream, createWriteStream, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pipeline } from "node:stream/promises";
-import type { ShellSettings } from "./settings.ts";
+import type { ShellSettings } from "../settings.ts";
 import {
 	DEFAULT_MAX_BYTES,
 	DEFAULT_MAX_LINES,
 	describeState,
+	ALL_TOOLS,
 	followHint,
 	followUpText,
 	formatDuration,
@@ -19,11 +20,14 @@ import {
 	jobTable,
 	killLine,
 	lastLine,
+	parseMeta,
 	refusalText,
 	sanitizeOutput,
+	trimmedNote,
 	truncateTail,
-} from "./shell-format.ts";
-import { commitJobId, logPathFor, nextJobId, type JobRegistry, type ShellJob, type ShellKillReport, type ShellLogChunk } from "./shell-registry.ts";
+	type ToolsOn,
+} from "./format.ts";
+import { commitJobId, logPathFor, nextJobId, type JobRegistry, type ShellJob, type ShellKillReport, type ShellLogChunk } from "./registry.ts";
 
 export interface JobsHost {
 	/** False where a message could no longer reach the model (print mode after its last turn). */
@@ -32,6 +36,8 @@ export interface JobsHost {
 	deliver(job: ShellJob, text: string, how: "followUp" | "nextTurn"): void;
 	/** The set of running jobs or their output changed (widget refresh). */
 	changed(): void;
+	/** Which job tools the model has (hints name only those). Default: both. */
+	tools?: ToolsOn;
 }
 
 export interface SpawnRequest {
@@ -78,6 +84,10 @@ export class ShellJobs {
 		return this.lifetimeController.signal;
 	}
 
+	get tools(): ToolsOn {
+		return this.host.tools ?? ALL_TOOLS;
+	}
+
 	// ------------------------------------------------------------ jobs and the limit
 
 	/** Jobs the model can see: all but those a foreground call still owns. */
@@ -93,7 +103,7 @@ export class ShellJobs {
 	refusal(): string | undefined {
 		const running = this.running();
 		const max = this.settings().maxBackgroundJobs;
-		return running.length >= max ? refusalText(running, max) : undefined;
+		return running.length >= max ? refusalText(running, max, this.tools) : undefined;
 	}
 
 	spawn(req: SpawnRequest): ShellJob {
@@ -107,6 +117,7 @@ export class ShellJobs {
 			...(req.env ? { env: req.env } : {}),
 			...(req.timeoutMs ? { timeoutMs: req.timeoutMs } : {}),
 			meta: JSON.stringify({ mode: req.mode }),
+			maxLogBytes: this.settings().maxLogBytes,
 		});
 		if (req.mode === "fg") this.owned.add(job.id);
 		else {
@@ -221,8 +232,11 @@ export class ShellJobs {
 		const header = `${job.id} ${describeState(job)}${job.state === "running" ? ` (pid ${job.pid})` : ""}: ${job.command}`;
 		const parts = [header];
 		if (waitNote) parts.push(waitNote);
+		const trimmed = trimmedNote(job);
+		if (trimmed) parts.push(trimmed);
 		parts.push(shown.text);
-		if (job.state === "running") parts.push(followHint(job.id));
+		const hint = followHint(job.id, this.tools);
+		if (job.state === "running" && hint) parts.push(hint);
 		parts.push(`Log: ${job.logPath}`);
 		this.host.changed();
 		return {
@@ -317,6 +331,7 @@ export class ShellJobs {
 		await Promise.all(
 			running.map(async (j) => {
 				try {
+					this.registry.setMeta(j.id, JSON.stringify({ ...parseMeta(j.meta), stoppedAtQuit: true }));
 					await this.registry.kill(j.id, { graceMs });
 				} catch {
 					// Already gone.

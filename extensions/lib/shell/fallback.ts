@@ -16,7 +16,7 @@ import type {
 	ShellTailOptions,
 	ShellWaitOptions,
 	ShellWaitResult,
-} from "../../index.js";
+} from "../../../index.js";
 
 const DEFAULT_GRACE_MS = 3000;
 const DEFAULT_READ = 65536;
@@ -132,6 +132,14 @@ class FallbackRegistry {
 			adopted: false,
 			killRequested: false,
 			timedOut: false,
+			// Only the group is known here: what leaves it is neither tracked nor killed.
+			tracking: "process-group",
+			alive: [],
+			// No trimming here: the log grows as the job writes.
+			maxLogBytes: o.maxLogBytes ?? Number.MAX_SAFE_INTEGER,
+			logDropped: 0,
+			logShift: 0,
+			flooding: false,
 			...(o.timeoutMs ? { timeoutMs: o.timeoutMs } : {}),
 			...(o.meta !== undefined ? { meta: o.meta } : {}),
 		};

@@ -3,8 +3,8 @@
 // file. Pi keeps doing the text, truncation, temp-file spill, footers and error messages; the job can move to
 // the background without being restarted, because it never depended on this call's pipes.
 import { closeSync, existsSync, fstatSync, openSync, readSync } from "node:fs";
-import type { ShellJob } from "./shell-registry.ts";
-import type { ShellJobs } from "./shell-jobs.ts";
+import type { ShellJob } from "./registry.ts";
+import type { ShellJobs } from "./jobs.ts";
 
 /** Pi's `BashOperations.exec` options (structurally; extensions/lib does not import Pi). */
 export interface ExecOptions {
@@ -31,6 +31,8 @@ export interface RunPlan {
 export interface RunOutcome {
 	started?: ShellJob;
 	moved?: ShellJob;
+	/** The command returned, but processes it started still run: the job is now a background one. */
+	leftRunning?: ShellJob;
 }
 
 const PUMP_MS = 40;
@@ -43,12 +45,18 @@ const RECHECK_MS = 5000;
 export class LogPump {
 	private fd: number | undefined;
 	private timer: NodeJS.Timeout | undefined;
+	private shiftSeen = 0;
 	position: number;
 
+	/**
+	 * `cuts`: where the registry cut the log (`logTrimAt`) and how much it removed there in all (`logShift`);
+	 * a flood's log is cut under the pump, and the position follows the bytes it pointed at.
+	 */
 	constructor(
 		private readonly path: string,
 		start: number,
 		private readonly onData: (data: Buffer) => void,
+		private readonly cuts?: () => { logTrimAt?: number; logShift: number } | undefined,
 	) {
 		this.position = start;
 	}
@@ -67,6 +75,12 @@ export class LogPump {
 
 	/** Feeds what the log holds beyond `position`, at most `limit` bytes (a flood must not stall the event loop). */
 	drain(limit = Number.POSITIVE_INFINITY): void {
+		const cut = this.cuts?.();
+		if (cut && cut.logShift !== this.shiftSeen && cut.logTrimAt !== undefined) {
+			// Past the cut the bytes moved back by what was removed; inside it they are gone (the marker is there).
+			if (this.position > cut.logTrimAt) this.position = Math.max(cut.logTrimAt, this.position - (cut.logShift - this.shiftSeen));
+			this.shiftSeen = cut.logShift;
+		}
 		if (this.fd === undefined) {
 			try {
 				this.fd = openSync(this.path, "r");
@@ -132,12 +146,13 @@ export function jobOperations(jobs: ShellJobs, plan: RunPlan, outcome: RunOutcom
 			}
 
 			const job = jobs.spawn({ command, cwd, shell, env: cleanEnv(env), timeoutMs, mode: "fg" });
-			const pump = new LogPump(job.logPath, job.logStart, onData);
+			const pump = new LogPump(job.logPath, job.logStart, onData, () => jobs.registry.get(job.id) ?? undefined);
 			pump.start();
 			const stopWait = new AbortController();
 			let settle!: (e: Event) => void;
 			const event = new Promise<Event>((r) => (settle = r));
-			jobs.registry.wait(job.id, { signal: AbortSignal.any([stopWait.signal, jobs.lifetime]) }).then(
+			// Until the command itself returns: what it left running (`cmd &`, a daemon) must not hold the call.
+			jobs.registry.wait(job.id, { until: "leader", signal: AbortSignal.any([stopWait.signal, jobs.lifetime]) }).then(
 				(r) => settle(r.cancelled ? { kind: "background" } : { kind: "ended", job: r.job }),
 				(error) => settle({ kind: "failed", error }),
 			);
@@ -172,10 +187,15 @@ export function jobOperations(jobs: ShellJobs, plan: RunPlan, outcome: RunOutcom
 				}
 				if (ev.kind === "failed") throw ev.error;
 				pump.drain();
+				const ended = ev.kind === "ended" ? (jobs.registry.get(job.id) ?? ev.job) : job;
+				if (ended.state === "running" && !ended.timedOut) {
+					// Handed over synchronously, as a move is: its ending is announced once, to whoever sees it.
+					outcome.leftRunning = jobs.moveToBackground(job.id, pump.position);
+					return { exitCode: ended.leaderExitCode ?? null };
+				}
 				jobs.finishForeground(job.id);
-				const ended = ev.kind === "ended" ? ev.job : job;
 				if (ended.timedOut) throw new Error(`timeout:${timeout}`);
-				return { exitCode: ended.exitCode ?? null };
+				return { exitCode: ended.exitCode ?? ended.leaderExitCode ?? null };
 			} finally {
 				clearTimeout(timer);
 				signal?.removeEventListener("abort", onAbort);

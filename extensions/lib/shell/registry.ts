@@ -3,9 +3,9 @@
 // Node child-process fallback.
 import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import type { ShellJob, ShellKillReport, ShellLogChunk, ShellRegistry } from "../../index.js";
-import { fallbackRegistryOpen, openFallbackRegistry } from "./shell-fallback.ts";
-import type { Native } from "./native.mjs";
+import type { ShellJob, ShellKillReport, ShellLogChunk, ShellRegistry } from "../../../index.js";
+import { fallbackRegistryOpen, openFallbackRegistry } from "./fallback.ts";
+import type { Native } from "../native.mjs";
 
 export type { ShellJob, ShellKillReport, ShellLogChunk };
 

@@ -1,8 +1,8 @@
 // Text the shell-bg tools, command, widget and follow-ups show. Pure: no Pi import, no I/O, so every wording
 // is unit-tested and one change of phrasing happens in one place.
-import type { ShellJob, ShellKillReport } from "./shell-registry.ts";
+import type { ShellJob, ShellKillReport } from "./registry.ts";
 
-import { DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, formatSize } from "./truncate.mjs";
+import { DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, formatSize, type TruncationResult } from "../truncate.mjs";
 
 // Re-exported so shell-bg's callers keep one import; the values and Pi's size format live in truncate.mjs.
 export { DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, formatSize };
@@ -55,16 +55,8 @@ export function lastLine(text: string): string {
 	return "";
 }
 
-export interface TailTruncation {
-	content: string;
-	truncated: boolean;
-	truncatedBy: "lines" | "bytes" | null;
-	totalLines: number;
-	totalBytes: number;
-	outputLines: number;
-	outputBytes: number;
-	lastLinePartial: boolean;
-}
+/** Pi's truncation result without the fields its head-side variant adds. */
+export type TailTruncation = Omit<TruncationResult, "firstLineExceedsLimit" | "maxLines" | "maxBytes">;
 
 /** Pi's `truncateTail` (0.73.1, MIT): the last whole lines within both limits; one over-long line is cut from its start. */
 export function truncateTail(content: string, maxLines: number = DEFAULT_MAX_LINES, maxBytes: number = DEFAULT_MAX_BYTES): TailTruncation {
@@ -105,33 +97,63 @@ export function truncateTail(content: string, maxLines: number = DEFAULT_MAX_LIN
 export interface JobMeta {
 	mode: "fg" | "bg";
 	auto?: boolean;
+	/** Killed because Pi quit (`shell.onQuit: "kill"`): said so after a resume. */
+	stoppedAtQuit?: boolean;
 }
 
 export function parseMeta(meta: string | undefined): JobMeta {
 	try {
 		const v = JSON.parse(meta ?? "") as Partial<JobMeta>;
-		if (v && (v.mode === "fg" || v.mode === "bg")) return { mode: v.mode, ...(v.auto ? { auto: true } : {}) };
+		if (v && (v.mode === "fg" || v.mode === "bg")) return { mode: v.mode, ...(v.auto ? { auto: true } : {}), ...(v.stoppedAtQuit ? { stoppedAtQuit: true } : {}) };
 	} catch {
 		// Not ours (or written by a later version): treat as a background job, which is what a visible job is.
 	}
 	return { mode: "bg" };
 }
 
+/** How the job's main process ended: `exited with code 0`, `was killed by SIGTERM`. */
+function leaderEnding(job: ShellJob): string {
+	if (job.leaderSignal) return `was killed by ${job.leaderSignal}`;
+	return job.leaderExitCode === undefined ? "ended" : `exited with code ${job.leaderExitCode}`;
+}
+
+/** `1 process it started is still running (pid 1234: sleep 77)`; empty when none is. */
+export function stillRunningText(job: ShellJob): string {
+	const alive = job.alive ?? [];
+	if (alive.length === 0) return "";
+	const shown = alive.slice(0, 3).map((p) => (p.command ? `pid ${p.pid}: ${cut(p.command, 60)}` : `pid ${p.pid}`));
+	const more = alive.length > 3 ? `, and ${alive.length - 3} more` : "";
+	const n = alive.length === 1 ? "1 process it started is" : `${alive.length} processes it started are`;
+	return `${n} still running (${shown.join(", ")}${more})`;
+}
+
+/** What the job's main process left behind: one line, or empty when it left nothing. */
+function leftBehind(job: ShellJob): string {
+	if (job.state !== "running" || job.leaderEndedAtMs === undefined) return "";
+	return `its main process ${leaderEnding(job)}; ${stillRunningText(job)}`;
+}
+
 /** `exited with code 0 after 3.2s`, `timed out after 5s and was stopped (SIGTERM)`, `running for 12s`, ... */
 export function describeState(job: ShellJob): string {
 	const after = `after ${formatDuration(job.runtimeMs)}`;
+	const main = job.leaderEndedAtMs !== undefined && job.state !== "running" && job.state !== "lost" && job.leaderEndedAtMs < (job.endedAtMs ?? 0) - 1
+		? ` (its main process ${leaderEnding(job)} earlier; what it started ran on)`
+		: "";
 	switch (job.state) {
-		case "running":
-			return `running for ${formatDuration(job.runtimeMs)}`;
+		case "running": {
+			const left = leftBehind(job);
+			return `running for ${formatDuration(job.runtimeMs)}${left ? ` (${left})` : ""}`;
+		}
 		case "exited":
 			return job.exitCode === undefined
-				? `ended (exit code unknown${job.note ? `: ${job.note}` : ""}) ${after}`
-				: `exited with code ${job.exitCode} ${after}`;
+				? `ended (exit code unknown${job.note ? `: ${job.note}` : ""}) ${after}${main}`
+				: `exited with code ${job.exitCode} ${after}${main}`;
 		case "signalled": {
 			const sig = job.signal ?? "a signal";
-			if (job.timedOut) return `timed out after ${formatDuration(job.timeoutMs ?? job.runtimeMs)} and was stopped (${sig})`;
-			if (job.killRequested) return `was stopped (${sig}) ${after}`;
-			return `was killed by ${sig} ${after}`;
+			if (job.timedOut) return `timed out after ${formatDuration(job.timeoutMs ?? job.runtimeMs)} and was stopped (${sig})${main}`;
+			if (parseMeta(job.meta).stoppedAtQuit) return `was stopped (${sig}) when Pi quit, ${after}${main}`;
+			if (job.killRequested) return `was stopped (${sig}) ${after}${main}`;
+			return `was killed by ${sig} ${after}${main}`;
 		}
 		case "lost":
 			return `was lost${job.note ? ` (${job.note})` : ""}; it is no longer tracked and will not be signalled`;
@@ -156,51 +178,101 @@ export function jobTable(jobs: ShellJob[], lastLines: Map<string, string>): stri
 	return [line(head), ...rows.map(line)].join("\n");
 }
 
-export function followHint(id: string): string {
-	return `Read its new output with shell_status {"id":"${id}"} (add "wait": <seconds> to block until it ends, at most 300); stop it with shell_kill {"id":"${id}"}.`;
+/** Which of the job tools the model has: a hint never names a tool it cannot call. */
+export interface ToolsOn {
+	status: boolean;
+	kill: boolean;
+}
+
+export const ALL_TOOLS: ToolsOn = { status: true, kill: true };
+
+/** How to follow a job up with the tools there are; empty with neither. */
+export function followHint(id: string, tools: ToolsOn = ALL_TOOLS): string {
+	const read = tools.status ? `Read its new output with shell_status {"id":"${id}"} (add "wait": <seconds> to block until it ends, at most 300)` : "";
+	const stop = tools.kill ? `stop it with shell_kill {"id":"${id}"}` : "";
+	if (read && stop) return `${read}; ${stop}.`;
+	if (read) return `${read}.`;
+	return stop ? `Stop it with shell_kill {"id":"${id}"}.` : "";
 }
 
 /** Told to the model when nothing can reach it after its final answer (print and json modes). */
-export const HEADLESS_NOTE =
-	"This session has no UI: a completion message reaches you only while you are still working, so collect the result with shell_status and \"wait\" before you finish.";
+export function headlessNote(tools: ToolsOn = ALL_TOOLS): string {
+	return tools.status
+		? "This session has no UI: a completion message reaches you only while you are still working, so collect the result with shell_status and \"wait\" before you finish."
+		: "This session has no UI: a completion message reaches you only while you are still working.";
+}
 
-export function startedText(job: ShellJob, o: { timeoutSec?: number; headless: boolean }): string {
+export function startedText(job: ShellJob, o: { timeoutSec?: number; headless: boolean; tools?: ToolsOn }): string {
+	const hint = followHint(job.id, o.tools);
 	const lines = [
 		`Started ${job.id} in the background (pid ${job.pid}).`,
 		`Log: ${job.logPath}`,
 		...(o.timeoutSec ? [`Timeout: it is stopped after ${o.timeoutSec}s.`] : []),
-		followHint(job.id),
-		o.headless ? HEADLESS_NOTE : "You will get a message when it ends.",
+		...(hint ? [hint] : []),
+		o.headless ? headlessNote(o.tools) : "You will get a message when it ends.",
 	];
 	return lines.join("\n");
 }
 
 /** Appended to the output-so-far that Pi's bash formatting produced when a foreground command moves to the background. */
-export function movedText(job: ShellJob, o: { afterSec: number; timeoutSec?: number }): string {
+export function movedText(job: ShellJob, o: { afterSec: number; timeoutSec?: number; tools?: ToolsOn }): string {
+	const hint = followHint(job.id, o.tools);
 	return [
 		`[Still running after ${o.afterSec}s: moved to the background as ${job.id} (pid ${job.pid}); the output above is what it printed so far.`,
 		`Log: ${job.logPath}`,
 		...(o.timeoutSec ? [`Its timeout still applies: it is stopped ${o.timeoutSec}s after it started.`] : []),
-		`${followHint(job.id)} You will get a message when it ends.]`,
+		`${hint ? `${hint} ` : ""}You will get a message when it ends.]`,
 	].join("\n");
 }
 
-export function refusalText(running: ShellJob[], max: number): string {
+/**
+ * A foreground command returned but left processes running: the call returns as usual and this one line tells
+ * the model the job now runs in the background. Tool names only for the tools that are enabled.
+ */
+export function leftRunningText(job: ShellJob, tools: ToolsOn = ALL_TOOLS): string {
+	const how = [tools.status ? "read it with shell_status" : "", tools.kill ? "stop it with shell_kill" : ""].filter(Boolean).join(", ");
+	return `${stillRunningText(job)} — tracked as ${job.id}${how ? `; ${how}` : ""}`;
+}
+
+export function refusalText(running: ShellJob[], max: number, tools: ToolsOn = ALL_TOOLS): string {
 	const list = running.map((j) => `${j.id} (${formatDuration(j.runtimeMs)}): ${cut(j.command, 60)}`).join("\n");
+	const ways = [tools.kill ? "Stop one with shell_kill, " : "", tools.status ? "wait for one with shell_status and \"wait\", " : ""].join("");
 	return [
 		`Not started: ${running.length} background jobs are already running, the limit (shell.maxBackgroundJobs = ${max}).`,
 		list,
-		"Nothing was stopped. Stop one with shell_kill, wait for one with shell_status and \"wait\", or run this command in the foreground.",
+		ways ? `Nothing was stopped. ${ways}or run this command in the foreground.` : "Nothing was stopped. Run this command in the foreground, or wait until one ends.",
 	].join("\n");
+}
+
+/** Said when a job's log outgrew `shell.maxLogBytes` and was cut; empty otherwise. */
+export function trimmedNote(job: ShellJob): string {
+	if (!job.logDropped) return "";
+	return `Its log outgrew shell.maxLogBytes (${formatSize(job.maxLogBytes)}): it keeps the first 1MB and the newest output; ${formatSize(job.logDropped)} in between were dropped (a marker line in the log says where).`;
 }
 
 export function followUpText(job: ShellJob, tail: string, tailLines: number): string {
 	const out = sanitizeOutput(tail).replace(/\n+$/, "");
+	const trimmed = trimmedNote(job);
 	return [
 		`Background job ${job.id} ${describeState(job)}.`,
 		`Command: ${job.command.length > 500 ? `${job.command.slice(0, 499)}…` : job.command}`,
+		...(trimmed ? [trimmed] : []),
 		out ? `Last ${tailLines} lines of output (full log: ${job.logPath}):\n${out}` : `(no output; log: ${job.logPath})`,
 	].join("\n");
+}
+
+/**
+ * How a follow-up message is drawn in the chat: collapsed, its status and command lines and a count of the
+ * output lines it carries; expanded, all of it. The model always gets the whole text.
+ */
+export function followUpDisplay(text: string, expanded: boolean): string {
+	if (expanded) return text;
+	const at = text.search(/\n(Last \d+ lines of output|\(no output)/);
+	if (at < 0) return text;
+	const output = text.slice(at + 1).split("\n");
+	const shown = text.slice(0, at);
+	if (output[0].startsWith("(no output")) return text;
+	return `${shown}\n${output[0].replace(/:$/, "")} (${output.length - 1} lines; expand to see them)`;
 }
 
 export function killLine(report: ShellKillReport, graceMs: number): string {
@@ -221,10 +293,19 @@ export function killLine(report: ShellKillReport, graceMs: number): string {
 	}
 }
 
-/** One widget line per running job: id, elapsed, command and last output line, each cut to a fixed width. */
-export function widgetLine(job: ShellJob, last: string): string {
-	const tailPart = last ? `  › ${cut(last, 60)}` : "";
-	return `⟳ ${job.id}  ${formatDuration(job.runtimeMs)}  ${cut(job.command, 40)}${tailPart}`;
+/**
+ * One widget line per running job: id, elapsed, command and last output line, cut to fit `width` columns: the
+ * command gets 40% of the room (at least 40), the last line the rest (at least 60). At 100 columns that is the
+ * 40/60 split the widget always had; a wider terminal shows more of both.
+ */
+export function widgetLine(job: ShellJob, last: string, width = 100): string {
+	const cutNote = job.logDropped ? `log cut, ${formatSize(job.logDropped)} dropped` : "";
+	const flood = job.flooding ? `  ⚠ flooding its log${cutNote ? ` (${cutNote})` : ""}` : cutNote ? `  ⚠ ${cutNote}` : "";
+	const head = `⟳ ${job.id}  ${formatDuration(job.runtimeMs)}  `;
+	const room = width - head.length - flood.length;
+	const commandWidth = Math.max(40, Math.floor(room * 0.4));
+	const tailPart = last ? `  › ${cut(last, Math.max(60, room - commandWidth - 4))}` : "";
+	return `${head}${cut(job.command, commandWidth)}${flood}${tailPart}`;
 }
 
 // ---------------------------------------------------------------- /shell-bg
