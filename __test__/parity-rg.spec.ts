@@ -36,6 +36,10 @@ function edgeCaseTree() {
     "docs/readme.md": "# needle\nneedle needle\n",
   });
   fs.writeFileSync(Buffer.concat([Buffer.from(tree.root + "/bad"), Buffer.from([0xff, 0xfe]), Buffer.from(".txt")]), "needle in a bad name\n");
+  // Files no case matches, so that the live index has something to rule out (it scans when most files
+  // are candidates).
+  fs.mkdirSync(path.join(tree.root, "filler"));
+  for (let i = 0; i < 40; i++) fs.writeFileSync(path.join(tree.root, "filler", `f${i}.txt`), "hay only\n");
   return tree;
 }
 
@@ -74,8 +78,9 @@ function rgHits(root: string, args: string[]): string[] {
   return [...out.filter(inProject), ...out.filter((h) => !inProject(h))];
 }
 
-async function ourHits(root: string, opts: Record<string, unknown>): Promise<string[]> {
-  const { hits } = await collect(native.grep({ pattern: "", ...opts, path: root } as never));
+async function ourHits(root: string, opts: Record<string, unknown>, expectIndex: string): Promise<string[]> {
+  const { hits, summary } = await collect(native.grep({ pattern: "", ...opts, path: root } as never));
+  assert.equal(summary.index, expectIndex);
   return hits.map((h) => `${h.pathBytes ?? Buffer.from(h.path).toString("hex")}:${h.line}`);
 }
 
@@ -96,7 +101,11 @@ for (const [name, ours, rg] of cases) {
     t.after(tree.cleanup);
     const expected = rgHits(tree.root, rg);
     assert.ok(expected.length > 0, "the case must match something");
-    assert.deepEqual(await ourHits(tree.root, ours), expected);
+    assert.deepEqual(await ourHits(tree.root, { ...ours, index: false }, "off"), expected, "scan");
+    // The same search through a ready live index of the tree: only its candidates are read.
+    await native.indexWarm({ path: tree.root, minFiles: 0 });
+    t.after(() => native.indexDrop({ path: tree.root }));
+    assert.deepEqual(await ourHits(tree.root, ours, "used"), expected, "through the index");
   });
 }
 

@@ -47,7 +47,8 @@ fn read_for_index(path: &Path) -> Option<Vec<u8>> {
 
 pub fn build(root: &Path, config: &IndexConfig, cancel: &CancelToken) -> Result<Built, NotBuilt> {
     let watcher = Watcher::new().map_err(|e| NotBuilt::Off(e.to_string()))?;
-    let mut table = table::walk(root, &watcher, cancel).map_err(NotBuilt::Failed)?;
+    let mut table =
+        table::walk(root, &watcher, cancel, config.max_files).map_err(NotBuilt::Failed)?;
     if let Some(f) = watcher.failure() {
         return Err(NotBuilt::Off(f));
     }
@@ -59,8 +60,9 @@ pub fn build(root: &Path, config: &IndexConfig, cancel: &CancelToken) -> Result<
         )));
     }
     if n > config.max_files {
+        // The walk stopped there: the tree may hold many more.
         return Err(NotBuilt::Off(format!(
-            "{n} files, more than index.maxFiles ({})",
+            "more files than index.maxFiles ({})",
             config.max_files
         )));
     }

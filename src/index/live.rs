@@ -72,7 +72,7 @@ impl Picture {
             return Ok(());
         }
         let dirty: HashSet<&Path> = changes.dirty.iter().map(PathBuf::as_path).collect();
-        let mut fresh = table::walk(root, &self.watcher, &CancelToken::new(None))?;
+        let mut fresh = table::walk(root, &self.watcher, &CancelToken::new(None), usize::MAX)?;
         if let Some(f) = self.watcher.failure() {
             return Err(f);
         }

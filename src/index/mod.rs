@@ -21,11 +21,11 @@ mod table;
 mod watch;
 
 pub use live::{IndexStatus, LiveIndex, State};
-pub use registry::{drop_root, plan_glob_use, plan_grep, status_of, warm, IndexMode};
+pub use registry::{drop_root, plan_glob_use, plan_grep, start, status_of, warm, IndexMode};
 
 /// Bounds on what is indexed (settings `index.minFiles`, `index.maxFiles`,
 /// `index.maxDiskMB`).
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct IndexConfig {
     /// Trees with fewer files are not indexed: a scan is already a few ms.
     pub min_files: usize,

@@ -43,7 +43,14 @@ fn lock() -> std::sync::MutexGuard<'static, Registry> {
 fn lookup(root: &Path, start: Option<IndexConfig>) -> Option<Arc<LiveIndex>> {
     let mut r = lock();
     if let Some(idx) = r.roots.get(root) {
-        return Some(idx.clone());
+        // An index left off under other bounds is tried again under these
+        // (a search-started build said "too few files", then a warm with a
+        // lower floor asks again).
+        let retry = matches!(&start, Some(c) if c != idx.config())
+            && matches!(idx.status().state, super::State::Off(_));
+        if !retry {
+            return Some(idx.clone());
+        }
     }
     let config = start?;
     let idx = LiveIndex::start(root.to_path_buf(), config);
@@ -111,12 +118,27 @@ pub fn plan_glob_use(cwd: &Path, path: Option<&str>, mode: IndexMode) -> IndexUs
 /// until it is ready; Err with the reason it will not be.
 pub fn warm(root: &Path, config: IndexConfig, cancel: &CancelToken) -> Result<IndexStatus, String> {
     lock().config = config.clone();
-    let idx = match lookup(root, None) {
-        Some(idx) => idx,
-        None => lookup(root, Some(config)).ok_or_else(|| "cannot start".to_string())?,
-    };
+    let mut idx = lookup(root, Some(config.clone())).ok_or_else(|| "cannot start".to_string())?;
+    if idx.wait_ready(cancel).is_err() && idx.config() != &config {
+        // It was building under other bounds (a search started it) and
+        // ended off: try these.
+        idx = lookup(root, Some(config)).ok_or_else(|| "cannot start".to_string())?;
+    }
     idx.wait_ready(cancel)?;
     Ok(idx.status())
+}
+
+/// Starts building `root`'s index with `config` unless it has one; returns
+/// at once with its status.
+pub fn start(root: &Path, config: IndexConfig) -> IndexStatus {
+    lock().config = config.clone();
+    let idx = lookup(root, Some(config));
+    idx.map(|i| i.status()).unwrap_or(IndexStatus {
+        state: super::State::Off("cannot start".into()),
+        files: 0,
+        bytes: 0,
+        built_at: None,
+    })
 }
 
 /// The status of `root`'s index; `None` when there is none in this process.

@@ -11,6 +11,7 @@ use super::watch::Watcher;
 use crate::search::{CancelToken, ErrorLog, IgnoredRoot, WalkOptions, Walker};
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 
 /// What identifies a file's content cheaply: a change to any of these means
@@ -65,8 +66,15 @@ pub fn table_walker(root: &Path) -> Result<Walker, String> {
     Walker::new(root.to_path_buf(), opts).map_err(|e| e.to_string())
 }
 
-/// Walks `root`, watching each directory before it is listed.
-pub fn walk(root: &Path, watcher: &Watcher, cancel: &CancelToken) -> Result<Table, String> {
+/// Walks `root`, watching each directory before it is listed. The walk
+/// stops once it has seen more than `max_files` files (the table is then
+/// incomplete, and the caller says the tree is too big).
+pub fn walk(
+    root: &Path,
+    watcher: &Watcher,
+    cancel: &CancelToken,
+    max_files: usize,
+) -> Result<Table, String> {
     let walker = table_walker(root)?;
     watcher.forget_dirs();
     watcher.adder().add(root);
@@ -76,8 +84,10 @@ pub fn walk(root: &Path, watcher: &Watcher, cancel: &CancelToken) -> Result<Tabl
     }
     let errors = Mutex::new(ErrorLog::default());
     let found = Mutex::new(Vec::new());
+    let seen = AtomicUsize::new(0);
     let visit = || {
         let mut adder = watcher.adder();
+        let seen = &seen;
         let mut mine = Batch {
             files: Vec::new(),
             into: &found,
@@ -87,6 +97,7 @@ pub fn walk(root: &Path, watcher: &Watcher, cancel: &CancelToken) -> Result<Tabl
                 adder.add(e.path());
             } else if e.is_file() {
                 mine.files.push(e.path().to_path_buf());
+                return seen.fetch_add(1, Ordering::Relaxed) < max_files;
             }
             true
         }
@@ -95,7 +106,7 @@ pub fn walk(root: &Path, watcher: &Watcher, cancel: &CancelToken) -> Result<Tabl
     for r in roots.iter().filter(|r| r.is_dir) {
         watcher.adder().add(&r.path);
     }
-    if !roots.is_empty() {
+    if !roots.is_empty() && seen.load(Ordering::Relaxed) <= max_files {
         walker.walk_parallel(&roots, cancel, &errors, visit);
     }
     if cancel.is_stopped() {

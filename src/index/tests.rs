@@ -422,3 +422,16 @@ fn a_root_that_vanishes_is_answered_by_the_scan() {
     assert!(plan_grep(&root, None, opts, IndexMode::IfReady).is_err());
     super::drop_root(&root);
 }
+
+#[test]
+fn a_tree_above_the_ceiling_is_not_indexed_and_the_walk_stops_early() {
+    let t = seeded_tree();
+    let config = IndexConfig {
+        min_files: 0,
+        max_files: 3,
+        ..Default::default()
+    };
+    let err = warm(t.path(), config, &CancelToken::new(None)).unwrap_err();
+    assert_eq!(err, "more files than index.maxFiles (3)");
+    super::drop_root(t.path());
+}
