@@ -438,8 +438,14 @@ export interface IndexStatus {
   reason?: string
   /** Files in the table (ready only). */
   files: number
-  /** Bytes the postings take (held in memory in this version). */
+  /** Bytes the postings take. */
   bytes: number
+  /**
+   * The postings are a file mapped into memory, outside the JS heap and
+   * the process's anonymous memory (the file is unlinked once mapped);
+   * false: it could not be written and they are held in memory.
+   */
+  mapped: boolean
   /** When the current picture was built, ms since the epoch. */
   builtAtMs?: number
 }

@@ -1,14 +1,20 @@
 // The live index through the addon as a Node program sees it: grep answers from the index once it is ready
 // (summary.index says so) with the scan's hits, sees a write made just before the call, `index: false`
 // forces the scan, and the status / warm / drop calls and the CLI's `index` command report what they did.
-import { test } from "node:test";
+import { after, test } from "node:test";
 import assert from "node:assert/strict";
 import fs from "node:fs";
+import os from "node:os";
 import path from "node:path";
 import { spawnSync } from "node:child_process";
 import { native, collect, packageRoot } from "./helpers/native.ts";
 import { makeTree } from "./helpers/tree.ts";
 import { grepOptionsFor } from "../extensions/lib/search/grep.mjs";
+
+// The index's postings files go to a folder of this run, never the user's cache (read at each build).
+const store = fs.mkdtempSync(path.join(os.tmpdir(), "pi-utils-index-store-"));
+process.env.PI_UTILS_INDEX_DIR = store;
+after(() => fs.rmSync(store, { recursive: true, force: true }));
 
 function tree() {
   const files: Record<string, string> = { ".gitignore": "dist/\n", "dist/out.js": "needle built\n", "src/a.ts": "const needle = 1;\n" };
@@ -28,6 +34,7 @@ test("a ready index answers with the scan's hits, sees a write made just before,
   const ready = await native.indexWarm({ path: root, minFiles: 0 });
   assert.equal(ready.state, "ready");
   assert.equal(ready.files, 63);
+  assert.equal(ready.mapped, true, "the postings are a mapped file");
   assert.ok(typeof ready.builtAtMs === "number" && ready.builtAtMs > 0);
   const scan = await search(root, { index: false });
   assert.deepEqual(scan, { hits: ["src/a.ts:1", "dist/out.js:1 (ignored)"], index: "off" });
@@ -46,8 +53,13 @@ test("a ready index answers with the scan's hits, sees a write made just before,
   assert.equal(listed.index, "scan", "glob walks; the field says the index is ready");
   assert.equal((await native.glob({ pattern: "*.ts", path: root, index: false })).index, "off");
 
+  const folders = fs.readdirSync(store);
+  assert.equal(folders.length, 1, "one folder for the root");
+  assert.equal((fs.statSync(path.join(store, folders[0])).mode & 0o777), 0o700);
+  assert.deepEqual(fs.readdirSync(path.join(store, folders[0])), [], "the postings file is unlinked once mapped");
   assert.equal(native.indexDrop({ path: root }), true);
   assert.equal(native.indexStatus({ path: root }).state, "none");
+  assert.deepEqual(fs.readdirSync(store), [], "drop removed the root's folder");
   assert.equal(native.indexDrop({ path: root }), false);
 });
 

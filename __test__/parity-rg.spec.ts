@@ -2,13 +2,19 @@
 // (ignored files included, hidden files included, .git never): rg --no-config --no-ignore --hidden -g '!.git'.
 // The order too: rg --sort path, with the files the ignore rules exclude moved after the project's own (which
 // files those are comes from rg's own ignore-respecting listing).
-import { test } from "node:test";
+import { after, test } from "node:test";
 import assert from "node:assert/strict";
 import fs from "node:fs";
+import os from "node:os";
 import path from "node:path";
 import { spawnSync } from "node:child_process";
 import { native, collect } from "./helpers/native.ts";
 import { makeTree } from "./helpers/tree.ts";
+
+// The index's postings files go to a folder of this run, never the user's cache (read at each build).
+const store = fs.mkdtempSync(path.join(os.tmpdir(), "pi-utils-index-store-"));
+process.env.PI_UTILS_INDEX_DIR = store;
+after(() => fs.rmSync(store, { recursive: true, force: true }));
 
 const hasRg = spawnSync("rg", ["--version"]).status === 0;
 

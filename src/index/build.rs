@@ -1,18 +1,16 @@
 //! Building a picture: the table walk, then every file read once on a few
 //! threads and its trigrams appended to the postings in document order.
 
-use super::postings::{trigrams_of, Builder, Postings, MAX_INDEXED_BYTES};
+use super::postings::{Builder, KeySet, Postings, MAX_INDEXED_BYTES};
 use super::table::{self, Table};
 use super::watch::Watcher;
 use super::IndexConfig;
 use crate::search::CancelToken;
-use std::collections::BTreeMap;
 use std::io::Read;
-use std::path::Path;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::path::{Path, PathBuf};
 
-/// Documents per unit of work handed to a reader thread.
-const CHUNK: usize = 128;
+/// Files each reader thread reads per round.
+const PER_THREAD: usize = 256;
 
 pub struct Built {
     pub table: Table,
@@ -45,6 +43,47 @@ fn read_for_index(path: &Path) -> Option<Vec<u8>> {
     (buf.len() as u64 <= MAX_INDEXED_BYTES).then_some(buf)
 }
 
+/// Reader threads run niced, like the builder thread itself (on Linux
+/// `setpriority` on the calling thread applies to that thread only).
+pub fn lower_priority() {
+    #[cfg(target_os = "linux")]
+    unsafe {
+        libc::setpriority(libc::PRIO_PROCESS, 0, 10);
+    }
+}
+
+/// Where the postings file of `root` is written (and at once unlinked):
+/// `<config.store or $PI_UTILS_INDEX_DIR>/<hash>`, else
+/// `~/.cache/pi-utils/index/<hash>`.
+pub fn store_dir(root: &Path, config: &IndexConfig) -> PathBuf {
+    use std::hash::{Hash, Hasher};
+    let env = config
+        .store
+        .as_ref()
+        .map(|p| p.as_os_str().to_os_string())
+        .or_else(|| std::env::var_os("PI_UTILS_INDEX_DIR"));
+    let base = match env {
+        Some(d) if !d.is_empty() => PathBuf::from(d),
+        _ => std::env::var_os("HOME")
+            .map(PathBuf::from)
+            .unwrap_or_else(std::env::temp_dir)
+            .join(".cache/pi-utils/index"),
+    };
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    root.as_os_str().hash(&mut h);
+    base.join(format!("{:016x}", h.finish()))
+}
+
+/// The build's transient buffers are freed by now; glibc keeps freed
+/// memory in its arenas unless asked, which would show as resident memory
+/// of the Node process long after the build.
+fn release_freed_memory() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    unsafe {
+        libc::malloc_trim(0);
+    }
+}
+
 pub fn build(root: &Path, config: &IndexConfig, cancel: &CancelToken) -> Result<Built, NotBuilt> {
     let watcher = Watcher::new().map_err(|e| NotBuilt::Off(e.to_string()))?;
     let mut table =
@@ -67,56 +106,62 @@ pub fn build(root: &Path, config: &IndexConfig, cancel: &CancelToken) -> Result<
         )));
     }
     let threads = crate::search::default_threads().max(1);
-    let next = AtomicUsize::new(0);
-    let chunks = n.div_ceil(CHUNK);
-    let (tx, rx) = std::sync::mpsc::sync_channel::<(usize, Vec<Option<Vec<u32>>>)>(threads * 2);
     let mut builder = Builder::default();
-    let entries = &table.entries;
-    let indexed: Vec<bool> = std::thread::scope(|scope| {
-        for _ in 0..threads {
-            let (tx, next) = (tx.clone(), &next);
-            scope.spawn(move || loop {
-                let c = next.fetch_add(1, Ordering::Relaxed);
-                if c >= chunks || cancel.is_stopped() {
-                    break;
-                }
-                let part = &entries[c * CHUNK..((c + 1) * CHUNK).min(n)];
-                let keys = part
-                    .iter()
-                    .map(|e| read_for_index(&e.path).map(|b| trigrams_of(&b)))
-                    .collect();
-                if tx.send((c, keys)).is_err() {
-                    break;
-                }
-            });
+    let mut indexed = vec![false; n];
+    let mut sets: Vec<KeySet> = (0..threads).map(|_| KeySet::default()).collect();
+    // Rounds of a few hundred files per thread, each thread a contiguous
+    // run, joined before the next round: documents reach the postings in
+    // order and at most one round of key lists is held at a time.
+    let round = threads * PER_THREAD;
+    for start in (0..n).step_by(round) {
+        if cancel.is_stopped() {
+            break;
         }
-        drop(tx);
-        // Chunks arrive out of order; documents are appended in order.
-        let mut waiting = BTreeMap::new();
-        let mut want = 0usize;
-        let mut indexed = vec![false; n];
-        for (c, keys) in rx {
-            waiting.insert(c, keys);
-            while let Some(keys) = waiting.remove(&want) {
-                for (i, k) in keys.into_iter().enumerate() {
-                    let doc = want * CHUNK + i;
-                    if let Some(k) = k {
-                        builder.add(doc as u32, &k);
-                        indexed[doc] = true;
-                    }
+        let part = &table.entries[start..(start + round).min(n)];
+        let per = part.len().div_ceil(threads);
+        let results: Vec<Vec<Option<Vec<u32>>>> = std::thread::scope(|scope| {
+            let handles: Vec<_> = (part.chunks(per.max(1)))
+                .zip(sets.iter_mut())
+                .map(|(run, set)| {
+                    let len = run.len();
+                    let h = scope.spawn(move || {
+                        lower_priority();
+                        run.iter()
+                            .map(|e| read_for_index(&e.path).map(|b| set.keys_of(&b)))
+                            .collect::<Vec<_>>()
+                    });
+                    (len, h)
+                })
+                .collect();
+            // A reader that panicked leaves its files unindexed (always
+            // candidates), keeping every later document number in place.
+            handles
+                .into_iter()
+                .map(|(len, h)| h.join().unwrap_or_else(|_| vec![None; len]))
+                .collect()
+        });
+        let mut doc = start;
+        for run in results {
+            for keys in run {
+                if let Some(k) = keys {
+                    builder.add(doc as u32, &k);
+                    indexed[doc] = true;
                 }
-                want += 1;
+                doc += 1;
             }
         }
-        indexed
-    });
+    }
     if cancel.is_stopped() {
         return Err(NotBuilt::Failed("stopped".into()));
     }
     for (i, e) in table.entries.iter_mut().enumerate() {
         e.doc = indexed[i].then_some(i as u32);
     }
-    let postings = builder.finish();
+    drop(sets);
+    let mut postings = builder.finish();
+    // Out of the process's anonymous memory; in memory still if that fails.
+    let _ = postings.move_to_disk(&store_dir(root, config));
+    release_freed_memory();
     if postings.bytes() > config.max_bytes {
         return Err(NotBuilt::Off(format!(
             "postings of {} MB, over index.maxDiskMB ({} MB)",

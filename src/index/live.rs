@@ -1,7 +1,7 @@
 //! One root's index over time: building, ready (kept fresh at the start of
 //! each search), stale (rebuilding), or off.
 
-use super::build::{build, Built, NotBuilt};
+use super::build::{build, lower_priority, store_dir, Built, NotBuilt};
 use super::planner;
 use super::postings::Postings;
 use super::table::{self, Entry, Table};
@@ -154,8 +154,11 @@ pub enum State {
 pub struct IndexStatus {
     pub state: State,
     pub files: u64,
-    /// Size of the postings and table in memory.
+    /// Size of the postings.
     pub bytes: u64,
+    /// The postings are a mapped file (else they are held in memory: the
+    /// file could not be written).
+    pub mapped: bool,
     pub built_at: Option<SystemTime>,
 }
 
@@ -257,24 +260,28 @@ impl LiveIndex {
                 state: State::Building,
                 files: 0,
                 bytes: 0,
+                mapped: false,
                 built_at: None,
             },
             Slot::Ready(p) => IndexStatus {
                 state: State::Ready,
                 files: p.table.entries.len() as u64,
                 bytes: p.postings.bytes(),
+                mapped: p.postings.is_mapped(),
                 built_at: Some(p.built_at),
             },
             Slot::Stale(w) => IndexStatus {
                 state: State::Stale(w.clone()),
                 files: 0,
                 bytes: 0,
+                mapped: false,
                 built_at: None,
             },
             Slot::Off(w) => IndexStatus {
                 state: State::Off(w.clone()),
                 files: 0,
                 bytes: 0,
+                mapped: false,
                 built_at: None,
             },
         }
@@ -338,18 +345,12 @@ impl LiveIndex {
     }
 
     /// Stops a build in progress; the watcher goes with the picture.
+    /// Its folder in the store goes too (only if empty: postings files are
+    /// unlinked once mapped, so nothing but this root's folder is removed).
     pub fn stop(&self) {
         self.cancel.cancel();
         *self.lock() = Slot::Off("dropped".into());
         self.changed.notify_all();
-    }
-}
-
-/// The builder runs niced (on Linux `setpriority` on the calling thread
-/// applies to that thread only), so a build never competes with searches.
-fn lower_priority() {
-    #[cfg(target_os = "linux")]
-    unsafe {
-        libc::setpriority(libc::PRIO_PROCESS, 0, 10);
+        let _ = std::fs::remove_dir(store_dir(&self.root, &self.config));
     }
 }

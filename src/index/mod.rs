@@ -38,6 +38,9 @@ pub struct IndexConfig {
     /// files runs the scan instead: reading most of the tree from a list
     /// gains nothing.
     pub max_share: f64,
+    /// Where postings files go; `None`: `$PI_UTILS_INDEX_DIR`, else
+    /// `~/.cache/pi-utils/index` (tests give a temp folder).
+    pub store: Option<std::path::PathBuf>,
 }
 
 impl Default for IndexConfig {
@@ -47,6 +50,7 @@ impl Default for IndexConfig {
             max_files: 500_000,
             max_bytes: 2048 << 20,
             max_share: 0.5,
+            store: None,
         }
     }
 }

@@ -16,15 +16,46 @@ use std::collections::HashMap;
 /// for every search (the searcher reads them as the scan would).
 pub const MAX_INDEXED_BYTES: u64 = 16 << 20;
 
-/// The distinct trigram keys of `bytes`, sorted.
+/// Deduplicates trigram keys with one bit per possible key (2 MiB), so a
+/// file's keys are collected without a vector as long as the file: on the
+/// Linux tree that vector, one per reader thread and file, made the build's
+/// peak memory several times the postings' size.
+pub struct KeySet {
+    bits: Vec<u64>,
+}
+
+impl Default for KeySet {
+    fn default() -> Self {
+        KeySet {
+            bits: vec![0; (1 << 24) / 64],
+        }
+    }
+}
+
+impl KeySet {
+    /// The distinct trigram keys of `bytes`, sorted.
+    pub fn keys_of(&mut self, bytes: &[u8]) -> Vec<u32> {
+        let mut keys = Vec::new();
+        for w in bytes.windows(3) {
+            let k = trigram(w[0], w[1], w[2]);
+            let (word, bit) = ((k >> 6) as usize, 1u64 << (k & 63));
+            if self.bits[word] & bit == 0 {
+                self.bits[word] |= bit;
+                keys.push(k);
+            }
+        }
+        for &k in &keys {
+            self.bits[(k >> 6) as usize] = 0;
+        }
+        keys.sort_unstable();
+        keys
+    }
+}
+
+/// The distinct trigram keys of `bytes`, sorted (for tests and one-offs).
+#[cfg(test)]
 pub fn trigrams_of(bytes: &[u8]) -> Vec<u32> {
-    let mut keys: Vec<u32> = bytes
-        .windows(3)
-        .map(|w| trigram(w[0], w[1], w[2]))
-        .collect();
-    keys.sort_unstable();
-    keys.dedup();
-    keys
+    KeySet::default().keys_of(bytes)
 }
 
 /// Posting lists while they are being filled, documents in increasing order.
@@ -67,36 +98,189 @@ impl Builder {
             }
         }
         offsets.push(blob.len() as u64);
+        Postings::memory(keys, offsets, blob)
+    }
+}
+
+/// Where the finished postings are held.
+#[derive(Debug)]
+enum Store {
+    /// In memory: before they are written out, or when they could not be.
+    Memory {
+        keys: Vec<u32>,
+        offsets: Vec<u64>,
+        blob: Vec<u8>,
+    },
+    /// A file mapped read-only: the pages belong to the page cache, not to
+    /// the process's anonymous memory.
+    Mapped { map: memmap2::Mmap, keys: usize },
+}
+
+/// The finished postings: sorted keys, each key's range of the blob.
+///
+/// File layout (little-endian): magic, key count (u64), the keys (u32
+/// each), key count + 1 offsets (u64 each) into the blob, the blob.
+#[derive(Debug)]
+pub struct Postings {
+    store: Store,
+}
+
+impl Default for Postings {
+    fn default() -> Self {
         Postings {
-            keys,
-            offsets,
-            blob,
+            store: Store::Memory {
+                keys: Vec::new(),
+                offsets: vec![0],
+                blob: Vec::new(),
+            },
         }
     }
 }
 
-/// The finished postings: sorted keys, each key's range of the blob.
-#[derive(Debug, Default)]
-pub struct Postings {
-    keys: Vec<u32>,
-    offsets: Vec<u64>,
-    blob: Vec<u8>,
-}
+const MAGIC: &[u8; 8] = b"PIUIDX01";
+const HEADER: usize = 16;
 
 impl Postings {
+    fn memory(keys: Vec<u32>, offsets: Vec<u64>, blob: Vec<u8>) -> Postings {
+        Postings {
+            store: Store::Memory {
+                keys,
+                offsets,
+                blob,
+            },
+        }
+    }
+
     pub fn bytes(&self) -> u64 {
-        (self.keys.len() * 4 + self.offsets.len() * 8 + self.blob.len()) as u64
+        match &self.store {
+            Store::Memory {
+                keys,
+                offsets,
+                blob,
+            } => (keys.len() * 4 + offsets.len() * 8 + blob.len()) as u64,
+            Store::Mapped { map, .. } => map.len() as u64,
+        }
+    }
+
+    pub fn is_mapped(&self) -> bool {
+        matches!(self.store, Store::Mapped { .. })
+    }
+
+    fn key_count(&self) -> usize {
+        match &self.store {
+            Store::Memory { keys, .. } => keys.len(),
+            Store::Mapped { keys, .. } => *keys,
+        }
+    }
+
+    fn key(&self, i: usize) -> u32 {
+        match &self.store {
+            Store::Memory { keys, .. } => keys[i],
+            Store::Mapped { map, .. } => {
+                let at = HEADER + i * 4;
+                u32::from_le_bytes([map[at], map[at + 1], map[at + 2], map[at + 3]])
+            }
+        }
+    }
+
+    fn offset(&self, i: usize) -> u64 {
+        match &self.store {
+            Store::Memory { offsets, .. } => offsets[i],
+            Store::Mapped { map, keys } => {
+                let at = HEADER + keys * 4 + i * 8;
+                let mut b = [0u8; 8];
+                b.copy_from_slice(&map[at..at + 8]);
+                u64::from_le_bytes(b)
+            }
+        }
+    }
+
+    fn blob(&self) -> &[u8] {
+        match &self.store {
+            Store::Memory { blob, .. } => blob,
+            Store::Mapped { map, keys } => &map[HEADER + keys * 4 + (keys + 1) * 8..],
+        }
+    }
+
+    /// Writes the postings to a new file in `dir` (mode 0700, created if
+    /// needed), maps it, and unlinks it at once: the mapping stays valid, the
+    /// pages stay off the process's heap, and nothing is left on disk for a
+    /// crash to strand or another user to read. On any failure (disk full,
+    /// no such directory) the postings stay in memory.
+    pub fn move_to_disk(&mut self, dir: &std::path::Path) -> std::io::Result<()> {
+        use std::io::Write;
+        use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
+        let Store::Memory {
+            keys,
+            offsets,
+            blob,
+        } = &self.store
+        else {
+            return Ok(());
+        };
+        std::fs::DirBuilder::new()
+            .recursive(true)
+            .mode(0o700)
+            .create(dir)?;
+        static SEQ: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+        let seq = SEQ.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let path = dir.join(format!("postings-{}-{seq}", std::process::id()));
+        let result = (|| {
+            let f = std::fs::OpenOptions::new()
+                .read(true)
+                .write(true)
+                .create_new(true)
+                .mode(0o600)
+                .open(&path)?;
+            let mut w = std::io::BufWriter::with_capacity(1 << 20, &f);
+            w.write_all(MAGIC)?;
+            w.write_all(&(keys.len() as u64).to_le_bytes())?;
+            for k in keys {
+                w.write_all(&k.to_le_bytes())?;
+            }
+            for o in offsets {
+                w.write_all(&o.to_le_bytes())?;
+            }
+            w.write_all(blob)?;
+            w.flush()?;
+            drop(w);
+            // SAFETY: the file is ours (created just now, mode 0600, unlinked
+            // below) and never written again, so the mapping cannot change
+            // under us.
+            let map = unsafe { memmap2::Mmap::map(&f)? };
+            let expected = HEADER + keys.len() * 4 + offsets.len() * 8 + blob.len();
+            if map.len() != expected || &map[..8] != MAGIC {
+                return Err(std::io::Error::other("postings file came back short"));
+            }
+            Ok(map)
+        })();
+        let _ = std::fs::remove_file(&path);
+        let map = result?;
+        self.store = Store::Mapped {
+            map,
+            keys: keys.len(),
+        };
+        Ok(())
     }
 
     /// The documents holding trigram `key`.
     fn list(&self, key: u32) -> Vec<u32> {
-        let Ok(i) = self.keys.binary_search(&key) else {
+        let (mut lo, mut hi) = (0usize, self.key_count());
+        while lo < hi {
+            let mid = (lo + hi) / 2;
+            if self.key(mid) < key {
+                lo = mid + 1;
+            } else {
+                hi = mid;
+            }
+        }
+        if lo >= self.key_count() || self.key(lo) != key {
             return Vec::new();
-        };
-        let (a, b) = (self.offsets[i] as usize, self.offsets[i + 1] as usize);
+        }
+        let (a, b) = (self.offset(lo) as usize, self.offset(lo + 1) as usize);
         let mut out = Vec::new();
         let (mut last, mut v, mut shift) = (0u32, 0u32, 0u32);
-        for &byte in &self.blob[a..b] {
+        for &byte in &self.blob()[a..b] {
             v |= ((byte & 0x7f) as u32) << shift;
             if byte & 0x80 != 0 {
                 shift += 7;

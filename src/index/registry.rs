@@ -137,6 +137,7 @@ pub fn start(root: &Path, config: IndexConfig) -> IndexStatus {
         state: super::State::Off("cannot start".into()),
         files: 0,
         bytes: 0,
+        mapped: false,
         built_at: None,
     })
 }

@@ -9,10 +9,13 @@ use proptest::prelude::*;
 use std::fs;
 use std::path::{Path, PathBuf};
 
-fn test_config() -> IndexConfig {
+/// Bounds that index any tree, with the postings files in `store` (the
+/// test's own temp folder: the user's cache is never touched).
+fn test_config(store: &Path) -> IndexConfig {
     IndexConfig {
         min_files: 0,
         max_share: 1.0,
+        store: Some(store.to_path_buf()),
         ..Default::default()
     }
 }
@@ -292,8 +295,18 @@ fn seeded_tree() -> tempfile::TempDir {
     t
 }
 
-fn ready(root: &Path) {
-    warm(root, test_config(), &CancelToken::new(None)).expect("index builds");
+/// Builds the index of `root`; the returned folder holds its postings
+/// store and must outlive the test's use of the index.
+#[must_use]
+fn ready(root: &Path) -> tempfile::TempDir {
+    let store = tempfile::tempdir().unwrap();
+    ready_in(root, store.path());
+    store
+}
+
+fn ready_in(root: &Path, store: &Path) {
+    let status = warm(root, test_config(store), &CancelToken::new(None)).expect("index builds");
+    assert!(status.mapped, "the postings are a mapped file");
 }
 
 proptest! {
@@ -303,7 +316,7 @@ proptest! {
     fn every_search_through_the_index_gives_the_scans_text(ops in proptest::collection::vec(op(), 1..12)) {
         let t = seeded_tree();
         let root = t.path().to_path_buf();
-        ready(&root);
+        let _store = ready(&root);
         let mut used = compare_all(&root, "start");
         for (i, o) in ops.iter().enumerate() {
             apply(&root, o);
@@ -318,7 +331,7 @@ proptest! {
 fn an_edit_is_seen_by_the_very_next_search_and_the_index_is_used() {
     let t = seeded_tree();
     let root = t.path();
-    ready(root);
+    let _store = ready(root);
     let opts = GrepOptions {
         pattern: "fresh_word_42".into(),
         ..Default::default()
@@ -344,7 +357,7 @@ fn an_edit_is_seen_by_the_very_next_search_and_the_index_is_used() {
 fn a_burst_that_overflows_the_watcher_makes_the_index_stale_then_rebuilt() {
     let t = seeded_tree();
     let root = t.path();
-    ready(root);
+    let store = ready(root);
     let limit: usize = fs::read_to_string("/proc/sys/fs/inotify/max_queued_events")
         .ok()
         .and_then(|s| s.trim().parse().ok())
@@ -370,7 +383,7 @@ fn a_burst_that_overflows_the_watcher_makes_the_index_stale_then_rebuilt() {
     let (via, how) = search(root, &opts, IndexMode::IfReady);
     assert_eq!(how, IndexUse::Stale);
     assert_eq!(via, scan);
-    ready(root);
+    ready_in(root, store.path());
     let (via, how) = search(root, &opts, IndexMode::IfReady);
     assert_eq!(how, IndexUse::Used);
     assert_eq!(via, scan);
@@ -403,7 +416,7 @@ fn a_root_with_a_non_utf8_name_is_indexed_and_matches_the_scan() {
         "needle too\n",
     )
     .unwrap();
-    ready(&root);
+    let _store = ready(&root);
     let used = compare_all(&root, "non-utf8 root");
     assert!(used > 0);
     super::drop_root(&root);
@@ -413,7 +426,7 @@ fn a_root_with_a_non_utf8_name_is_indexed_and_matches_the_scan() {
 fn a_root_that_vanishes_is_answered_by_the_scan() {
     let t = seeded_tree();
     let root = t.path().join("a");
-    ready(&root);
+    let _store = ready(&root);
     fs::remove_dir_all(&root).unwrap();
     let opts = GrepOptions {
         pattern: "needle".into(),

@@ -47,8 +47,12 @@ pub struct IndexStatus {
     pub reason: Option<String>,
     /// Files in the table (ready only).
     pub files: i64,
-    /// Bytes the postings take (held in memory in this version).
+    /// Bytes the postings take.
     pub bytes: f64,
+    /// The postings are a file mapped into memory, outside the JS heap and
+    /// the process's anonymous memory (the file is unlinked once mapped);
+    /// false: it could not be written and they are held in memory.
+    pub mapped: bool,
     /// When the current picture was built, ms since the epoch.
     pub built_at_ms: Option<f64>,
 }
@@ -60,6 +64,7 @@ fn status_out(s: Option<CoreStatus>) -> IndexStatus {
             reason: None,
             files: 0,
             bytes: 0.0,
+            mapped: false,
             built_at_ms: None,
         };
     };
@@ -74,6 +79,7 @@ fn status_out(s: Option<CoreStatus>) -> IndexStatus {
         reason,
         files: s.files as i64,
         bytes: s.bytes as f64,
+        mapped: s.mapped,
         built_at_ms: s.built_at.and_then(|t| {
             let d = t.duration_since(std::time::UNIX_EPOCH).ok()?;
             Some(d.as_secs_f64() * 1000.0)
