@@ -118,3 +118,14 @@ test("pi-utils index warm|status|drop", (t) => {
   assert.equal(bad.status, 2);
   assert.match(bad.stderr, /index takes status, warm or drop/);
 });
+
+test("a build in progress does not keep Node running: a process that starts one exits at once", (t) => {
+  const files: Record<string, string> = {};
+  for (let i = 0; i < 3000; i++) files[`d${i % 30}/f${i}.txt`] = `line ${i} `.repeat(200);
+  const { root, cleanup } = makeTree(files);
+  t.after(cleanup);
+  const script = `const m = require(${JSON.stringify(path.join(packageRoot, "index.js"))}); console.log(m.indexStart({ path: ${JSON.stringify(root)}, minFiles: 0 }).state);`;
+  const r = spawnSync(process.execPath, ["-e", script], { encoding: "utf-8", timeout: 20000, env: { ...process.env, PI_UTILS_INDEX_DIR: store } });
+  assert.equal(r.status, 0, r.stderr);
+  assert.equal(r.stdout, "building\n", "it returned while the build was still running, and the process ended");
+});

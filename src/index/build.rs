@@ -158,9 +158,8 @@ pub fn build(root: &Path, config: &IndexConfig, cancel: &CancelToken) -> Result<
         e.doc = indexed[i].then_some(i as u32);
     }
     drop(sets);
-    let mut postings = builder.finish();
     // Out of the process's anonymous memory; in memory still if that fails.
-    let _ = postings.move_to_disk(&store_dir(root, config));
+    let postings = builder.finish(Some(&store_dir(root, config)));
     release_freed_memory();
     if postings.bytes() > config.max_bytes {
         return Err(NotBuilt::Off(format!(

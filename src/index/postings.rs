@@ -84,22 +84,103 @@ impl Builder {
         }
     }
 
-    pub fn finish(self) -> Postings {
+    /// The finished postings, streamed into a mapped file in `dir` when one
+    /// is given (so the build never holds a second copy of the lists), else
+    /// or on failure held in memory.
+    pub fn finish(self, dir: Option<&std::path::Path>) -> Postings {
+        use std::io::Write;
         let mut keys: Vec<u32> = self.lists.keys().copied().collect();
         keys.sort_unstable();
         let mut offsets = Vec::with_capacity(keys.len() + 1);
-        let total: usize = self.lists.values().map(|(_, b)| b.len()).sum();
-        let mut blob = Vec::with_capacity(total);
+        let mut at = 0u64;
+        for k in &keys {
+            offsets.push(at);
+            at += self.lists.get(k).map_or(0, |(_, b)| b.len() as u64);
+        }
+        offsets.push(at);
+        if let Some(dir) = dir {
+            let len = HEADER + keys.len() * 4 + offsets.len() * 8 + at as usize;
+            let written = write_mapped(dir, len, |w| {
+                write_head(w, &keys, &offsets)?;
+                for k in &keys {
+                    if let Some((_, b)) = self.lists.get(k) {
+                        w.write_all(b)?;
+                    }
+                }
+                Ok(())
+            });
+            if let Ok(map) = written {
+                return Postings {
+                    store: Store::Mapped {
+                        map,
+                        keys: keys.len(),
+                    },
+                };
+            }
+        }
+        let mut blob = Vec::with_capacity(at as usize);
         let mut lists = self.lists;
         for k in &keys {
-            offsets.push(blob.len() as u64);
             if let Some((_, b)) = lists.remove(k) {
                 blob.extend_from_slice(&b);
             }
         }
-        offsets.push(blob.len() as u64);
         Postings::memory(keys, offsets, blob)
     }
+}
+
+fn write_head(w: &mut impl std::io::Write, keys: &[u32], offsets: &[u64]) -> std::io::Result<()> {
+    w.write_all(MAGIC)?;
+    w.write_all(&(keys.len() as u64).to_le_bytes())?;
+    for k in keys {
+        w.write_all(&k.to_le_bytes())?;
+    }
+    for o in offsets {
+        w.write_all(&o.to_le_bytes())?;
+    }
+    Ok(())
+}
+
+/// Writes a new file in `dir` (mode 0700, created if needed) with `write`,
+/// maps it, and unlinks it at once: the mapping stays valid, the pages stay
+/// off the process's heap, and nothing is left on disk for a crash to strand
+/// or another user to read.
+fn write_mapped(
+    dir: &std::path::Path,
+    len: usize,
+    write: impl FnOnce(&mut std::io::BufWriter<&std::fs::File>) -> std::io::Result<()>,
+) -> std::io::Result<memmap2::Mmap> {
+    use std::io::Write;
+    use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
+    std::fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(dir)?;
+    static SEQ: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let seq = SEQ.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let path = dir.join(format!("postings-{}-{seq}", std::process::id()));
+    let result = (|| {
+        let f = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create_new(true)
+            .mode(0o600)
+            .open(&path)?;
+        let mut w = std::io::BufWriter::with_capacity(1 << 20, &f);
+        write(&mut w)?;
+        w.flush()?;
+        drop(w);
+        // SAFETY: the file is ours (created just now, mode 0600, unlinked
+        // below) and never written again, so the mapping cannot change
+        // under us.
+        let map = unsafe { memmap2::Mmap::map(&f)? };
+        if map.len() != len || &map[..8] != MAGIC {
+            return Err(std::io::Error::other("postings file came back short"));
+        }
+        Ok(map)
+    })();
+    let _ = std::fs::remove_file(&path);
+    result
 }
 
 /// Where the finished postings are held.
@@ -202,14 +283,11 @@ impl Postings {
         }
     }
 
-    /// Writes the postings to a new file in `dir` (mode 0700, created if
-    /// needed), maps it, and unlinks it at once: the mapping stays valid, the
-    /// pages stay off the process's heap, and nothing is left on disk for a
-    /// crash to strand or another user to read. On any failure (disk full,
-    /// no such directory) the postings stay in memory.
+    /// Moves in-memory postings to a mapped file in `dir` (see
+    /// [`write_mapped`]); on failure they stay in memory.
+    #[cfg(test)]
     pub fn move_to_disk(&mut self, dir: &std::path::Path) -> std::io::Result<()> {
         use std::io::Write;
-        use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
         let Store::Memory {
             keys,
             offsets,
@@ -218,44 +296,11 @@ impl Postings {
         else {
             return Ok(());
         };
-        std::fs::DirBuilder::new()
-            .recursive(true)
-            .mode(0o700)
-            .create(dir)?;
-        static SEQ: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
-        let seq = SEQ.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        let path = dir.join(format!("postings-{}-{seq}", std::process::id()));
-        let result = (|| {
-            let f = std::fs::OpenOptions::new()
-                .read(true)
-                .write(true)
-                .create_new(true)
-                .mode(0o600)
-                .open(&path)?;
-            let mut w = std::io::BufWriter::with_capacity(1 << 20, &f);
-            w.write_all(MAGIC)?;
-            w.write_all(&(keys.len() as u64).to_le_bytes())?;
-            for k in keys {
-                w.write_all(&k.to_le_bytes())?;
-            }
-            for o in offsets {
-                w.write_all(&o.to_le_bytes())?;
-            }
-            w.write_all(blob)?;
-            w.flush()?;
-            drop(w);
-            // SAFETY: the file is ours (created just now, mode 0600, unlinked
-            // below) and never written again, so the mapping cannot change
-            // under us.
-            let map = unsafe { memmap2::Mmap::map(&f)? };
-            let expected = HEADER + keys.len() * 4 + offsets.len() * 8 + blob.len();
-            if map.len() != expected || &map[..8] != MAGIC {
-                return Err(std::io::Error::other("postings file came back short"));
-            }
-            Ok(map)
-        })();
-        let _ = std::fs::remove_file(&path);
-        let map = result?;
+        let len = HEADER + keys.len() * 4 + offsets.len() * 8 + blob.len();
+        let map = write_mapped(dir, len, |w| {
+            write_head(w, keys, offsets)?;
+            w.write_all(blob)
+        })?;
         self.store = Store::Mapped {
             map,
             keys: keys.len(),
@@ -263,8 +308,22 @@ impl Postings {
         Ok(())
     }
 
-    /// The documents holding trigram `key`.
-    fn list(&self, key: u32) -> Vec<u32> {
+    /// An upper bound on how many documents `q` can match, from the lists'
+    /// encoded sizes (an entry takes at least one byte), without decoding
+    /// them: a query that cannot be narrowed enough is given up cheaply.
+    pub fn estimate(&self, q: &Query) -> Option<u64> {
+        match q {
+            Query::All => None,
+            Query::Tri(k) => Some(
+                self.find(*k)
+                    .map_or(0, |i| self.offset(i + 1) - self.offset(i)),
+            ),
+            Query::And(xs) => xs.iter().filter_map(|x| self.estimate(x)).min(),
+            Query::Or(xs) => xs.iter().map(|x| self.estimate(x)).sum(),
+        }
+    }
+
+    fn find(&self, key: u32) -> Option<usize> {
         let (mut lo, mut hi) = (0usize, self.key_count());
         while lo < hi {
             let mid = (lo + hi) / 2;
@@ -274,10 +333,15 @@ impl Postings {
                 hi = mid;
             }
         }
-        if lo >= self.key_count() || self.key(lo) != key {
+        (lo < self.key_count() && self.key(lo) == key).then_some(lo)
+    }
+
+    /// The documents holding trigram `key`.
+    fn list(&self, key: u32) -> Vec<u32> {
+        let Some(i) = self.find(key) else {
             return Vec::new();
-        }
-        let (a, b) = (self.offset(lo) as usize, self.offset(lo + 1) as usize);
+        };
+        let (a, b) = (self.offset(i) as usize, self.offset(i + 1) as usize);
         let mut out = Vec::new();
         let (mut last, mut v, mut shift) = (0u32, 0u32, 0u32);
         for &byte in &self.blob()[a..b] {
@@ -364,21 +428,63 @@ mod tests {
     use super::*;
     use crate::index::planner::plan;
 
-    #[test]
-    fn postings_round_trip_and_answer_and_or_queries() {
+    fn sample() -> Builder {
         let mut b = Builder::default();
         b.add(0, &trigrams_of(b"fn needle() {}"));
         b.add(3, &trigrams_of(b"NEEDLE in caps"));
         b.add(200, &trigrams_of(b"haystack only"));
         b.add(100_000, &trigrams_of(b"a needle far away"));
-        let p = b.finish();
-        assert_eq!(
-            p.eval(&plan("needle", false, false)),
-            Some(vec![0, 3, 100_000])
+        b
+    }
+
+    fn check(p: &Postings) {
+        let q = |s: &str| plan(s, false, false);
+        assert_eq!(p.eval(&q("needle")), Some(vec![0, 3, 100_000]));
+        assert_eq!(p.eval(&q("hay|caps")), Some(vec![3, 200]));
+        assert_eq!(p.eval(&q("nothing")), Some(vec![]));
+        assert_eq!(p.eval(&q("e")), None);
+        let bound = p.estimate(&q("needle")).unwrap();
+        assert!(
+            (3..=5).contains(&bound),
+            "an upper bound from the bytes: {bound}"
         );
-        assert_eq!(p.eval(&plan("hay|caps", false, false)), Some(vec![3, 200]));
-        assert_eq!(p.eval(&plan("nothing", false, false)), Some(vec![]));
-        assert_eq!(p.eval(&plan("e", false, false)), None);
+        assert_eq!(p.estimate(&q("e")), None);
+    }
+
+    #[test]
+    fn postings_round_trip_in_memory_and_as_a_mapped_file() {
+        let mut p = sample().finish(None);
+        assert!(!p.is_mapped());
+        check(&p);
+        let bytes = p.bytes();
+        let dir = tempfile::tempdir().unwrap();
+        let sub = dir.path().join("index/root");
+        p.move_to_disk(&sub).unwrap();
+        assert!(p.is_mapped());
+        check(&p);
+        assert_eq!(p.bytes(), bytes + 16, "the header is all the file adds");
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(&sub).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o700);
+        assert_eq!(
+            std::fs::read_dir(&sub).unwrap().count(),
+            0,
+            "unlinked once mapped"
+        );
+
+        let streamed = sample().finish(Some(&sub));
+        assert!(streamed.is_mapped());
+        check(&streamed);
+    }
+
+    #[test]
+    fn postings_that_cannot_be_written_stay_in_memory() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("a-file");
+        std::fs::write(&file, "x").unwrap();
+        let p = sample().finish(Some(&file.join("below-a-file")));
+        assert!(!p.is_mapped());
+        check(&p);
     }
 
     #[test]
