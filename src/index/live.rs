@@ -94,10 +94,10 @@ impl Picture {
     fn candidates(
         &self,
         root: &Path,
+        q: &planner::Query,
         opts: &GrepOptions,
         config: &IndexConfig,
     ) -> Option<FileList> {
-        let q = planner::plan(&opts.pattern, opts.literal, opts.ignore_case);
         let unindexed = self.unindexed();
         let total = self.table.entries.len().max(1);
         let too_many = |n: u64| (n + unindexed as u64) as f64 > config.max_share * total as f64;
@@ -106,10 +106,10 @@ impl Picture {
         // save. The estimate is an upper bound from the encoded sizes; only
         // one at least twice over the share is given up without decoding.
         // Performance only: either way the answer is the scan's.
-        if too_many(self.postings.estimate(&q)? / 2) {
+        if too_many(self.postings.estimate(q)? / 2) {
             return None;
         }
-        let docs = self.postings.eval(&q)?;
+        let docs = self.postings.eval(q)?;
         if too_many(docs.len() as u64) {
             return None;
         }
@@ -320,6 +320,10 @@ impl LiveIndex {
 
     /// The candidates of a search, or how the search must run instead.
     pub fn candidates(self: &Arc<Self>, opts: &GrepOptions) -> Result<FileList, IndexUse> {
+        // Planned before the lock: a pattern that cannot be narrowed (`e`)
+        // goes to the scan without reading the event queue, so the index
+        // costs it next to nothing (the events wait for the next search).
+        let q = planner::plan(&opts.pattern, opts.literal, opts.ignore_case);
         let mut slot = self.lock();
         let pic = match &mut *slot {
             Slot::Ready(p) => p,
@@ -327,6 +331,9 @@ impl LiveIndex {
             Slot::Stale(_) => return Err(IndexUse::Stale),
             Slot::Off(_) => return Err(IndexUse::Off),
         };
+        if q == planner::Query::All {
+            return Err(IndexUse::Scan);
+        }
         if let Err(why) = pic.refresh(&self.root) {
             *slot = Slot::Stale(why);
             drop(slot);
@@ -337,7 +344,7 @@ impl LiveIndex {
             return Err(IndexUse::Scan);
         }
         let rebuild = pic.unindexed() > rebuild_threshold(pic.table.entries.len());
-        let found = pic.candidates(&self.root, opts, &self.config);
+        let found = pic.candidates(&self.root, &q, opts, &self.config);
         drop(slot);
         if rebuild {
             self.spawn_build();

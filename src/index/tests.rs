@@ -165,6 +165,10 @@ enum Op {
     Gitignore(usize, usize),
     Symlink(usize, usize),
     Chmod000(usize),
+    /// A file replaced by a FIFO (never opened by a search, indexed or not).
+    Fifo(usize),
+    /// A directory's permissions taken away and given back.
+    ChmodDir(usize, bool),
 }
 
 const FILES: [&str; 12] = [
@@ -206,8 +210,30 @@ fn op() -> impl Strategy<Value = Op> {
         1 => f.clone().prop_map(Op::Binary),
         2 => (d.clone(), 0..RULES.len()).prop_map(|(a, b)| Op::Gitignore(a, b)),
         1 => (f.clone(), f.clone()).prop_map(|(a, b)| Op::Symlink(a, b)),
-        1 => f.prop_map(Op::Chmod000),
+        1 => f.clone().prop_map(Op::Chmod000),
+        1 => f.prop_map(Op::Fifo),
+        1 => (d, any::<bool>()).prop_map(|(a, b)| Op::ChmodDir(a, b)),
     ]
+}
+
+/// Opens for writing without blocking: a path an earlier op turned into a
+/// FIFO would otherwise wait for a reader forever (it fails with ENXIO).
+fn open_w(path: &Path, append: bool, truncate: bool) -> std::io::Result<fs::File> {
+    use std::os::unix::fs::OpenOptionsExt;
+    fs::OpenOptions::new()
+        .write(true)
+        .append(append)
+        .truncate(truncate)
+        .create(append || truncate)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(path)
+}
+
+fn write(path: &Path, bytes: &[u8]) {
+    use std::io::Write;
+    if let Ok(mut f) = open_w(path, false, true) {
+        let _ = f.write_all(bytes);
+    }
 }
 
 fn apply(root: &Path, op: &Op) {
@@ -220,17 +246,17 @@ fn apply(root: &Path, op: &Op) {
     match *op {
         Op::Write(f, t) => {
             parent(&p(f));
-            let _ = fs::write(p(f), TEXTS[t]);
+            write(&p(f), TEXTS[t].as_bytes());
         }
         Op::Append(f, t) => {
             use std::io::Write;
             parent(&p(f));
-            if let Ok(mut h) = fs::OpenOptions::new().append(true).create(true).open(p(f)) {
+            if let Ok(mut h) = open_w(&p(f), true, false) {
                 let _ = h.write_all(TEXTS[t].as_bytes());
             }
         }
         Op::Truncate(f) => {
-            if let Ok(h) = fs::OpenOptions::new().write(true).open(p(f)) {
+            if let Ok(h) = open_w(&p(f), false, false) {
                 let _ = h.set_len(0);
             }
         }
@@ -249,7 +275,7 @@ fn apply(root: &Path, op: &Op) {
         }
         Op::Binary(f) => {
             parent(&p(f));
-            let _ = fs::write(p(f), b"needle before\0hay after\n");
+            write(&p(f), b"needle before\0hay after\n");
         }
         Op::Gitignore(d, r) => {
             let dir = if d == 0 {
@@ -268,6 +294,18 @@ fn apply(root: &Path, op: &Op) {
         Op::Chmod000(f) => {
             use std::os::unix::fs::PermissionsExt;
             let _ = fs::set_permissions(p(f), fs::Permissions::from_mode(0o000));
+        }
+        Op::Fifo(f) => {
+            parent(&p(f));
+            let _ = fs::remove_file(p(f));
+            let c = std::ffi::CString::new(p(f).into_os_string().into_encoded_bytes()).unwrap();
+            // SAFETY: a valid NUL-terminated path.
+            unsafe { libc::mkfifo(c.as_ptr(), 0o644) };
+        }
+        Op::ChmodDir(d, off) => {
+            use std::os::unix::fs::PermissionsExt;
+            let mode = if off { 0o000 } else { 0o755 };
+            let _ = fs::set_permissions(root.join(DIRS[d]), fs::Permissions::from_mode(mode));
         }
     }
 }
@@ -323,6 +361,10 @@ proptest! {
             used += compare_all(&root, &format!("after op {i} {o:?}"));
         }
         super::drop_root(&root);
+        // Without this a non-root run could not remove the tree.
+        for d in DIRS {
+            apply(&root, &Op::ChmodDir(DIRS.iter().position(|x| *x == d).unwrap_or(0), false));
+        }
         prop_assert!(used > 0, "the index was never used");
     }
 }
