@@ -82,7 +82,15 @@ pub fn plan_grep(
     let Some(dir) = search_dir(cwd, path) else {
         return Ok((scan, IndexUse::Scan));
     };
-    let start = (mode == IndexMode::Auto).then(|| lock().config.clone());
+    // A directory inside one already indexed is searched by scan rather
+    // than given a second index (and watcher) of its own.
+    let start = (mode == IndexMode::Auto)
+        .then(|| {
+            let r = lock();
+            let nested = r.roots.keys().any(|k| k != &dir && dir.starts_with(k));
+            (!nested).then(|| r.config.clone())
+        })
+        .flatten();
     let Some(idx) = lookup(&dir, start) else {
         return Ok((scan, IndexUse::Off));
     };

@@ -490,3 +490,21 @@ fn a_tree_above_the_ceiling_is_not_indexed_and_the_walk_stops_early() {
     assert_eq!(err, "more files than index.maxFiles (3)");
     super::drop_root(t.path());
 }
+
+#[test]
+fn a_search_inside_an_indexed_directory_starts_no_second_index() {
+    let t = seeded_tree();
+    let _store = ready(t.path());
+    let sub = t.path().join("a");
+    let opts = GrepOptions {
+        pattern: "needle".into(),
+        ..Default::default()
+    };
+    let (_, how) = plan_grep(&sub, None, opts, IndexMode::Auto).unwrap();
+    assert_eq!(how, IndexUse::Off);
+    assert!(
+        super::status_of(&sub).is_none(),
+        "no index was started for a/"
+    );
+    super::drop_root(t.path());
+}
