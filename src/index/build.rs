@@ -155,7 +155,8 @@ pub fn build(root: &Path, config: &IndexConfig, cancel: &CancelToken) -> Result<
         return Err(NotBuilt::Failed("stopped".into()));
     }
     for (i, e) in table.entries.iter_mut().enumerate() {
-        e.doc = indexed[i].then_some(i as u32);
+        let single = e.stamp.is_some_and(|s| s.nlink == 1);
+        e.doc = (indexed[i] && single).then_some(i as u32);
     }
     drop(sets);
     // Out of the process's anonymous memory; in memory still if that fails.

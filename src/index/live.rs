@@ -79,7 +79,7 @@ impl Picture {
         for e in &mut fresh.entries {
             e.doc = self.by_path.get(&e.path).and_then(|&i| {
                 let old: &Entry = &self.table.entries[i];
-                let same = old.stamp.is_some() && old.stamp == e.stamp;
+                let same = old.stamp.is_some_and(|s| s.nlink == 1) && old.stamp == e.stamp;
                 let touched = e.path.ancestors().any(|a| dirty.contains(a));
                 (same && !touched).then_some(old.doc).flatten()
             });

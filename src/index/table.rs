@@ -21,6 +21,10 @@ pub struct Stamp {
     pub size: u64,
     pub mtime: (i64, i64),
     pub ino: u64,
+    /// Links to the inode. A write through one name of a hard-linked file
+    /// is reported for that name's directory only, so a file with more
+    /// than one link is never trusted to the postings.
+    pub nlink: u64,
 }
 
 impl Stamp {
@@ -30,6 +34,7 @@ impl Stamp {
             size: m.size(),
             mtime: (m.mtime(), m.mtime_nsec()),
             ino: m.ino(),
+            nlink: m.nlink(),
         })
     }
 }

@@ -508,3 +508,29 @@ fn a_search_inside_an_indexed_directory_starts_no_second_index() {
     );
     super::drop_root(t.path());
 }
+
+#[test]
+fn a_hard_linked_file_written_through_its_other_name_is_still_found() {
+    let t = seeded_tree();
+    let root = t.path();
+    fs::write(root.join("b/z.txt"), "nothing yet\n").unwrap();
+    fs::hard_link(root.join("b/z.txt"), root.join("a/linked.txt")).unwrap();
+    let _store = ready(root);
+    use std::io::Write;
+    let mut f = fs::OpenOptions::new()
+        .append(true)
+        .open(root.join("b/z.txt"))
+        .unwrap();
+    f.write_all(b"hardlink_word_7\n").unwrap();
+    drop(f);
+    let opts = GrepOptions {
+        pattern: "hardlink_word_7".into(),
+        ..Default::default()
+    };
+    let (scan, _) = search(root, &opts, IndexMode::Off);
+    let (via, how) = search(root, &opts, IndexMode::IfReady);
+    assert_eq!(how, IndexUse::Used);
+    assert_eq!(via, scan);
+    assert!(via.contains("a/linked.txt:2"), "{via}");
+    super::drop_root(root);
+}
