@@ -31,9 +31,10 @@ const oneGrep = () => [
   fauxAssistantMessage("done"),
 ];
 
-test("session start builds the working directory's index under the settings' bounds", async (t) => {
+/** One session in a fresh project under `settings`; everything it made is removed after the test. */
+async function session(t: import("node:test").TestContext, settings: unknown) {
   const tree = project();
-  const agent = agentDir({ index: { minFiles: 0 } });
+  const agent = agentDir(settings);
   t.after(() => {
     native.indexDrop({ path: tree.root });
     agent.cleanup();
@@ -41,22 +42,19 @@ test("session start builds the working directory's index under the settings' bou
   });
   const run = await runFauxSession({ cwd: tree.root, agentDir: agent.dir, steps: oneGrep() });
   assert.deepEqual(run.extensionErrors, []);
+  return tree.root;
+}
+
+test("session start builds the working directory's index under the settings' bounds", async (t) => {
+  const root = await session(t, { index: { minFiles: 0 } });
   // Asked for by the session (the default floor of 1000 files would have left this tree unindexed).
-  assert.ok(["building", "ready"].includes(native.indexStatus({ path: tree.root }).state));
-  const status = await native.indexWarm({ path: tree.root, minFiles: 0 });
+  assert.ok(["building", "ready"].includes(native.indexStatus({ path: root }).state));
+  const status = await native.indexWarm({ path: root, minFiles: 0 });
   assert.equal(status.state, "ready");
   assert.equal(status.files, 31);
 });
 
 test("index.enabled false: the session builds nothing and grep scans", async (t) => {
-  const tree = project();
-  const agent = agentDir({ index: { enabled: false, minFiles: 0 } });
-  t.after(() => {
-    native.indexDrop({ path: tree.root });
-    agent.cleanup();
-    tree.cleanup();
-  });
-  const run = await runFauxSession({ cwd: tree.root, agentDir: agent.dir, steps: oneGrep() });
-  assert.deepEqual(run.extensionErrors, []);
-  assert.equal(native.indexStatus({ path: tree.root }).state, "none");
+  const root = await session(t, { index: { enabled: false, minFiles: 0 } });
+  assert.equal(native.indexStatus({ path: root }).state, "none");
 });
