@@ -160,7 +160,12 @@ pub fn build(root: &Path, config: &IndexConfig, cancel: &CancelToken) -> Result<
     }
     drop(sets);
     // Out of the process's anonymous memory; in memory still if that fails.
-    let postings = builder.finish(Some(&store_dir(root, config)));
+    // A folder given explicitly (a test's, `$PI_UTILS_INDEX_DIR`) must
+    // exist: one removed meanwhile is not created again.
+    let dir = store_dir(root, config);
+    let explicit = config.store.is_some() || std::env::var_os("PI_UTILS_INDEX_DIR").is_some();
+    let usable = !explicit || dir.parent().is_some_and(Path::is_dir);
+    let postings = builder.finish(usable.then_some(dir.as_path()));
     release_freed_memory();
     if postings.bytes() > config.max_bytes {
         return Err(NotBuilt::Off(format!(
