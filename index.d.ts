@@ -181,6 +181,11 @@ export interface GlobOptions {
   timeoutMs?: number
   /** Cancels the walk; entries found so far are returned with `cancelled`. */
   signal?: AbortSignal
+  /**
+   * False: report `index: "off"` (glob always walks; the field says how
+   * the directory's index stands).
+   */
+  index?: boolean
 }
 
 export interface GlobResult {
@@ -198,6 +203,11 @@ export interface GlobResult {
   /** Ignored roots that were not walked (the limit was already full, or the walk stopped). */
   ignoredUnsearched: Array<string>
   elapsedMs: number
+  /**
+   * How the directory's live index stands; glob always walks, so this is
+   * `scan` when it is ready, else `building`, `stale` or `off`.
+   */
+  index: 'used' | 'scan' | 'building' | 'stale' | 'off'
 }
 
 /**
@@ -342,6 +352,13 @@ export interface GrepOptions {
    * earlier files). Default false.
    */
   group?: boolean
+  /**
+   * Default true: when the live index of the search directory is ready,
+   * only the files it cannot rule out are read (same results, same
+   * order); the first search of a directory starts building it. False
+   * forces the scan and starts nothing. The summary's `index` says which.
+   */
+  index?: boolean
 }
 
 export interface GrepSummary {
@@ -362,6 +379,13 @@ export interface GrepSummary {
   /** Ignored roots the search stopped before finishing (or never reached). */
   ignoredUnsearched: Array<string>
   elapsedMs: number
+  /**
+   * How the live index served this search: `used` (only its candidates
+   * were read), `scan` (ready, but it could not narrow this search),
+   * `building`, `stale` (being rebuilt after the watcher lost events),
+   * `off` (no index for this directory, or `index: false`).
+   */
+  index: 'used' | 'scan' | 'building' | 'stale' | 'off'
 }
 
 /** A symbol as grep grouping shows it. */
@@ -379,6 +403,75 @@ export interface IgnoredCount {
   path: string
   matches: number
   files: number
+}
+
+/**
+ * Forgets the index of `path` in this process (its build stops, its
+ * watcher closes). Returns whether there was one. A directory that no
+ * longer exists can still be dropped by the path it was indexed under.
+ */
+export declare function indexDrop(options: IndexPathOptions): boolean
+
+/** Options naming the directory of an index. */
+export interface IndexPathOptions {
+  /** The directory; relative paths resolve against `cwd`. Default: `cwd`. */
+  path?: string
+  /** Base for a relative `path`. Default: `process.cwd()`. */
+  cwd?: string
+}
+
+/**
+ * Starts building the index of `path` in the background (if there is none
+ * yet) and returns at once; searches use it when it is ready. The build
+ * runs on a thread of its own and never keeps the process alive.
+ */
+export declare function indexStart(options: IndexWarmOptions): IndexStatus
+
+/** The status of the index of `path` in this process. */
+export declare function indexStatus(options: IndexPathOptions): IndexStatus
+
+/** Where a directory's index stands. */
+export interface IndexStatus {
+  /** `none`: no index of this directory in this process. */
+  state: 'none' | 'building' | 'ready' | 'stale' | 'off'
+  /** Why it is `off` or `stale`. */
+  reason?: string
+  /** Files in the table (ready only). */
+  files: number
+  /** Bytes the postings take. */
+  bytes: number
+  /**
+   * The postings are a file mapped into memory, outside the JS heap and
+   * the process's anonymous memory (the file is unlinked once mapped);
+   * false: it could not be written and they are held in memory.
+   */
+  mapped: boolean
+  /** When the current picture was built, ms since the epoch. */
+  builtAtMs?: number
+}
+
+/**
+ * Starts the index of `path` if needed and resolves when it is ready;
+ * rejects with the reason it will not be (too few or too many files, over
+ * the size cap, the watcher cannot start) or `CANCELLED` when `signal`
+ * aborts.
+ */
+export declare function indexWarm(options: IndexWarmOptions): Promise<IndexStatus>
+
+/** Options for `indexStart` and `indexWarm`. */
+export interface IndexWarmOptions {
+  /** The directory; relative paths resolve against `cwd`. Default: `cwd`. */
+  path?: string
+  /** Base for a relative `path`. Default: `process.cwd()`. */
+  cwd?: string
+  /** Trees with fewer files are not indexed. Default 1000. */
+  minFiles?: number
+  /** Trees with more files are not indexed (the walk stops there). Default 500000. */
+  maxFiles?: number
+  /** Largest the index of one directory may grow, in MB. Default 2048. */
+  maxDiskMb?: number
+  /** `indexWarm` only: stops waiting (the build goes on). */
+  signal?: AbortSignal
 }
 
 /**

@@ -2,13 +2,19 @@
 // (ignored files included, hidden files included, .git never): rg --no-config --no-ignore --hidden -g '!.git'.
 // The order too: rg --sort path, with the files the ignore rules exclude moved after the project's own (which
 // files those are comes from rg's own ignore-respecting listing).
-import { test } from "node:test";
+import { after, test } from "node:test";
 import assert from "node:assert/strict";
 import fs from "node:fs";
+import os from "node:os";
 import path from "node:path";
 import { spawnSync } from "node:child_process";
 import { native, collect } from "./helpers/native.ts";
 import { makeTree } from "./helpers/tree.ts";
+
+// The index's postings files go to a folder of this run, never the user's cache (read at each build).
+const store = fs.mkdtempSync(path.join(os.tmpdir(), "pi-utils-index-store-"));
+process.env.PI_UTILS_INDEX_DIR = store;
+after(() => fs.rmSync(store, { recursive: true, force: true }));
 
 const hasRg = spawnSync("rg", ["--version"]).status === 0;
 
@@ -36,6 +42,10 @@ function edgeCaseTree() {
     "docs/readme.md": "# needle\nneedle needle\n",
   });
   fs.writeFileSync(Buffer.concat([Buffer.from(tree.root + "/bad"), Buffer.from([0xff, 0xfe]), Buffer.from(".txt")]), "needle in a bad name\n");
+  // Files no case matches, so that the live index has something to rule out (it scans when most files
+  // are candidates).
+  fs.mkdirSync(path.join(tree.root, "filler"));
+  for (let i = 0; i < 40; i++) fs.writeFileSync(path.join(tree.root, "filler", `f${i}.txt`), "hay only\n");
   return tree;
 }
 
@@ -74,8 +84,9 @@ function rgHits(root: string, args: string[]): string[] {
   return [...out.filter(inProject), ...out.filter((h) => !inProject(h))];
 }
 
-async function ourHits(root: string, opts: Record<string, unknown>): Promise<string[]> {
-  const { hits } = await collect(native.grep({ pattern: "", ...opts, path: root } as never));
+async function ourHits(root: string, opts: Record<string, unknown>, expectIndex: string): Promise<string[]> {
+  const { hits, summary } = await collect(native.grep({ pattern: "", ...opts, path: root } as never));
+  assert.equal(summary.index, expectIndex);
   return hits.map((h) => `${h.pathBytes ?? Buffer.from(h.path).toString("hex")}:${h.line}`);
 }
 
@@ -96,14 +107,19 @@ for (const [name, ours, rg] of cases) {
     t.after(tree.cleanup);
     const expected = rgHits(tree.root, rg);
     assert.ok(expected.length > 0, "the case must match something");
-    assert.deepEqual(await ourHits(tree.root, ours), expected);
+    assert.deepEqual(await ourHits(tree.root, { ...ours, index: false }, "off"), expected, "scan");
+    // The same search through a ready live index of the tree: only its candidates are read.
+    await native.indexWarm({ path: tree.root, minFiles: 0 });
+    t.after(() => native.indexDrop({ path: tree.root }));
+    assert.deepEqual(await ourHits(tree.root, ours, "used"), expected, "through the index");
   });
 }
 
 test("parity tree really contains the edge cases", async (t) => {
   const tree = edgeCaseTree();
   t.after(tree.cleanup);
-  const { hits, summary } = await collect(native.grep({ pattern: "needle", path: tree.root }));
+  // index: false: a first search would start an index of this throwaway tree.
+  const { hits, summary } = await collect(native.grep({ pattern: "needle", path: tree.root, index: false }));
   const paths = new Set(hits.map((h) => h.path));
   assert.ok(!hits.some((h) => h.path.startsWith(".git/")), ".git is never searched");
   assert.ok(paths.has("ignored/deep/needle.txt") && paths.has(".hidden/h.ts") && paths.has("bad\uFFFD\uFFFD.txt#b=fffe"));

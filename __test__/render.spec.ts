@@ -47,7 +47,7 @@ function hit(p: string, line: number, text: string, extra: Partial<GrepHit> = {}
 function summaryOf(over: Partial<GrepSummary> = {}): GrepSummary {
   return {
     matches: 0, filesWithMatches: 0, filesSearched: 0, limitReached: false, timedOut: false, cancelled: false,
-    binarySkipped: 0, errorCount: 0, errors: [], ignored: [], ignoredUnsearched: [], elapsedMs: 1, ...over,
+    binarySkipped: 0, errorCount: 0, errors: [], ignored: [], ignoredUnsearched: [], elapsedMs: 1, index: "off", ...over,
   };
 }
 

@@ -17,7 +17,7 @@ import { median } from "./lib/interleave.mjs";
 import { NODE22, PI_HOSTS, RG_ALL, ompNatives, piGrepTool, piStyleRg, processRun } from "./lib/peers.mjs";
 
 const { runGrepTool } = await import(path.join(root, "extensions/lib/search/grep.mjs"));
-const toolConfig = { cwd: corpus, timeoutMs: 30000, graceMs: 3000, noIgnore: true, maxLineLength: 500, maxBytes: 51200, defaultLimit: 100 };
+const toolConfig = { cwd: corpus, timeoutMs: 30000, graceMs: 3000, noIgnore: true, maxLineLength: 500, maxBytes: 51200, defaultLimit: 100, index: false };
 const ourTool = (params) => () => runGrepTool(native, params, toolConfig);
 // What the tool asks of the core, as a bare call.
 const ourNative = (opts) => () => nativeGrep({ ignoredCountOnly: true, maxLineLength: 500, ...opts });

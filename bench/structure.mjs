@@ -9,7 +9,7 @@ import { bench, corpus, native, nativeGrep, root, rows, runs, only, saveResults 
 import { median } from "./lib/interleave.mjs";
 
 const { runGrepTool } = await import(path.join(root, "extensions/lib/search/grep.mjs"));
-const toolConfig = { cwd: corpus, timeoutMs: 30000, graceMs: 3000, noIgnore: true, maxLineLength: 500, maxBytes: 51200, defaultLimit: 100 };
+const toolConfig = { cwd: corpus, timeoutMs: 30000, graceMs: 3000, noIgnore: true, maxLineLength: 500, maxBytes: 51200, defaultLimit: 100, index: false };
 
 function peakRss(code) {
   const script = `const n = require(${JSON.stringify(path.join(root, "index.js"))});
@@ -75,7 +75,7 @@ await bench(
 if (!only || "group: structure share".includes(only)) {
   // How much of the output the grouping reaches: files grouped among files shown.
   for (const [word, limit] of [["return", 100], ["return", 1000]]) {
-    const s = native.grep({ path: corpus, pattern: word, literal: true, maxCount: limit, type: "c", group: true });
+    const s = native.grep({ path: corpus, index: false, pattern: word, literal: true, maxCount: limit, type: "c", group: true });
     const files = new Set();
     let grouped = 0;
     for (let b = await s.nextBatch(); b; b = await s.nextBatch()) {

@@ -19,6 +19,7 @@ const HELP = `Usage:
   pi-utils outline [--json] [--max-items N] <file>
   pi-utils locate [options] <query words...>      (alias: find)
   pi-utils trace [options] subject:X relation:R [support:S] [kind:K] [path:P]
+  pi-utils index status|warm|drop [path]
 
 Prints what the Pi tools print; ignored files (.gitignore etc.) are searched too, after the
 project's own, unless --respect-ignore. .git is never searched.
@@ -43,6 +44,10 @@ locate and trace options:
       --limit N            locate: at most N files (default 10); -t and -g filter as for grep
       --max-files N        trace: at most N files (default 5)
       --max-regions N      trace: at most N regions over all files (default 6)
+index:
+  The live index lives in the memory of the process that uses it (a Pi session); this version
+  keeps nothing on disk. warm builds one here and reports its size and build time; status and
+  drop describe and forget this process's index (so from the shell: none, and nothing to drop).
 common options:
       --respect-ignore     skip files the ignore rules exclude
       --no-hidden          skip dot-files and dot-directories
@@ -196,6 +201,8 @@ async function grepCommand(o) {
     maxLineLength: GREP_DEFAULTS.maxLineLength,
     maxBytes: GREP_DEFAULTS.maxBytes,
     defaultLimit: GREP_DEFAULTS.limit,
+    // A one-shot process would build an index only to exit: the CLI always scans.
+    index: false,
   };
   // What the tool schema cannot say (several globs and types, hidden, sort) is added on top of
   // the tool's own options, so the rendering stays the tool's.
@@ -361,6 +368,36 @@ function traceCommand(o) {
   return queryCommand(o, "trace", params);
 }
 
+/** `index status|warm|drop [path]`: exit 0 when there is (or now is) an index, 1 when not. */
+async function indexCommand(o) {
+  const [action, path, ...more] = o.positional;
+  if (!["status", "warm", "drop"].includes(action ?? "") || more.length > 0) {
+    throw new UsageError("index takes status, warm or drop, and at most one path");
+  }
+  const native = await loadNative();
+  const where = { path, cwd: process.cwd() };
+  const describe = (/** @type {import("../index.d.ts").IndexStatus} */ s) =>
+    s.state === "ready"
+      ? `ready: ${s.files} files, ${(s.bytes / 1048576).toFixed(1)} MB of postings in memory`
+      : `${s.state}${s.reason ? `: ${s.reason}` : ""}`;
+  if (action === "status") {
+    const s = native.indexStatus(where);
+    return { out: `${describe(s)}\n`, code: s.state === "ready" ? 0 : 1 };
+  }
+  if (action === "drop") {
+    const dropped = native.indexDrop(where);
+    return { out: dropped ? "dropped\n" : "no index in this process; nothing on disk to drop\n", code: dropped ? 0 : 1 };
+  }
+  const { minFiles, maxFiles, maxDiskMB } = DEFAULTS.index;
+  const started = performance.now();
+  try {
+    const s = await native.indexWarm({ ...where, minFiles, maxFiles, maxDiskMb: maxDiskMB });
+    return { out: `${describe(s)}, built in ${Math.round(performance.now() - started)} ms\n`, code: 0 };
+  } catch (e) {
+    return { out: `not indexed: ${e instanceof Error ? e.message : String(e)}\n`, code: 1 };
+  }
+}
+
 // Subcommands: options -> { out, code }; each loads what it needs.
 const COMMANDS = {
   grep: grepCommand,
@@ -370,6 +407,7 @@ const COMMANDS = {
   // agentgrep's name for locate (Pi's own `find` tool is a different thing, hence the tool's name).
   find: locateCommand,
   trace: traceCommand,
+  index: indexCommand,
 };
 
 function finish(out, code) {

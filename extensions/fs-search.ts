@@ -60,8 +60,8 @@ function schemaOf<P>(specs: ParameterSpecs): TUnsafe<P> {
 }
 
 /** The part of a run config that grep and glob both take from their settings section and the call. */
-function searchConfig(s: PiUtilsSettings["grep"] | PiUtilsSettings["glob"], cwd: string, signal: AbortSignal | undefined) {
-	return { cwd, timeoutMs: s.timeoutMs, graceMs: s.graceMs, noIgnore: s.noIgnore, defaultLimit: s.limit, signal };
+function searchConfig(s: PiUtilsSettings["grep"] | PiUtilsSettings["glob"], index: PiUtilsSettings["index"], cwd: string, signal: AbortSignal | undefined) {
+	return { cwd, timeoutMs: s.timeoutMs, graceMs: s.graceMs, noIgnore: s.noIgnore, defaultLimit: s.limit, index: index.enabled, signal };
 }
 
 /** A tool runner's `{ text, details }` as Pi's tool result. */
@@ -138,7 +138,7 @@ export default function fsSearch(pi: ExtensionAPI): void {
 			async execute(_toolCallId, params, signal, onUpdate, ctx): Promise<AgentToolResult<GrepToolDetails | undefined>> {
 				const s = settings.grep;
 				const result = await runGrepTool(backend(), params, {
-					...searchConfig(s, ctx.cwd, signal),
+					...searchConfig(s, settings.index, ctx.cwd, signal),
 					maxLineLength: s.maxLineLength,
 					maxBytes: s.maxBytes,
 					onUpdate: onUpdate && ((p) => onUpdate(toolResult(p))),
@@ -171,7 +171,7 @@ export default function fsSearch(pi: ExtensionAPI): void {
 			parameters: schemaOf<GlobToolParams>(globParameters(settings.glob)),
 			async execute(_toolCallId, params, signal, _onUpdate, ctx): Promise<AgentToolResult<GlobToolDetails | undefined>> {
 				const s = settings.glob;
-				const result = await runGlobTool(backend(), params, { ...searchConfig(s, ctx.cwd, signal), maxBytes: DEFAULT_MAX_BYTES });
+				const result = await runGlobTool(backend(), params, { ...searchConfig(s, settings.index, ctx.cwd, signal), maxBytes: DEFAULT_MAX_BYTES });
 				return toolResult(result);
 			},
 			renderCall(args, theme, context) {
@@ -285,5 +285,16 @@ export default function fsSearch(pi: ExtensionAPI): void {
 		// Why the native core is missing does not change within a process: said once, not on every /new.
 		const nativeMsg = searchEnabled ? nativeWarning(native) : undefined;
 		if (nativeMsg) warnOnce(NOTIFIED, ctx, "process", [nativeMsg]);
+		// The live index of the working directory is built in the background on the addon's own thread
+		// (it never keeps the process alive); searches scan until it is ready. A tree outside the bounds
+		// is simply not indexed (indexStatus says why).
+		if (searchEnabled && settings.index.enabled && "native" in native) {
+			const { minFiles, maxFiles, maxDiskMB } = settings.index;
+			try {
+				native.native.indexStart({ path: ctx.cwd, minFiles, maxFiles, maxDiskMb: maxDiskMB });
+			} catch {
+				// A cwd that vanished: searches there fail on their own with the usual message.
+			}
+		}
 	});
 }

@@ -4,6 +4,7 @@
 
 pub mod discover;
 pub mod fault;
+pub mod index;
 pub mod search;
 pub mod shell;
 pub mod structure;

@@ -26,12 +26,19 @@ export interface ShellDefaults {
   /** Job directories of sessions that no longer exist are removed once this many days old. */
   logRetentionDays: number;
 }
+export interface IndexDefaults {
+  enabled: boolean;
+  minFiles: number;
+  maxFiles: number;
+  maxDiskMB: number;
+}
 export interface Defaults {
   readonly grep: Readonly<GrepDefaults>;
   readonly glob: Readonly<GlobDefaults>;
   readonly outline: Readonly<OutlineDefaults>;
   readonly shell: Readonly<ShellDefaults>;
+  readonly index: Readonly<IndexDefaults>;
 }
 
-/** Every default, frozen. The settings file's keys are `grep`, `glob` and `shell`; `outline` is not a setting. */
+/** Every default, frozen. The settings file's keys are `grep`, `glob`, `shell` and `index`; `outline` is not a setting. */
 export declare const DEFAULTS: Defaults;

@@ -1,4 +1,4 @@
-// The JS home of every default: the settings file's defaults (grep.*, glob.*, shell.*) and the tool
+// The JS home of every default: the settings file's defaults (grep.*, glob.*, shell.*, index.*) and the tool
 // defaults that are not settings (outline.maxItems). settings.ts, the tools, the rg fallback and the CLI
 // all read them from here, so a default is written once.
 
@@ -13,4 +13,6 @@ export const DEFAULTS = freeze({
   glob: { timeoutMs: 10000, graceMs: 2000, limit: 200, noIgnore: true },
   outline: { maxItems: 200 },
   shell: { foregroundTimeoutSec: 600, autoBackgroundAfterSec: 120, maxBackgroundJobs: 8, killGraceMs: 3000, onQuit: "kill", maxLogBytes: 67108864, logRetentionDays: 7 },
+  // The live index's bounds; the same numbers are the core's IndexConfig defaults.
+  index: { enabled: true, minFiles: 1000, maxFiles: 500000, maxDiskMB: 2048 },
 });

@@ -97,6 +97,11 @@ pub struct GrepOptions<'a> {
     /// files that start after 512 output lines (hits and context lines of
     /// earlier files). Default false.
     pub group: Option<bool>,
+    /// Default true: when the live index of the search directory is ready,
+    /// only the files it cannot rule out are read (same results, same
+    /// order); the first search of a directory starts building it. False
+    /// forces the scan and starts nothing. The summary's `index` says which.
+    pub index: Option<bool>,
 }
 
 /// Missing options take the core's defaults.
@@ -199,6 +204,9 @@ pub struct GlobOptions<'a> {
     /// Cancels the walk; entries found so far are returned with `cancelled`.
     #[napi(ts_type = "AbortSignal")]
     pub signal: Option<Object<'a>>,
+    /// False: report `index: "off"` (glob always walks; the field says how
+    /// the directory's index stands).
+    pub index: Option<bool>,
 }
 
 impl GlobOptions<'_> {
@@ -226,6 +234,14 @@ impl GlobOptions<'_> {
                 .map(|ms| Duration::from_millis(ms.into()))
                 .or(d.timeout),
         })
+    }
+}
+
+/// How a search may use the index: `index: false` forces the scan.
+pub(super) fn index_mode(index: Option<bool>) -> crate::index::IndexMode {
+    match index {
+        Some(false) => crate::index::IndexMode::Off,
+        _ => crate::index::IndexMode::Auto,
     }
 }
 

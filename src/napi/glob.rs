@@ -1,7 +1,7 @@
 //! `glob()`: validates synchronously, walks on tokio's blocking pool (not
 //! libuv's) and resolves with the newest entries.
 
-use super::convert::{cwd_of, GlobOptions};
+use super::convert::{cwd_of, index_mode, GlobOptions};
 use super::error::to_js;
 use super::signal::{check_not_aborted, subscribe};
 use crate::search::{CancelToken, CodedError, ErrorCode, GlobPlan, GlobResult as CoreResult};
@@ -43,9 +43,13 @@ pub struct GlobResult {
     /// Ignored roots that were not walked (the limit was already full, or the walk stopped).
     pub ignored_unsearched: Vec<String>,
     pub elapsed_ms: f64,
+    /// How the directory's live index stands; glob always walks, so this is
+    /// `scan` when it is ready, else `building`, `stale` or `off`.
+    #[napi(ts_type = "'used' | 'scan' | 'building' | 'stale' | 'off'")]
+    pub index: String,
 }
 
-fn result_out(r: CoreResult) -> GlobResult {
+fn result_out(r: CoreResult, index: crate::index::IndexUse) -> GlobResult {
     GlobResult {
         entries: r
             .entries
@@ -75,6 +79,7 @@ fn result_out(r: CoreResult) -> GlobResult {
             .collect(),
         ignored_unsearched: r.ignored_unsearched,
         elapsed_ms: r.elapsed_ms,
+        index: index.as_str().to_string(),
     }
 }
 
@@ -88,6 +93,8 @@ pub fn glob<'env>(env: &'env Env, options: GlobOptions) -> Result<PromiseRaw<'en
     let cancel = CancelToken::new(core.timeout);
     check_not_aborted(env, options.signal.as_ref())?;
     let plan = GlobPlan::new(&cwd, options.path.as_deref(), core).map_err(|e| to_js(env, e))?;
+    let index =
+        crate::index::plan_glob_use(&cwd, options.path.as_deref(), index_mode(options.index));
     // Dropped when the walk ends, which removes the listener.
     let subscription = subscribe(env, options.signal.as_ref(), &cancel)?;
     env.spawn_future_with_callback(
@@ -100,7 +107,7 @@ pub fn glob<'env>(env: &'env Env, options: GlobOptions) -> Result<PromiseRaw<'en
             })
             .await;
             Ok(match joined {
-                Ok(Ok(r)) => Ok(result_out(r)),
+                Ok(Ok(r)) => Ok(result_out(r, index)),
                 _ => Err(CodedError::new(
                     ErrorCode::Internal,
                     "internal error: glob panicked",

@@ -4,12 +4,12 @@
 //! stops pulling applies back-pressure; one that drops the handle or calls
 //! `cancel()` stops the walk.
 
-use super::convert::{cwd_of, GrepOptions};
+use super::convert::{cwd_of, index_mode, GrepOptions};
 use super::error::{coded_error, to_js};
 use super::signal::{check_not_aborted, subscribe};
 use crate::search::{
-    CancelToken, ContextLine as CoreLine, ErrorCode, FileStructure, GrepPlan,
-    GrepSummary as CoreSummary, Hit, HitSymbol,
+    CancelToken, ContextLine as CoreLine, ErrorCode, FileStructure, GrepSummary as CoreSummary,
+    Hit, HitSymbol,
 };
 use napi::bindgen_prelude::*;
 use napi::tokio::sync::{mpsc, Mutex as AsyncMutex};
@@ -118,6 +118,12 @@ pub struct GrepSummary {
     /// Ignored roots the search stopped before finishing (or never reached).
     pub ignored_unsearched: Vec<String>,
     pub elapsed_ms: f64,
+    /// How the live index served this search: `used` (only its candidates
+    /// were read), `scan` (ready, but it could not narrow this search),
+    /// `building`, `stale` (being rebuilt after the watcher lost events),
+    /// `off` (no index for this directory, or `index: false`).
+    #[napi(ts_type = "'used' | 'scan' | 'building' | 'stale' | 'off'")]
+    pub index: String,
 }
 
 fn line_out(l: CoreLine) -> ContextLine {
@@ -166,7 +172,7 @@ fn hit_out(h: Hit) -> GrepHit {
     }
 }
 
-fn summary_out(s: CoreSummary) -> GrepSummary {
+fn summary_out(s: CoreSummary, index: crate::index::IndexUse) -> GrepSummary {
     GrepSummary {
         matches: s.matches as i64,
         files_with_matches: s.files_with_matches as i64,
@@ -188,6 +194,7 @@ fn summary_out(s: CoreSummary) -> GrepSummary {
             .collect(),
         ignored_unsearched: s.ignored_unsearched,
         elapsed_ms: s.elapsed_ms,
+        index: index.as_str().to_string(),
     }
 }
 
@@ -198,6 +205,7 @@ pub struct GrepSearch {
     rx: Arc<AsyncMutex<mpsc::Receiver<Vec<Hit>>>>,
     summary: Arc<Mutex<Option<CoreSummary>>>,
     cancel: CancelToken,
+    index: crate::index::IndexUse,
 }
 
 #[napi]
@@ -217,7 +225,7 @@ impl GrepSearch {
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .clone();
-        s.map(summary_out)
+        s.map(|s| summary_out(s, self.index))
     }
 
     /// Stops the search; results already produced stay available.
@@ -237,7 +245,9 @@ pub fn grep(env: Env, options: GrepOptions) -> Result<GrepSearch> {
     let cwd = cwd_of(&options.cwd).map_err(|e| to_js(&env, e))?;
     let cancel = CancelToken::new(core.timeout);
     check_not_aborted(&env, options.signal.as_ref())?;
-    let plan = GrepPlan::new(&cwd, options.path.as_deref(), core).map_err(|e| to_js(&env, e))?;
+    let mode = index_mode(options.index);
+    let (plan, index) = crate::index::plan_grep(&cwd, options.path.as_deref(), core, mode)
+        .map_err(|e| to_js(&env, e))?;
     // Dropped when the search thread ends, which removes the listener.
     let subscription = subscribe(&env, options.signal.as_ref(), &cancel)?;
     let (tx, rx) = mpsc::channel::<Vec<Hit>>(4);
@@ -271,5 +281,6 @@ pub fn grep(env: Env, options: GrepOptions) -> Result<GrepSearch> {
         rx: Arc::new(AsyncMutex::new(rx)),
         summary,
         cancel,
+        index,
     })
 }

@@ -4,6 +4,7 @@ mod discover;
 mod error;
 mod glob;
 mod grep;
+mod index;
 mod outline;
 mod shell;
 mod signal;
@@ -15,5 +16,5 @@ use napi_derive::napi;
 /// function.
 #[napi]
 pub fn api_version() -> u32 {
-    3
+    4
 }

@@ -234,6 +234,28 @@ impl Walker {
         !whitelisted && !self.opts.hidden && name.as_encoded_bytes().starts_with(b".")
     }
 
+    /// Whether a walk from the root with no ignore rule on would reach
+    /// `path` (a path below the root): the filters `skips` applies to each
+    /// entry are applied to every directory on the way down and to the
+    /// entry itself. For a file list made from a table of the unfiltered
+    /// walk (the index), so that it holds what this walk would hand out.
+    pub fn admits(&self, path: &Path, is_dir: bool) -> bool {
+        let Ok(rel) = path.strip_prefix(&self.root) else {
+            return false;
+        };
+        let mut at = self.root.clone();
+        let mut parts = rel.components().peekable();
+        while let Some(part) = parts.next() {
+            let name = part.as_os_str();
+            at.push(name);
+            let dir = parts.peek().is_some() || is_dir;
+            if self.skips(&at, name, dir) {
+                return false;
+            }
+        }
+        true
+    }
+
     /// `ignore`'s walk, for when its ignore rules filter the walk (with no
     /// rule on, `sorted_walk` and `parallel_walk` do it, classifying ignored
     /// entries instead of dropping them).

@@ -25,6 +25,8 @@ export interface GlobRunConfig {
   noIgnore: boolean;
   /** Used when `params.limit` is not given (200). */
   defaultLimit: number;
+  /** False (setting `index.enabled`): glob reports `index: "off"`. */
+  index?: boolean;
   maxBytes: number;
   signal?: AbortSignal;
   /** Where the full output is written when the byte cap cuts it. Default `os.tmpdir()`. */

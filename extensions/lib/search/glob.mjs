@@ -25,6 +25,7 @@ export function globOptionsFor(params, config) {
     timeoutMs: config.timeoutMs,
   };
   if (params.path) opts.path = params.path;
+  if (config.index === false) opts.index = false;
   return opts;
 }
 

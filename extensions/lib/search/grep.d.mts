@@ -51,6 +51,8 @@ export interface GrepRunConfig {
   maxBytes: number;
   /** Used when `params.limit` is not given (Pi: 100). */
   defaultLimit: number;
+  /** False (setting `index.enabled`): the native search always scans and builds no index. */
+  index?: boolean;
   signal?: AbortSignal;
   /** Partial results, at most every 100 ms while batches arrive. */
   onUpdate?: (partial: { text: string; details: GrepToolDetails | undefined }) => void;

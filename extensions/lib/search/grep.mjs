@@ -40,6 +40,7 @@ export function grepOptionsFor(params, config) {
   if (params.path) opts.path = params.path;
   if (globs.length > 0) opts.glob = globs;
   if (params.type) opts.type = params.type;
+  if (config.index === false) opts.index = false;
   if (config.signal) opts.signal = config.signal;
   return opts;
 }

@@ -157,6 +157,8 @@ export async function runGlob(rg, opts) {
 			ignored: skipIgnored ? [] : roots.map((r) => ({ path: rootLabel(r), matches: r.files.length })),
 			ignoredUnsearched: skipIgnored ? allRoots.map(rootLabel) : [],
 			elapsedMs: performance.now() - started,
+			// The rg fallback has no index.
+			index: /** @type {const} */ ("off"),
 		};
 	} finally {
 		clearTimeout(timer);

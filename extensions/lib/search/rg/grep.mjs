@@ -130,6 +130,8 @@ export class RgGrepSearch {
 			ignored: [...c.ignored.values()].filter((g) => g.matches > 0),
 			ignoredUnsearched: c.ignoredUnsearched,
 			elapsedMs: performance.now() - this.#started,
+			// The rg fallback has no index.
+			index: /** @type {const} */ ("off"),
 		};
 		if (err) this.#error = err instanceof Error ? err : new Error(String(err));
 		this.#done = true;

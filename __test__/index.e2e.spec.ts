@@ -1,0 +1,60 @@
+// The live index in a real (in-process, faux provider) Pi session: session start asks for the working
+// directory's index under the settings' bounds, the grep tool then answers from it, and `index.enabled:
+// false` builds nothing.
+import { after, test } from "node:test";
+import assert from "node:assert/strict";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { fauxAssistantMessage, fauxToolCall, runFauxSession } from "./helpers/faux-session.ts";
+import { native } from "./helpers/native.ts";
+import { makeTree } from "./helpers/tree.ts";
+
+const store = fs.mkdtempSync(path.join(os.tmpdir(), "pi-utils-index-store-"));
+process.env.PI_UTILS_INDEX_DIR = store;
+after(() => fs.rmSync(store, { recursive: true, force: true }));
+
+function agentDir(settings: unknown) {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "pi-utils-agent-"));
+  fs.writeFileSync(path.join(dir, "pi-utils.json"), `${JSON.stringify(settings, null, 2)}\n`);
+  return { dir, cleanup: () => fs.rmSync(dir, { recursive: true, force: true }) };
+}
+
+function project() {
+  const files: Record<string, string> = { "src/app.ts": "export const needle = 1;\n" };
+  for (let i = 0; i < 30; i++) files[`src/f${i}.ts`] = `export const hay${i} = ${i};\n`;
+  return makeTree(files);
+}
+
+const oneGrep = () => [
+  fauxAssistantMessage([fauxToolCall("grep", { pattern: "needle" }, { id: "g" })], { stopReason: "toolUse" }),
+  fauxAssistantMessage("done"),
+];
+
+/** One session in a fresh project under `settings`; everything it made is removed after the test. */
+async function session(t: import("node:test").TestContext, settings: unknown) {
+  const tree = project();
+  const agent = agentDir(settings);
+  t.after(() => {
+    native.indexDrop({ path: tree.root });
+    agent.cleanup();
+    tree.cleanup();
+  });
+  const run = await runFauxSession({ cwd: tree.root, agentDir: agent.dir, steps: oneGrep() });
+  assert.deepEqual(run.extensionErrors, []);
+  return tree.root;
+}
+
+test("session start builds the working directory's index under the settings' bounds", async (t) => {
+  const root = await session(t, { index: { minFiles: 0 } });
+  // Asked for by the session (the default floor of 1000 files would have left this tree unindexed).
+  assert.ok(["building", "ready"].includes(native.indexStatus({ path: root }).state));
+  const status = await native.indexWarm({ path: root, minFiles: 0 });
+  assert.equal(status.state, "ready");
+  assert.equal(status.files, 31);
+});
+
+test("index.enabled false: the session builds nothing and grep scans", async (t) => {
+  const root = await session(t, { index: { enabled: false, minFiles: 0 } });
+  assert.equal(native.indexStatus({ path: root }).state, "none");
+});

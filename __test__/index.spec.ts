@@ -1,0 +1,131 @@
+// The live index through the addon as a Node program sees it: grep answers from the index once it is ready
+// (summary.index says so) with the scan's hits, sees a write made just before the call, `index: false`
+// forces the scan, and the status / warm / drop calls and the CLI's `index` command report what they did.
+import { after, test } from "node:test";
+import assert from "node:assert/strict";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { spawnSync } from "node:child_process";
+import { native, collect, packageRoot } from "./helpers/native.ts";
+import { makeTree } from "./helpers/tree.ts";
+import { grepOptionsFor } from "../extensions/lib/search/grep.mjs";
+
+// The index's postings files go to a folder of this run, never the user's cache (read at each build).
+const store = fs.mkdtempSync(path.join(os.tmpdir(), "pi-utils-index-store-"));
+process.env.PI_UTILS_INDEX_DIR = store;
+after(() => fs.rmSync(store, { recursive: true, force: true }));
+
+function tree() {
+  const files: Record<string, string> = { ".gitignore": "dist/\n", "dist/out.js": "needle built\n", "src/a.ts": "const needle = 1;\n" };
+  for (let i = 0; i < 60; i++) files[`src/f${i}.ts`] = `export const hay${i} = ${i};\n`;
+  return makeTree(files);
+}
+
+async function search(root: string, opts: Record<string, unknown> = {}) {
+  const { hits, summary } = await collect(native.grep({ pattern: "needle", path: root, ...opts }));
+  return { hits: hits.map((h) => `${h.path}:${h.line}${h.ignored ? " (ignored)" : ""}`), index: summary.index };
+}
+
+test("a ready index answers with the scan's hits, sees a write made just before, and index:false scans", async (t) => {
+  const { root, cleanup } = tree();
+  t.after(() => { native.indexDrop({ path: root }); cleanup(); });
+  assert.equal(native.indexStatus({ path: root }).state, "none");
+  const ready = await native.indexWarm({ path: root, minFiles: 0 });
+  assert.equal(ready.state, "ready");
+  assert.equal(ready.files, 63);
+  assert.equal(ready.mapped, true, "the postings are a mapped file");
+  assert.ok(typeof ready.builtAtMs === "number" && ready.builtAtMs > 0);
+  const scan = await search(root, { index: false });
+  assert.deepEqual(scan, { hits: ["src/a.ts:1", "dist/out.js:1 (ignored)"], index: "off" });
+  assert.deepEqual(await search(root), { ...scan, index: "used" });
+
+  fs.writeFileSync(path.join(root, "src/f7.ts"), "// needle now here\n");
+  fs.mkdirSync(path.join(root, "src/new"));
+  fs.writeFileSync(path.join(root, "src/new/n.ts"), "needle in a new directory\n");
+  const after = await search(root);
+  assert.deepEqual(after, { hits: ["src/a.ts:1", "src/f7.ts:1", "src/new/n.ts:1", "dist/out.js:1 (ignored)"], index: "used" });
+  assert.deepEqual((await search(root, { index: false })).hits, after.hits);
+
+  // A pattern with no three-byte literal cannot be narrowed: the scan answers.
+  assert.equal((await collect(native.grep({ pattern: "e", path: root, maxCount: 1 }))).summary.index, "scan");
+  const listed = await native.glob({ pattern: "*.ts", path: root });
+  assert.equal(listed.index, "scan", "glob walks; the field says the index is ready");
+  assert.equal((await native.glob({ pattern: "*.ts", path: root, index: false })).index, "off");
+
+  const folders = fs.readdirSync(store);
+  assert.equal(folders.length, 1, "one folder for the root");
+  assert.equal((fs.statSync(path.join(store, folders[0])).mode & 0o777), 0o700);
+  assert.deepEqual(fs.readdirSync(path.join(store, folders[0])), [], "the postings file is unlinked once mapped");
+  assert.equal(native.indexDrop({ path: root }), true);
+  assert.equal(native.indexStatus({ path: root }).state, "none");
+  assert.deepEqual(fs.readdirSync(store), [], "drop removed the root's folder");
+  assert.equal(native.indexDrop({ path: root }), false);
+});
+
+test("a tree below index.minFiles is not indexed, and warm rejects with the reason", async (t) => {
+  const { root, cleanup } = tree();
+  t.after(() => { native.indexDrop({ path: root }); cleanup(); });
+  await assert.rejects(native.indexWarm({ path: root, minFiles: 1000 }), /63 files, fewer than index.minFiles \(1000\)/);
+  const status = native.indexStatus({ path: root });
+  assert.equal(status.state, "off");
+  assert.match(status.reason ?? "", /fewer than index.minFiles/);
+  assert.equal((await search(root)).index, "off");
+  await assert.rejects(native.indexWarm({ path: root, maxFiles: 10, minFiles: 0 }), /more files than index.maxFiles \(10\)/);
+});
+
+test("the first search of a directory starts its index, searches scan until it is ready", async (t) => {
+  const { root, cleanup } = tree();
+  t.after(() => { native.indexDrop({ path: root }); cleanup(); });
+  native.indexStart({ path: root, minFiles: 0 });
+  const first = await search(root);
+  assert.ok(["building", "used"].includes(first.index), first.index);
+  await native.indexWarm({ path: root, minFiles: 0 });
+  assert.equal((await search(root)).index, "used");
+});
+
+test("indexWarm stops waiting when its signal aborts, and an aborted signal is refused at once", async (t) => {
+  const { root, cleanup } = tree();
+  t.after(() => { native.indexDrop({ path: root }); cleanup(); });
+  const aborted = AbortSignal.abort();
+  assert.throws(() => native.indexWarm({ path: root, minFiles: 0, signal: aborted }), { code: "CANCELLED" });
+});
+
+test("the index.enabled setting off makes the grep tool pass index:false", () => {
+  const opts = grepOptionsFor({ pattern: "x" }, { cwd: "/", timeoutMs: 1, graceMs: 1, noIgnore: true, maxLineLength: 10, maxBytes: 10, defaultLimit: 1, index: false });
+  assert.equal(opts.index, false);
+  const on = grepOptionsFor({ pattern: "x" }, { cwd: "/", timeoutMs: 1, graceMs: 1, noIgnore: true, maxLineLength: 10, maxBytes: 10, defaultLimit: 1, index: true });
+  assert.equal(on.index, undefined);
+});
+
+test("pi-utils index warm|status|drop", (t) => {
+  const files: Record<string, string> = {};
+  for (let i = 0; i < 1001; i++) files[`d${i % 10}/f${i}.txt`] = `line ${i}\n`;
+  const { root, cleanup } = makeTree(files);
+  t.after(cleanup);
+  const cli = path.join(packageRoot, "bin/pi-utils.mjs");
+  const run = (...args: string[]) => spawnSync(process.execPath, [cli, "index", ...args], { cwd: root, encoding: "utf-8", timeout: 60000 });
+  const warm = run("warm");
+  assert.equal(warm.status, 0, warm.stderr);
+  assert.match(warm.stdout, /^ready: 1001 files, [\d.]+ MB of postings in memory, built in \d+ ms\n$/);
+  const status = run("status", root);
+  assert.equal(status.status, 1);
+  assert.equal(status.stdout, "none\n");
+  const drop = run("drop");
+  assert.equal(drop.status, 1);
+  assert.equal(drop.stdout, "no index in this process; nothing on disk to drop\n");
+  const bad = run("rebuild");
+  assert.equal(bad.status, 2);
+  assert.match(bad.stderr, /index takes status, warm or drop/);
+});
+
+test("a build in progress does not keep Node running: a process that starts one exits at once", (t) => {
+  const files: Record<string, string> = {};
+  for (let i = 0; i < 3000; i++) files[`d${i % 30}/f${i}.txt`] = `line ${i} `.repeat(200);
+  const { root, cleanup } = makeTree(files);
+  t.after(cleanup);
+  const script = `const m = require(${JSON.stringify(path.join(packageRoot, "index.js"))}); console.log(m.indexStart({ path: ${JSON.stringify(root)}, minFiles: 0 }).state);`;
+  const r = spawnSync(process.execPath, ["-e", script], { encoding: "utf-8", timeout: 20000, env: { ...process.env, PI_UTILS_INDEX_DIR: store } });
+  assert.equal(r.status, 0, r.stderr);
+  assert.equal(r.stdout, "building\n", "it returned while the build was still running, and the process ended");
+});

@@ -1,0 +1,89 @@
+//! The live index of a search root: a file table from the same walk the scan
+//! does, trigram postings over the files' contents, a planner that turns a
+//! regex into a trigram query, and a watcher that keeps the picture fresh.
+//!
+//! It never decides a match: it narrows the files a search reads to the
+//! candidates the query allows and hands them to `src/search` as a file list
+//! in the walk's order, where the ordinary pipeline searches them with the
+//! same limits, context, grouping, binary and ignored-last rules. Whenever it
+//! cannot narrow (no literal of three bytes, candidates over a share of the
+//! tree, a picture it cannot vouch for) the search runs as a scan.
+//!
+//! The postings live in memory in this version (compressed, about a byte
+//! per entry); the on-disk store is not written yet.
+
+mod build;
+mod live;
+pub mod planner;
+mod postings;
+mod registry;
+mod table;
+mod watch;
+
+pub use live::{IndexStatus, LiveIndex, State};
+pub use registry::{drop_root, plan_glob_use, plan_grep, start, status_of, warm, IndexMode};
+
+/// Bounds on what is indexed (settings `index.minFiles`, `index.maxFiles`,
+/// `index.maxDiskMB`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct IndexConfig {
+    /// Trees with fewer files are not indexed: a scan is already a few ms.
+    pub min_files: usize,
+    /// Trees with more files are not indexed (starting in `$HOME` must not
+    /// start an hours-long build).
+    pub max_files: usize,
+    /// Largest the postings of one root may be.
+    pub max_bytes: u64,
+    /// A query whose candidates are more than this share of the indexed
+    /// files runs the scan instead: reading most of the tree from a list
+    /// gains nothing.
+    pub max_share: f64,
+    /// Where postings files go; `None`: `$PI_UTILS_INDEX_DIR`, else
+    /// `~/.cache/pi-utils/index` (tests give a temp folder).
+    pub store: Option<std::path::PathBuf>,
+}
+
+impl Default for IndexConfig {
+    fn default() -> Self {
+        IndexConfig {
+            min_files: 1000,
+            max_files: 500_000,
+            max_bytes: 2048 << 20,
+            max_share: 0.5,
+            store: None,
+        }
+    }
+}
+
+/// How a search used the index, as its summary reports it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum IndexUse {
+    /// Candidates from a ready index were searched.
+    Used,
+    /// The index is ready but could not narrow this search (or the search
+    /// is of a kind it does not serve): it ran as a scan.
+    Scan,
+    /// The index of this root is being built: the search ran as a scan.
+    Building,
+    /// The picture could not be vouched for (watcher overflow or failure):
+    /// the search ran as a scan while it is rebuilt.
+    Stale,
+    /// No index for this root (disabled, too few or too many files, not
+    /// supported here).
+    Off,
+}
+
+impl IndexUse {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            IndexUse::Used => "used",
+            IndexUse::Scan => "scan",
+            IndexUse::Building => "building",
+            IndexUse::Stale => "stale",
+            IndexUse::Off => "off",
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,169 @@
+//! The indexes of this process, one per search root, and the entry points
+//! the napi glue calls: a search asks here whether to run over candidates
+//! or as a scan.
+
+use super::live::{IndexStatus, LiveIndex};
+use super::{IndexConfig, IndexUse};
+use crate::search::{resolve_target, CancelToken, GrepOptions, GrepPlan, SearchError, Target};
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, OnceLock};
+
+/// Whether a search may use (and start) an index.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum IndexMode {
+    /// Use a ready index; start building one for this root if there is none.
+    Auto,
+    /// Use a ready index, but start none.
+    IfReady,
+    /// Scan (option `index: false`).
+    Off,
+}
+
+struct Registry {
+    roots: HashMap<PathBuf, Arc<LiveIndex>>,
+    /// The bounds a search-started build uses: the last ones `warm` got.
+    config: IndexConfig,
+}
+
+fn registry() -> &'static Mutex<Registry> {
+    static R: OnceLock<Mutex<Registry>> = OnceLock::new();
+    R.get_or_init(|| {
+        Mutex::new(Registry {
+            roots: HashMap::new(),
+            config: IndexConfig::default(),
+        })
+    })
+}
+
+fn lock() -> std::sync::MutexGuard<'static, Registry> {
+    registry().lock().unwrap_or_else(|p| p.into_inner())
+}
+
+fn lookup(root: &Path, start: Option<IndexConfig>) -> Option<Arc<LiveIndex>> {
+    let mut r = lock();
+    if let Some(idx) = r.roots.get(root) {
+        // An index left off under other bounds is tried again under these
+        // (a search-started build said "too few files", then a warm with a
+        // lower floor asks again).
+        let retry = matches!(&start, Some(c) if c != idx.config())
+            && matches!(idx.status().state, super::State::Off(_));
+        if !retry {
+            return Some(idx.clone());
+        }
+    }
+    let config = start?;
+    let idx = LiveIndex::start(root.to_path_buf(), config);
+    r.roots.insert(root.to_path_buf(), idx.clone());
+    Some(idx)
+}
+
+/// The directory a search of `path` walks, if it walks one.
+fn search_dir(cwd: &Path, path: Option<&str>) -> Option<PathBuf> {
+    match resolve_target(cwd, path).ok()? {
+        Target::Dir(d) => Some(d),
+        Target::File(_) => None,
+    }
+}
+
+/// The plan for a search: over the index's candidates when a ready index
+/// can narrow it, else the scan's own plan. Bad input is rejected exactly as
+/// `GrepPlan::new` rejects it.
+pub fn plan_grep(
+    cwd: &Path,
+    path: Option<&str>,
+    opts: GrepOptions,
+    mode: IndexMode,
+) -> Result<(GrepPlan, IndexUse), SearchError> {
+    let scan = GrepPlan::new(cwd, path, opts.clone())?;
+    if mode == IndexMode::Off {
+        return Ok((scan, IndexUse::Off));
+    }
+    let Some(dir) = search_dir(cwd, path) else {
+        return Ok((scan, IndexUse::Scan));
+    };
+    // A directory inside one already indexed is searched by scan rather
+    // than given a second index (and watcher) of its own.
+    let start = (mode == IndexMode::Auto)
+        .then(|| {
+            let r = lock();
+            let nested = r.roots.keys().any(|k| k != &dir && dir.starts_with(k));
+            (!nested).then(|| r.config.clone())
+        })
+        .flatten();
+    let Some(idx) = lookup(&dir, start) else {
+        return Ok((scan, IndexUse::Off));
+    };
+    // With ignore rules on, the walk drops what they exclude (and globs may
+    // re-include it): that walk is `ignore`'s, not the table's.
+    if !opts.walk.no_ignore {
+        return Ok((scan, IndexUse::Scan));
+    }
+    match idx.candidates(&opts) {
+        Ok(list) => Ok((GrepPlan::over_files(dir, list, opts)?, IndexUse::Used)),
+        Err(u) => Ok((scan, u)),
+    }
+}
+
+/// How a glob of `path` stands with the index (glob does not read the
+/// table yet: it always walks).
+pub fn plan_glob_use(cwd: &Path, path: Option<&str>, mode: IndexMode) -> IndexUse {
+    if mode == IndexMode::Off {
+        return IndexUse::Off;
+    }
+    match search_dir(cwd, path).and_then(|d| lookup(&d, None)) {
+        Some(idx) => match idx.status().state {
+            super::State::Building => IndexUse::Building,
+            super::State::Stale(_) => IndexUse::Stale,
+            super::State::Off(_) => IndexUse::Off,
+            super::State::Ready => IndexUse::Scan,
+        },
+        None => IndexUse::Off,
+    }
+}
+
+/// Starts (if needed) the index of directory `root` with `config` and waits
+/// until it is ready; Err with the reason it will not be.
+pub fn warm(root: &Path, config: IndexConfig, cancel: &CancelToken) -> Result<IndexStatus, String> {
+    lock().config = config.clone();
+    let mut idx = lookup(root, Some(config.clone())).ok_or_else(|| "cannot start".to_string())?;
+    if idx.wait_ready(cancel).is_err() && idx.config() != &config {
+        // It was building under other bounds (a search started it) and
+        // ended off: try these.
+        idx = lookup(root, Some(config)).ok_or_else(|| "cannot start".to_string())?;
+    }
+    idx.wait_ready(cancel)?;
+    Ok(idx.status())
+}
+
+/// Starts building `root`'s index with `config` unless it has one; returns
+/// at once with its status.
+pub fn start(root: &Path, config: IndexConfig) -> IndexStatus {
+    lock().config = config.clone();
+    let idx = lookup(root, Some(config));
+    idx.map(|i| i.status()).unwrap_or(IndexStatus {
+        state: super::State::Off("cannot start".into()),
+        files: 0,
+        bytes: 0,
+        mapped: false,
+        built_at: None,
+    })
+}
+
+/// The status of `root`'s index; `None` when there is none in this process.
+pub fn status_of(root: &Path) -> Option<IndexStatus> {
+    lookup(root, None).map(|i| i.status())
+}
+
+/// Forgets `root`'s index (stopping its build and its watcher). Returns
+/// whether there was one.
+pub fn drop_root(root: &Path) -> bool {
+    let idx = lock().roots.remove(root);
+    match idx {
+        Some(idx) => {
+            idx.stop();
+            true
+        }
+        None => false,
+    }
+}

@@ -1,0 +1,191 @@
+//! `indexStatus()`, `indexStart()`, `indexWarm()`, `indexDrop()`: the live
+//! index of a directory, converted. The index itself is `crate::index`.
+
+use super::convert::cwd_of;
+use super::error::to_js;
+use super::signal::{check_not_aborted, subscribe};
+use crate::index::{IndexConfig, IndexStatus as CoreStatus, State};
+use crate::search::{resolve_target, CancelToken, CodedError, ErrorCode, Target};
+use napi::bindgen_prelude::*;
+use napi_derive::napi;
+use std::path::PathBuf;
+
+/// Options naming the directory of an index.
+#[napi(object)]
+pub struct IndexPathOptions {
+    /// The directory; relative paths resolve against `cwd`. Default: `cwd`.
+    pub path: Option<String>,
+    /// Base for a relative `path`. Default: `process.cwd()`.
+    pub cwd: Option<String>,
+}
+
+/// Options for `indexStart` and `indexWarm`.
+#[napi(object, object_to_js = false)]
+pub struct IndexWarmOptions<'a> {
+    /// The directory; relative paths resolve against `cwd`. Default: `cwd`.
+    pub path: Option<String>,
+    /// Base for a relative `path`. Default: `process.cwd()`.
+    pub cwd: Option<String>,
+    /// Trees with fewer files are not indexed. Default 1000.
+    pub min_files: Option<u32>,
+    /// Trees with more files are not indexed (the walk stops there). Default 500000.
+    pub max_files: Option<u32>,
+    /// Largest the index of one directory may grow, in MB. Default 2048.
+    pub max_disk_mb: Option<u32>,
+    /// `indexWarm` only: stops waiting (the build goes on).
+    #[napi(ts_type = "AbortSignal")]
+    pub signal: Option<Object<'a>>,
+}
+
+/// Where a directory's index stands.
+#[napi(object)]
+pub struct IndexStatus {
+    /// `none`: no index of this directory in this process.
+    #[napi(ts_type = "'none' | 'building' | 'ready' | 'stale' | 'off'")]
+    pub state: String,
+    /// Why it is `off` or `stale`.
+    pub reason: Option<String>,
+    /// Files in the table (ready only).
+    pub files: i64,
+    /// Bytes the postings take.
+    pub bytes: f64,
+    /// The postings are a file mapped into memory, outside the JS heap and
+    /// the process's anonymous memory (the file is unlinked once mapped);
+    /// false: it could not be written and they are held in memory.
+    pub mapped: bool,
+    /// When the current picture was built, ms since the epoch.
+    pub built_at_ms: Option<f64>,
+}
+
+fn status_out(s: Option<CoreStatus>) -> IndexStatus {
+    let Some(s) = s else {
+        return IndexStatus {
+            state: "none".into(),
+            reason: None,
+            files: 0,
+            bytes: 0.0,
+            mapped: false,
+            built_at_ms: None,
+        };
+    };
+    let (state, reason) = match s.state {
+        State::Building => ("building", None),
+        State::Ready => ("ready", None),
+        State::Stale(r) => ("stale", Some(r)),
+        State::Off(r) => ("off", Some(r)),
+    };
+    IndexStatus {
+        state: state.into(),
+        reason,
+        files: s.files as i64,
+        bytes: s.bytes as f64,
+        mapped: s.mapped,
+        built_at_ms: s.built_at.and_then(|t| {
+            let d = t.duration_since(std::time::UNIX_EPOCH).ok()?;
+            Some(d.as_secs_f64() * 1000.0)
+        }),
+    }
+}
+
+fn root_of(
+    cwd: &Option<String>,
+    path: &Option<String>,
+) -> std::result::Result<PathBuf, CodedError> {
+    let cwd = cwd_of(cwd)?;
+    match resolve_target(&cwd, path.as_deref())? {
+        Target::Dir(d) => Ok(d),
+        Target::File(f) => Err(CodedError::new(
+            ErrorCode::NotAFile,
+            format!("Not a directory: {}", f.display()),
+        )),
+    }
+}
+
+fn config_of(o: &IndexWarmOptions) -> IndexConfig {
+    let d = IndexConfig::default();
+    IndexConfig {
+        min_files: o.min_files.map_or(d.min_files, |n| n as usize),
+        max_files: o.max_files.map_or(d.max_files, |n| n as usize),
+        max_bytes: o.max_disk_mb.map_or(d.max_bytes, |mb| u64::from(mb) << 20),
+        ..d
+    }
+}
+
+/// The status of the index of `path` in this process.
+#[napi(catch_unwind)]
+pub fn index_status(env: Env, options: IndexPathOptions) -> Result<IndexStatus> {
+    let root = root_of(&options.cwd, &options.path).map_err(|e| to_js(&env, e))?;
+    Ok(status_out(crate::index::status_of(&root)))
+}
+
+/// Starts building the index of `path` in the background (if there is none
+/// yet) and returns at once; searches use it when it is ready. The build
+/// runs on a thread of its own and never keeps the process alive.
+#[napi(catch_unwind)]
+pub fn index_start(env: Env, options: IndexWarmOptions) -> Result<IndexStatus> {
+    let root = root_of(&options.cwd, &options.path).map_err(|e| to_js(&env, e))?;
+    Ok(status_out(Some(crate::index::start(
+        &root,
+        config_of(&options),
+    ))))
+}
+
+/// Starts the index of `path` if needed and resolves when it is ready;
+/// rejects with the reason it will not be (too few or too many files, over
+/// the size cap, the watcher cannot start) or `CANCELLED` when `signal`
+/// aborts.
+#[napi(catch_unwind, ts_return_type = "Promise<IndexStatus>")]
+pub fn index_warm<'env>(
+    env: &'env Env,
+    options: IndexWarmOptions,
+) -> Result<PromiseRaw<'env, IndexStatus>> {
+    let root = root_of(&options.cwd, &options.path).map_err(|e| to_js(env, e))?;
+    check_not_aborted(env, options.signal.as_ref())?;
+    let cancel = CancelToken::new(None);
+    let subscription = subscribe(env, options.signal.as_ref(), &cancel)?;
+    let config = config_of(&options);
+    env.spawn_future_with_callback(
+        async move {
+            let joined = napi::tokio::task::spawn_blocking(move || {
+                let run = || crate::index::warm(&root, config, &cancel);
+                let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(run));
+                let stopped = cancel.is_stopped();
+                drop(subscription);
+                (r, stopped)
+            })
+            .await;
+            Ok(match joined {
+                Ok((Ok(Ok(s)), _)) => Ok(status_out(Some(s))),
+                Ok((Ok(Err(_)), true)) => Err(CodedError::new(
+                    ErrorCode::Cancelled,
+                    "AbortError: The operation was aborted",
+                )),
+                Ok((Ok(Err(why)), false)) => Err(CodedError::new(ErrorCode::Io, why)),
+                _ => Err(CodedError::new(
+                    ErrorCode::Internal,
+                    "internal error: the index panicked",
+                )),
+            })
+        },
+        |env, result| result.map_err(|e| to_js(env, e)),
+    )
+}
+
+/// Forgets the index of `path` in this process (its build stops, its
+/// watcher closes). Returns whether there was one. A directory that no
+/// longer exists can still be dropped by the path it was indexed under.
+#[napi(catch_unwind)]
+pub fn index_drop(env: Env, options: IndexPathOptions) -> Result<bool> {
+    let root = match root_of(&options.cwd, &options.path) {
+        Ok(root) => root,
+        Err(e) if e.code == ErrorCode::PathNotFound => {
+            let cwd = cwd_of(&options.cwd).map_err(|e| to_js(&env, e))?;
+            match options.path.as_deref() {
+                Some(p) if !p.is_empty() => cwd.join(p),
+                _ => cwd,
+            }
+        }
+        Err(e) => return Err(to_js(&env, e)),
+    };
+    Ok(crate::index::drop_root(&root))
+}
