@@ -35,6 +35,8 @@ export function baseEnv(): NodeJS.ProcessEnv {
 	const env: NodeJS.ProcessEnv = {};
 	const drop = /^(npm_|INIT_CWD$|NAPI_RS_|PI_UTILS_|PI_CODING_AGENT_DIR$|CARGO$|GIT_)/i;
 	for (const [k, v] of Object.entries(process.env)) if (!drop.test(k)) env[k] = v;
+	// The run's own index cache (helpers/isolate-cache.ts) is kept: a Pi started here must not write to ~/.cache.
+	if (process.env.PI_UTILS_INDEX_DIR) env.PI_UTILS_INDEX_DIR = process.env.PI_UTILS_INDEX_DIR;
 	return env;
 }
 
