@@ -12,7 +12,7 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { interleaved, median } from "../lib/interleave.mjs";
+import { interleaved } from "../lib/interleave.mjs";
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const root = path.resolve(here, "../..");
@@ -29,6 +29,7 @@ const set = JSON.parse(fs.readFileSync(path.join(here, "queries.json"), "utf8"))
 /** 1-based rank of `want` in `paths`, or 0. */
 const rankOf = (paths, want) => paths.indexOf(want) + 1;
 
+/** agentgrep's `--json` output: one pretty-printed object. */
 function agentgrepJson(cwd, argv) {
   const r = spawnSync(agentgrep, [argv[0], "--json", ...argv.slice(1)], {
     cwd,
@@ -36,34 +37,23 @@ function agentgrepJson(cwd, argv) {
     timeout: 120_000,
     maxBuffer: 64 << 20,
   });
-  const lines = (r.stdout ?? "").split("\n").filter((l) => l.startsWith("{"));
-  const objs = lines.flatMap((l) => {
-    try {
-      return [JSON.parse(l)];
-    } catch {
-      return [];
-    }
-  });
-  if (objs.length === 0 && r.stdout?.trim().startsWith("{")) {
-    try {
-      return [JSON.parse(r.stdout)];
-    } catch {}
+  try {
+    return JSON.parse(r.stdout ?? "");
+  } catch {
+    return {};
   }
-  return objs;
 }
 
 /** agentgrep's find: the ranked paths. */
 function agentgrepFind(cwd, query) {
-  const objs = agentgrepJson(cwd, ["find", ...query.split(/\s+/)]);
-  const files = objs.flatMap((o) => (Array.isArray(o.files) ? o.files : o.type === "file" || o.path ? [o] : []));
+  const files = agentgrepJson(cwd, ["find", ...query.split(/\s+/)]).files ?? [];
   return files.map((f) => f.path).filter(Boolean);
 }
 
 /** agentgrep's trace: its best-answer file, then its ranked files. */
 function agentgrepTrace(cwd, query) {
-  const objs = agentgrepJson(cwd, ["trace", ...query.split(/\s+/)]);
-  const o = objs.find((x) => Array.isArray(x.files)) ?? {};
-  const files = (o.files ?? objs.filter((x) => x.path)).map((f) => f.path).filter(Boolean);
+  const o = agentgrepJson(cwd, ["trace", ...query.split(/\s+/)]);
+  const files = (o.files ?? []).map((f) => f.path).filter(Boolean);
   const best = o.summary?.best_file ?? files[0] ?? null;
   return { best, files };
 }
@@ -161,5 +151,4 @@ if (!args.includes("--no-speed") && trees.linux) {
   );
   for (const [label, ms] of Object.entries(medians)) console.log(`${label}: ${ms.toFixed(1)} ms`);
   for (const { a, b, ratio } of ratios) console.log(`${a} / ${b}: ${ratio.toFixed(2)}`);
-  void median;
 }

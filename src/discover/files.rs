@@ -7,8 +7,34 @@ use crate::search::CancelToken;
 use crate::search::{
     resolve_target, ErrorLog, IgnoredRoot, Target, WalkEntry, WalkOptions, Walker,
 };
+use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
+
+/// Files larger than this are neither searched by trace nor outlined by
+/// locate: memory and time per file stay bounded.
+pub const MAX_READ_BYTES: u64 = 4 * 1024 * 1024;
+
+/// Reads a regular file of at most `MAX_READ_BYTES` into `buf` (which a
+/// walker thread reuses across its files: a fresh buffer per file cost more
+/// in page faults than trace's search). Opened non-blocking and checked on
+/// the open descriptor, so a FIFO swapped in since the walk never blocks us.
+pub fn read_small(path: &Path, buf: &mut Vec<u8>) -> Option<std::fs::Metadata> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(path)
+        .ok()?;
+    let meta = file.metadata().ok()?;
+    if !meta.is_file() || meta.len() > MAX_READ_BYTES {
+        return None;
+    }
+    buf.clear();
+    buf.reserve(meta.len() as usize);
+    file.take(MAX_READ_BYTES).read_to_end(buf).ok()?;
+    Some(meta)
+}
 
 /// A validated search directory with its walker.
 pub struct Scope {

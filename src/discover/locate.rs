@@ -13,7 +13,6 @@ use crate::search::{ErrorLog, WalkOptions};
 use crate::structure::{self, Language, Outline, Symbol, SymbolKind};
 use std::cmp::{Ordering, Reverse};
 use std::collections::BinaryHeap;
-use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime};
@@ -21,7 +20,6 @@ use std::time::{Duration, Instant, SystemTime};
 /// Structure items shown per file, as agentgrep shows them.
 pub const STRUCTURE_ITEMS: usize = 8;
 /// Files larger than this are ranked by path only (not read or outlined).
-const MAX_READ_BYTES: u64 = 4 * 1024 * 1024;
 /// Candidates beyond `limit` that are read for the definition signal.
 const EXTRA_READ: usize = 10;
 
@@ -548,14 +546,8 @@ fn definition_signal(q: &Query, outline: &Outline) -> Option<(f64, String, bool)
 
 fn read_outline(path: &Path, cancel: &CancelToken) -> Option<Arc<Outline>> {
     let lang = Language::from_path(path)?;
-    let meta = std::fs::metadata(path).ok()?;
-    if !meta.is_file() || meta.len() > MAX_READ_BYTES {
-        return None;
-    }
-    let mut source = Vec::with_capacity(meta.len() as usize);
-    std::fs::File::open(path)
-        .and_then(|f| f.take(MAX_READ_BYTES).read_to_end(&mut source))
-        .ok()?;
+    let mut source = Vec::new();
+    let meta = super::files::read_small(path, &mut source)?;
     let lang = Language::detect(path, &source).unwrap_or(lang);
     crate::search::outline_of(lang, &meta, &source, &|| cancel.is_stopped())
 }

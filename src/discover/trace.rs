@@ -5,7 +5,7 @@
 //! kind (definition, callsite, render-site, handler, assignment, ...).
 
 use super::dsl::{KindFilter, Relation, RelationTerm, TraceQuery};
-use super::files::Scope;
+use super::files::{read_small, Scope};
 use super::relate::{shape, Occurrence, Shape, Subject};
 use super::role::Role;
 use super::tokens;
@@ -17,13 +17,11 @@ use crate::structure::calls::{name_uses, UseKind};
 use crate::structure::{self, Language, Outline, Symbol, SymbolKind};
 use std::cmp::{Ordering, Reverse};
 use std::collections::BinaryHeap;
-use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering as AtomicOrdering};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-const MAX_READ_BYTES: u64 = 4 * 1024 * 1024;
 /// Occurrences kept per file (enough to rank it and build its regions).
 const MAX_OCCURRENCES: usize = 200;
 /// A region up to this many lines is shown whole.
@@ -218,35 +216,11 @@ impl TracePlan {
     }
 }
 
-fn read_small(path: &Path) -> Option<(std::fs::Metadata, Vec<u8>)> {
-    let mut buf = Vec::new();
-    let meta = read_into(path, &mut buf)?;
-    Some((meta, buf))
-}
-
-/// Reads a regular file of at most `MAX_READ_BYTES` into `buf` (reused
-/// across the files of one walker thread: a fresh buffer per file cost more
-/// in page faults than the search). Opened non-blocking and checked on the
-/// open descriptor, so a FIFO swapped in since the walk never blocks us.
-/// Binary files (a NUL early on, as ripgrep decides) hold no regions.
-fn read_into(path: &Path, buf: &mut Vec<u8>) -> Option<std::fs::Metadata> {
-    use std::os::unix::fs::OpenOptionsExt;
-    let file = std::fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_NONBLOCK)
-        .open(path)
-        .ok()?;
-    let meta = file.metadata().ok()?;
-    if !meta.is_file() || meta.len() > MAX_READ_BYTES {
-        return None;
-    }
-    buf.clear();
-    buf.reserve(meta.len() as usize);
-    file.take(MAX_READ_BYTES).read_to_end(buf).ok()?;
-    if memchr::memchr(0, &buf[..buf.len().min(8192)]).is_some() {
-        return None;
-    }
-    Some(meta)
+/// A text file's metadata and bytes; binary files (a NUL early on, as
+/// ripgrep decides) hold no regions.
+fn read_text(path: &Path, buf: &mut Vec<u8>) -> Option<std::fs::Metadata> {
+    let meta = read_small(path, buf)?;
+    (memchr::memchr(0, &buf[..buf.len().min(8192)]).is_none()).then_some(meta)
 }
 
 fn lines_of(buf: &[u8]) -> Vec<&[u8]> {
@@ -299,6 +273,9 @@ fn run_plan(plan: &TracePlan, cancel: &CancelToken) -> TraceResult {
     // file of the tree was measurable on two cores).
     let (scanned, matched) = (AtomicU64::new(0), AtomicU64::new(0));
     let errors = Mutex::new(ErrorLog::default());
+    // Without a kind or path filter no file's relative path is needed
+    // before it is known to mention the subject.
+    let filtered = plan.query.kind.is_some() || plan.query.path.is_some();
     plan.scope.for_each_file(
         cancel,
         &errors,
@@ -307,12 +284,11 @@ fn run_plan(plan: &TracePlan, cancel: &CancelToken) -> TraceResult {
             let (heap, scanned, matched) = (&heap, &scanned, &matched);
             let mut buf = Vec::new();
             move |path: &Path| {
-                let filtered = plan.query.kind.is_some() || plan.query.path.is_some();
                 if filtered && !plan.in_scope(&display_bytes(&relative_bytes(root, path)).text) {
                     return true;
                 }
                 scanned.fetch_add(1, AtomicOrdering::Relaxed);
-                if read_into(path, &mut buf).is_none() {
+                if read_text(path, &mut buf).is_none() {
                     return true;
                 }
                 let occ = plan.subject.find(&buf, MAX_OCCURRENCES);
@@ -437,7 +413,8 @@ fn traced(
     c: &Candidate,
     cancel: &CancelToken,
 ) -> Option<TracedFile> {
-    let (meta, buf) = read_small(&c.path)?;
+    let mut buf = Vec::new();
+    let meta = read_text(&c.path, &mut buf)?;
     let occ = plan.subject.find(&buf, MAX_OCCURRENCES);
     if occ.is_empty() {
         return None; // changed since the walk
@@ -488,11 +465,11 @@ fn traced(
         occ.len(),
         plan.query.subject
     ));
-    if tokens::contains_run(&tokens::split(&path.text), &plan.subject.tokens) {
+    let path_tokens = tokens::split(&path.text);
+    if tokens::contains_run(&path_tokens, &plan.subject.tokens) {
         score += 20.0;
         why.push("the path names the subject".to_string());
     }
-    let path_tokens = tokens::split(&path.text);
     for s in &plan.support {
         if tokens::contains_run(&path_tokens, s) {
             score += 10.0;
@@ -694,15 +671,10 @@ fn region_for(
         score: 5.0 + 2.0 * list.len().min(5) as f64,
         why: Vec::new(),
     };
-    let relation_kind = match relation {
-        Some(Relation::Rendered) => RegionKind::RenderSite,
-        Some(Relation::Handled) => RegionKind::Handler,
-        Some(Relation::TriggeredFrom) => RegionKind::TriggerSite,
-        Some(Relation::ComesFrom) => RegionKind::Source,
-        Some(Relation::Implementation) => RegionKind::Implementation,
-        Some(Relation::Populated) => RegionKind::Assignment,
-        _ => RegionKind::Related,
-    };
+    // Used only for relations other than defined and called_from (below).
+    let relation_kind = relation
+        .and_then(wanted_kind)
+        .unwrap_or(RegionKind::Related);
     // The order of these bumps decides the kind when several apply: the one
     // the relation asks for comes first.
     let primary: f64 = 100.0;

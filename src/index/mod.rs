@@ -9,8 +9,9 @@
 //! cannot narrow (no literal of three bytes, candidates over a share of the
 //! tree, a picture it cannot vouch for) the search runs as a scan.
 //!
-//! The postings live in memory in this version (compressed, about a byte
-//! per entry); the on-disk store is not written yet.
+//! The postings are written to a file under the store folder, mapped, and
+//! unlinked at once: they stay off Node's heap, but nothing is kept for the
+//! next process (each process builds its own picture).
 
 mod build;
 mod live;
