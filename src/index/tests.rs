@@ -56,14 +56,7 @@ fn render(hits: &[Hit], s: &crate::search::GrepSummary) -> String {
         s.errors.first,
         s.ignored,
     ));
-    // With a limit reached, the scan names as unsearched the ignored roots
-    // its walk had passed when the limit stopped it, and how far the walk
-    // ran ahead of the searchers is a matter of timing (two scans can
-    // differ); a list of candidates skips roots with none. That notice is
-    // compared only when no limit cut the search.
-    if !s.limit_reached {
-        out.push_str(&format!("unsearched={:?}\n", s.ignored_unsearched));
-    }
+    out.push_str(&format!("unsearched={:?}\n", s.ignored_unsearched));
     out
 }
 

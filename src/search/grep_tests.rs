@@ -145,6 +145,31 @@ fn a_full_limit_from_the_project_leaves_ignored_trees_unsearched() {
 }
 
 #[test]
+fn a_limit_names_the_same_unsearched_ignored_trees_every_time() {
+    let t = tempfile::tempdir().unwrap();
+    let r = t.path();
+    fs::write(r.join(".gitignore"), "aa/\nzz/\ninner/\nx/\n").unwrap();
+    for dir in ["aa", "zz", "m/inner", "q/x"] {
+        fs::create_dir_all(r.join(dir)).unwrap();
+        fs::write(r.join(dir).join("f.txt"), "needle\n").unwrap();
+    }
+    for i in 0..50 {
+        fs::write(r.join(format!("m/{i:02}.txt")), "needle\n").unwrap();
+        fs::create_dir_all(r.join(format!("q/d{i:02}"))).unwrap();
+        fs::write(r.join(format!("q/d{i:02}/f.txt")), "needle\n").unwrap();
+    }
+    // The cut falls in m/00.txt: aa/ lies before it, m/inner/ and zz/ in
+    // directories above it; q/x/ only a walker running ahead could meet.
+    for _ in 0..20 {
+        let mut o = opts("needle");
+        o.max_count = Some(1);
+        let (hits, s) = search(r, o);
+        assert_eq!(lines(&hits), vec!["m/00.txt:1:needle"]);
+        assert_eq!(s.ignored_unsearched, vec!["aa/", "m/inner/", "zz/"]);
+    }
+}
+
+#[test]
 fn count_only_mode_for_ignored_keeps_them_out_of_the_listing() {
     let t = tempfile::tempdir().unwrap();
     let r = t.path();

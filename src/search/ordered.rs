@@ -34,6 +34,8 @@ struct FileTask {
 /// What came of a [`FileTask`].
 struct Searched {
     seq: u64,
+    /// Kept to name where a limit cut the walk (see [`Collector::finish`]).
+    path: PathBuf,
     ignored_root: Option<usize>,
     outcome: FileOutcome,
 }
@@ -157,6 +159,7 @@ fn search_files(
         };
         let searched = Searched {
             seq: task.seq,
+            path: task.path,
             ignored_root: task.ignored_root,
             outcome,
         };
@@ -181,6 +184,8 @@ struct Collector<'a, E> {
     per_root: BTreeMap<usize, IgnoredCount>,
     /// The last ignored root a file was collected from.
     last_root_reached: Option<usize>,
+    /// The file whose hits reached the limit.
+    cut_at: Option<PathBuf>,
     consumer_gone: bool,
     /// Matches (content) or files (other modes) emitted.
     listed: u64,
@@ -205,6 +210,7 @@ impl<'a, E: FnMut(Vec<Hit>) -> bool> Collector<'a, E> {
             summary: GrepSummary::default(),
             per_root: BTreeMap::new(),
             last_root_reached: None,
+            cut_at: None,
             consumer_gone: false,
             listed: 0,
         }
@@ -246,6 +252,9 @@ impl<'a, E: FnMut(Vec<Hit>) -> bool> Collector<'a, E> {
                 self.summary.files_searched += 1;
                 if !hits.is_empty() {
                     self.collect_hits(root, hits, full_count, outline.as_deref());
+                    if self.summary.limit_reached && self.cut_at.is_none() {
+                        self.cut_at = Some(searched.path);
+                    }
                 }
             }
         }
@@ -333,6 +342,25 @@ impl<'a, E: FnMut(Vec<Hit>) -> bool> Collector<'a, E> {
         true
     }
 
+    /// Whether the walk can only have met `root` while running ahead of the
+    /// searchers, past the file whose hits reached the limit. How far ahead
+    /// it ran is a matter of timing, so such roots are left out of the
+    /// unsearched list: the same search then always names the same roots,
+    /// and a search answered from the index's file list names the ones the
+    /// scan does. Always named: roots before the cut in path order, those in
+    /// a directory above the cut (the walk sets a directory's ignored
+    /// entries aside when it lists it), and all of them once the project
+    /// walk had finished (the cut fell in an ignored root).
+    fn met_after_cut(&self, root: &IgnoredRoot) -> bool {
+        match (&self.cut_at, self.last_root_reached, self.opts.sort) {
+            (Some(cut), None, SortOrder::Path) => {
+                root.path.as_path() > cut.as_path()
+                    && !root.path.parent().is_some_and(|dir| cut.starts_with(dir))
+            }
+            _ => false,
+        }
+    }
+
     /// The summary, once every file has been collected: per ignored root,
     /// its counts and whether the search stopped before finishing it.
     fn finish(mut self, roots: &[IgnoredRoot], display_root: &Path) -> GrepSummary {
@@ -352,7 +380,7 @@ impl<'a, E: FnMut(Vec<Hit>) -> bool> Collector<'a, E> {
                 Some(r) => i < r || (i == r && !stopped_early),
                 None => false,
             };
-            if stopped_early && !finished {
+            if stopped_early && !finished && !self.met_after_cut(root) {
                 self.summary.ignored_unsearched.push(label);
             }
         }

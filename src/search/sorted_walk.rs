@@ -84,8 +84,14 @@ pub(super) fn list(
 
 /// Walks `start` (a directory) in path order, calling `on_file` for each
 /// regular file until it returns false. With a classifier, entries its rules
-/// exclude are appended to `ignored` in path order instead of being
-/// entered. Returns false when stopped early.
+/// exclude are appended to `ignored` instead of being entered, and `ignored`
+/// is left sorted by path. Returns false when stopped early.
+///
+/// A directory's ignored entries are set aside when it is listed, not when
+/// the walk reaches them: a search that stops at a limit can then always
+/// name the ignored entries of every directory above the file it stopped at
+/// (the project's `node_modules/` after a cut in `lib/`), whatever the
+/// walker had read ahead.
 pub(super) fn walk(
     walker: &Walker,
     start: &Path,
@@ -99,44 +105,51 @@ pub(super) fn walk(
         entries: std::vec::IntoIter<Entry>,
         chain: Option<Arc<RuleChain>>,
     }
-    let Some(first) = list(walker, start, true, errors) else {
-        return true;
-    };
-    let mut stack = vec![Level {
-        entries: first.entries.into_iter(),
-        chain: classifier.map(|c| c.root_chain()),
-    }];
-    while let Some(level) = stack.last_mut() {
-        let Some(entry) = level.entries.next() else {
-            stack.pop();
-            continue;
-        };
-        if cancel.is_stopped() {
-            return false;
+    let before = ignored.len();
+    let mut set_aside = |mut entries: Vec<Entry>, chain: Option<&RuleChain>| -> Vec<Entry> {
+        if let Some(chain) = chain {
+            let out = entries.extract_if(.., |e| chain.is_ignored(&e.path, e.is_dir));
+            ignored.extend(out.map(|e| IgnoredRoot {
+                path: e.path,
+                is_dir: e.is_dir,
+            }));
         }
-        if let Some(chain) = &level.chain {
-            if chain.is_ignored(&entry.path, entry.is_dir) {
-                ignored.push(IgnoredRoot {
-                    path: entry.path,
-                    is_dir: entry.is_dir,
-                });
+        entries
+    };
+    let finished = 'walk: {
+        let Some(first) = list(walker, start, true, errors) else {
+            break 'walk true;
+        };
+        let chain = classifier.map(|c| c.root_chain());
+        let mut stack = vec![Level {
+            entries: set_aside(first.entries, chain.as_deref()).into_iter(),
+            chain,
+        }];
+        while let Some(level) = stack.last_mut() {
+            let Some(entry) = level.entries.next() else {
+                stack.pop();
+                continue;
+            };
+            if cancel.is_stopped() {
+                break 'walk false;
+            }
+            if !entry.is_dir {
+                if !on_file(&entry.path) {
+                    break 'walk false;
+                }
                 continue;
             }
-        }
-        if !entry.is_dir {
-            if !on_file(&entry.path) {
-                return false;
+            let parent_chain = level.chain.clone();
+            if let Some(listing) = list(walker, &entry.path, true, errors) {
+                let chain = parent_chain.map(|p| p.enter(&entry.path, &listing.present));
+                stack.push(Level {
+                    entries: set_aside(listing.entries, chain.as_deref()).into_iter(),
+                    chain,
+                });
             }
-            continue;
         }
-        let parent_chain = level.chain.clone();
-        if let Some(listing) = list(walker, &entry.path, true, errors) {
-            let chain = parent_chain.map(|p| p.enter(&entry.path, &listing.present));
-            stack.push(Level {
-                entries: listing.entries.into_iter(),
-                chain,
-            });
-        }
-    }
-    true
+        true
+    };
+    ignored[before..].sort_unstable_by(|a, b| a.path.cmp(&b.path));
+    finished
 }
