@@ -710,11 +710,15 @@ export interface ShellJob {
   note?: string
   meta?: string
   /**
-   * How the job's processes are found: `process-tree` (its group, session
-   * and descendants, and every process carrying its `PI_UTILS_JOB` marker,
-   * each checked by pid + start time + boot id).
+   * How the job's processes are found: `cgroup` (a cgroup v2 of its own,
+   * which no process it starts can leave; the scan below is used too) or
+   * `process-tree` (its group, session and descendants, and every process
+   * carrying its `PI_UTILS_JOB` marker, each checked by pid + start time +
+   * boot id).
    */
   tracking: string
+  /** The job's cgroup directory, while it exists. */
+  cgroup?: string
   /**
    * Set once the job's main process ended. The job stays `running` while
    * anything it started lives (`alive`); these keep how the main process
@@ -837,6 +841,12 @@ export interface ShellSpawnOptions {
    * newest output; see `logDropped`.
    */
   maxLogBytes?: number
+  /**
+   * `"process-tree"` tracks by the `/proc` scan even where the job could
+   * have a cgroup of its own. Default `"auto"`: a cgroup when the host
+   * lets us make one.
+   */
+  tracking?: 'auto' | 'process-tree'
 }
 
 export interface ShellTailOptions {

@@ -188,9 +188,13 @@ test("a foreground command that leaves a process running returns at once; the jo
 	assert.ok(job, "the job is handed to the background");
 	assert.equal(job.state, "running");
 	assert.equal(job.leaderExitCode, 4);
-	assert.equal(job.tracking, "process-tree");
+	assert.equal(job.tracking, job.cgroup ? "cgroup" : "process-tree");
 	const left = job.alive.find((p) => p.command.includes("sh -c while"));
 	assert.ok(left && alive(left.pid), JSON.stringify(job.alive));
+	if (job.cgroup) {
+		const inCgroup = fs.readFileSync(path.join(job.cgroup, "cgroup.procs"), "utf8").split("\n");
+		assert.ok(inCgroup.includes(String(left.pid)), "what it left is in the job's cgroup");
+	}
 	assert.deepEqual(jobs.running().map((j) => j.id), [job.id], "visible like any background job");
 	assert.equal(rec.deliveries.length, 0);
 	fs.writeFileSync(gate, "");

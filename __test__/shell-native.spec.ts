@@ -101,6 +101,41 @@ test("a daemon its job's main process left keeps the job running, is listed, and
   assert.equal(alive(daemon), false);
 });
 
+test("a process that clears its environment and leaves its session and parent is still the job's, by its cgroup", async (t) => {
+  const { root, reg, log } = setup(t);
+  const pidFile = path.join(root, "escapee.pid");
+  const command = `( env -i setsid sh -c 'echo $$ > ${pidFile}; exec sleep 300' >/dev/null 2>&1 & )\nexit 0`;
+  const job = reg.spawn({ command, cwd: root, logPath: log("e") });
+  if (job.tracking !== "cgroup") {
+    t.skip("this host gives us no writable cgroup v2: the job is tracked by the process tree");
+    return;
+  }
+  assert.ok(job.cgroup && fs.existsSync(job.cgroup), "the job's cgroup exists while it runs");
+  await reg.wait(job.id, { until: "leader", timeoutMs: 10_000 });
+  await until("the pid file", () => fs.existsSync(pidFile) && fs.readFileSync(pidFile, "utf8").endsWith("\n"));
+  const escapee = Number(fs.readFileSync(pidFile, "utf8"));
+  const stat = procStat(escapee)!;
+  assert.notEqual(stat.sid, job.pid, "it left the job's session");
+  assert.equal(fs.readFileSync(`/proc/${escapee}/environ`, "utf8").includes("PI_UTILS_JOB="), false, "and carries no marker");
+  const now = reg.get(job.id)!;
+  assert.equal(now.state, "running", "the job runs while it does");
+  assert.deepEqual(now.alive.map((p) => p.pid), [escapee]);
+  const report = await reg.kill(job.id, { graceMs: 2000 });
+  assert.equal(report.outcome, "killed");
+  assert.deepEqual(report.survivors, []);
+  assert.equal(alive(escapee), false);
+  await until("the cgroup to go with the job", () => !fs.existsSync(job.cgroup!));
+});
+
+test("tracking: process-tree is honoured, and an unknown tracking is a clear error", async (t) => {
+  const { root, reg, log } = setup(t);
+  const job = reg.spawn({ command: "true", cwd: root, logPath: log("p"), tracking: "process-tree" });
+  assert.equal(job.tracking, "process-tree");
+  assert.equal(job.cgroup, undefined);
+  assert.throws(() => reg.spawn({ command: "true", cwd: root, logPath: log("q"), tracking: "cgroups" as "auto" }), /^Error: Unknown tracking: cgroups \(use "auto" or "process-tree"\)$/);
+  await reg.wait(job.id, { timeoutMs: 10_000 });
+});
+
 test("a job that ignores SIGTERM is gone after the grace", async (t) => {
   const { root, reg, log } = setup(t);
   const job = reg.spawn({ command: "trap '' TERM; echo ready; sleep 300", cwd: root, logPath: log("t") });

@@ -89,6 +89,11 @@ pub struct ShellSpawnOptions {
     /// its first MiB, one marker line saying how many bytes were dropped, and its
     /// newest output; see `logDropped`.
     pub max_log_bytes: Option<f64>,
+    /// `"process-tree"` tracks by the `/proc` scan even where the job could
+    /// have a cgroup of its own. Default `"auto"`: a cgroup when the host
+    /// lets us make one.
+    #[napi(ts_type = "'auto' | 'process-tree'")]
+    pub tracking: Option<String>,
 }
 
 /// A job as last seen. Every call re-checks running jobs first.
@@ -137,10 +142,14 @@ pub struct ShellJob {
     /// Why the state is what it is, when that is not obvious (lost, unknown status).
     pub note: Option<String>,
     pub meta: Option<String>,
-    /// How the job's processes are found: `process-tree` (its group, session
-    /// and descendants, and every process carrying its `PI_UTILS_JOB` marker,
-    /// each checked by pid + start time + boot id).
+    /// How the job's processes are found: `cgroup` (a cgroup v2 of its own,
+    /// which no process it starts can leave; the scan below is used too) or
+    /// `process-tree` (its group, session and descendants, and every process
+    /// carrying its `PI_UTILS_JOB` marker, each checked by pid + start time +
+    /// boot id).
     pub tracking: String,
+    /// The job's cgroup directory, while it exists.
+    pub cgroup: Option<String>,
     /// Set once the job's main process ended. The job stays `running` while
     /// anything it started lives (`alive`); these keep how the main process
     /// ended, and become the job's own `exitCode`/`signal` once all is gone.
@@ -199,6 +208,7 @@ fn job_out(v: JobView) -> ShellJob {
         note: r.note,
         meta: r.meta,
         tracking: r.tracking,
+        cgroup: r.cgroup,
         leader_ended_at_ms: r.leader_ended_at_ms.map(|t| t as f64),
         leader_exit_code: r.leader_exit_code,
         leader_signal: r.leader_signal.map(signal_name),
@@ -373,6 +383,15 @@ impl ShellRegistry {
                 .max_log_bytes
                 .filter(|b| b.is_finite() && *b > 0.0)
                 .map(|b| b as u64),
+            process_tree_only: match options.tracking.as_deref() {
+                None | Some("auto") => false,
+                Some("process-tree") => true,
+                Some(other) => {
+                    return Err(Error::from_reason(format!(
+                        "Unknown tracking: {other} (use \"auto\" or \"process-tree\")"
+                    )))
+                }
+            },
         };
         self.inner.spawn(req).map(job_out).map_err(js_err)
     }

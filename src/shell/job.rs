@@ -81,10 +81,15 @@ pub struct JobRecord {
     /// Opaque to us: whatever the caller wants to find again after a restart.
     #[serde(default)]
     pub meta: Option<String>,
-    /// How the job's processes are found: [`TRACKING_PROCESS_TREE`] (group,
-    /// session, parentage and the environment marker, each identity-checked).
+    /// How the job's processes are found: [`TRACKING_CGROUP`] (its own
+    /// cgroup v2, which no process can leave) or [`TRACKING_PROCESS_TREE`]
+    /// (group, session, parentage and the environment marker, each
+    /// identity-checked). Both are consulted when there is a cgroup.
     #[serde(default = "default_tracking")]
     pub tracking: String,
+    /// The job's cgroup directory while it exists (removed once empty).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cgroup: Option<String>,
     /// When the job's main process (the wrapper and the user's shell) ended.
     /// A job stays `running` after that while any process it started lives;
     /// `leader_exit_code` / `leader_signal` keep how the main process ended,
@@ -121,10 +126,13 @@ fn default_max_log() -> u64 {
     super::log::DEFAULT_MAX_LOG_BYTES
 }
 
-/// The one tracking mechanism this build uses. A cgroup v2 child would be
-/// inescapable, but needs a delegated, writable hierarchy, which Pi's
-/// process does not normally have; the scan works everywhere `/proc` does.
+/// The scan of `/proc`: works everywhere `/proc` does, but a process that
+/// clears its environment and leaves the group after the main process
+/// ended is not found.
 pub const TRACKING_PROCESS_TREE: &str = "process-tree";
+/// A cgroup v2 child of ours, where the host lets us make one (see
+/// [`super::cgroup`]).
+pub const TRACKING_CGROUP: &str = "cgroup";
 
 fn default_tracking() -> String {
     TRACKING_PROCESS_TREE.to_string()
@@ -370,6 +378,7 @@ mod tests {
             timeout_ms: None,
             meta: None,
             tracking: default_tracking(),
+            cgroup: None,
             leader_ended_at_ms: None,
             leader_exit_code: None,
             leader_signal: None,

@@ -22,6 +22,7 @@
 //! process group. A single process is signalled through a pidfd opened and
 //! then re-checked where available, so a pid reused in between is spared.
 
+use super::cgroup::JobCgroup;
 use super::identity::{self, ProcInfo, Verdict};
 use super::job::{JobRecord, JobState, JobView};
 use super::pidfd::PidFd;
@@ -67,6 +68,10 @@ pub(super) fn target_of(rec: &JobRecord) -> Target {
         pgid: rec.pgid,
         start: rec.start_ticks.unwrap_or(0),
         marker: format!("{}={}", spawn::MARKER_NAME, rec.marker).into_bytes(),
+        cgroup: rec
+            .cgroup
+            .as_deref()
+            .and_then(|d| JobCgroup::open(std::path::Path::new(d))),
     }
 }
 
@@ -161,6 +166,10 @@ pub(super) fn kill(
                 libc::SIGKILL,
                 &mut report.escapees,
             );
+            // Also what was forked since the rescan, in one write.
+            if let Some(cg) = &target.cgroup {
+                cg.kill_all();
+            }
         })?;
         report.sent_kill = true;
     }
@@ -290,11 +299,15 @@ pub struct Target {
     pub start: u64,
     /// `PI_UTILS_JOB=<token>`.
     pub marker: Vec<u8>,
+    /// The job's own cgroup: whatever is in it is the job's, wherever its
+    /// parent, group or environment went.
+    pub cgroup: Option<JobCgroup>,
 }
 
 /// The job's processes other than the leader itself, alive right now.
 pub fn processes_of(target: &Target, leader_alive: bool) -> Vec<ProcInfo> {
     let me = std::process::id() as i32;
+    let in_cgroup: Vec<i32> = target.cgroup.as_ref().map(|c| c.pids()).unwrap_or_default();
     let table: HashMap<i32, ProcInfo> = identity::all_pids()
         .into_iter()
         .filter_map(identity::proc_info)
@@ -309,6 +322,7 @@ pub fn processes_of(target: &Target, leader_alive: bool) -> Vec<ProcInfo> {
                 && (p.pgid == target.pgid
                     || p.sid == target.pid
                     || descends_from(p, target.pid, &table)))
+                || in_cgroup.contains(&p.pid)
                 || identity::environ_contains(p.pid, &target.marker)
         })
         .cloned()
@@ -383,6 +397,7 @@ mod tests {
             pgid: me.pgid,
             start: me.start,
             marker: b"PI_UTILS_JOB=none".to_vec(),
+            cgroup: None,
         };
         assert!(processes_of(&t, true).iter().all(|p| p.pid != me.pid));
     }

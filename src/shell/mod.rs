@@ -7,6 +7,7 @@
 //!
 //! - [`spawn`]: `posix_spawn` of a tiny `/bin/sh` wrapper in a new session,
 //!   output appended to a log file, exit status written next to it.
+//! - [`cgroup`]: a cgroup v2 child per job where the host allows one.
 //! - [`identity`]: who is behind a pid right now (start time, boot id).
 //! - [`job`]: the persisted record and how an ending is interpreted.
 //! - [`kill`]: group TERM, grace, KILL, and the sweep of escaped descendants.
@@ -20,6 +21,7 @@
 //! lacks these functions, which the extension detects.
 #![cfg(unix)]
 
+pub mod cgroup;
 pub mod identity;
 pub mod job;
 pub mod kill;

@@ -14,12 +14,14 @@
 //! through [`Registry::with_job`]: the lock, the refresh before and the
 //! save and announcements after stay here, in one file.
 
+use super::cgroup::JobCgroup;
 use super::identity::{self, ProcInfo, Verdict};
 use super::job::{self, EndEvidence, JobRecord, JobState, JobView, Member};
 use super::kill::{self, KillReport};
 use super::log::{self, Keep, LogChunk};
 use super::pidfd::PidFd;
 use super::{monitor, reconcile, sidecar, spawn, ShellError};
+use std::os::fd::AsRawFd;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
@@ -59,6 +61,8 @@ pub struct SpawnRequest {
     /// The log's bound; default [`log::DEFAULT_MAX_LOG_BYTES`]. Past it the
     /// log keeps its first MiB, a marker line and its newest output.
     pub max_log_bytes: Option<u64>,
+    /// Track by the process-tree scan even where a cgroup could be made.
+    pub process_tree_only: bool,
 }
 
 /// What a wait waits for.
@@ -209,7 +213,7 @@ impl Registry {
         *self.listener.lock().unwrap_or_else(|p| p.into_inner()) = listener;
     }
 
-    pub fn spawn(&self, req: SpawnRequest) -> Result<JobView, ShellError> {
+    pub fn spawn(self: &Arc<Self>, req: SpawnRequest) -> Result<JobView, ShellError> {
         if req.command.trim().is_empty() {
             return Err(ShellError::EmptyCommand);
         }
@@ -252,15 +256,31 @@ impl Registry {
         let token = spawn::new_marker(&id);
         let env = spawn::build_env(req.env.as_deref(), &token);
         let started_at_ms = super::now_ms();
-        let pid = spawn::spawn(&spawn::Spec {
+        if !req.process_tree_only {
+            super::cgroup::sweep_orphans();
+        }
+        let held = (!req.process_tree_only)
+            .then(|| Some((JobCgroup::create(&token).ok()?, spawn::HoldPipe::new()?)))
+            .flatten();
+        let spawned = spawn::spawn(&spawn::Spec {
             shell: &shell,
             command: &req.command,
             cwd: &req.cwd,
             exit_path: &exit_path,
             env: &env,
             log: spawn::log_fd(&log_file),
-        })?;
+            hold: held.as_ref().map(|(_, pipe)| pipe.read.as_raw_fd()),
+        });
         drop(log_file);
+        let (cgroup, hold) = match (spawned.as_ref(), held) {
+            (Ok(_), Some((cg, pipe))) => (Some(cg), Some(pipe)),
+            (Err(_), Some((cg, _))) => {
+                cg.remove();
+                (None, None)
+            }
+            (_, None) => (None, None),
+        };
+        let pid = spawned?;
         // Our unreaped child: this reads its start time, not a successor's.
         let start_ticks = identity::proc_info(pid).map(|i| i.start);
         let pidfd = PidFd::open(pid).map(Arc::new);
@@ -290,7 +310,12 @@ impl Registry {
             timed_out: false,
             timeout_ms: req.timeout.map(|t| t.as_millis() as u64),
             meta: req.meta,
-            tracking: job::TRACKING_PROCESS_TREE.to_string(),
+            tracking: match cgroup {
+                Some(_) => job::TRACKING_CGROUP,
+                None => job::TRACKING_PROCESS_TREE,
+            }
+            .to_string(),
+            cgroup: cgroup.as_ref().map(|c| c.dir().display().to_string()),
             leader_ended_at_ms: None,
             leader_exit_code: None,
             leader_signal: None,
@@ -323,8 +348,41 @@ impl Registry {
         drop(file_lock);
         let v = view(g.jobs.last().expect("just pushed"));
         drop(g);
+        if let (Some(cg), Some(hold)) = (cgroup, hold) {
+            self.place_in_cgroup(&v.record.id, pid, cg, hold);
+        }
         monitor::wake();
         Ok(v)
+    }
+
+    /// Moves the waiting wrapper into its cgroup, then lets it go on by
+    /// closing the hold pipe. Off the caller's thread: a move between
+    /// cgroups waits for an RCU grace period (~9 ms here), which would
+    /// triple the spawn time; the job's command starts that much later
+    /// instead. If the move fails, the job is tracked by the process tree.
+    fn place_in_cgroup(self: &Arc<Self>, id: &str, pid: i32, cg: JobCgroup, hold: spawn::HoldPipe) {
+        let untrack = |reg: &Registry, id: &str, cg: &JobCgroup| {
+            cg.remove();
+            let _ = reg.with_job(id, |job| {
+                job.rec.tracking = job::TRACKING_PROCESS_TREE.to_string();
+                job.rec.cgroup = None;
+            });
+        };
+        let (weak, job_id, kept) = (Arc::downgrade(self), id.to_string(), cg.clone());
+        let spawned = std::thread::Builder::new()
+            .name("pi-utils-cgroup".into())
+            .spawn(move || {
+                let placed = cg.adopt(pid).is_ok();
+                drop(hold);
+                if let (false, Some(reg)) = (placed, weak.upgrade()) {
+                    untrack(&reg, &job_id, &cg);
+                }
+            });
+        // No thread: the pipe went with the closure, so the wrapper already
+        // went on, outside the cgroup.
+        if spawned.is_err() {
+            untrack(self, id, &kept);
+        }
     }
 
     /// SIGTERM to the group and to escaped descendants, up to `grace` for
@@ -602,6 +660,9 @@ impl Registry {
                 g.ended.push(v);
             } else if !leader_before && g.jobs[i].rec.leader_ended() {
                 leaders_ended = true;
+            } else if !g.jobs[i].rec.is_running() && g.jobs[i].rec.cgroup.is_some() {
+                // Ended while something was still in it (a `lost` job).
+                release_cgroup(&mut g.jobs[i].rec);
             }
         }
         if leaders_ended && g.ended.is_empty() {
@@ -789,6 +850,9 @@ fn adopt(mut rec: JobRecord) -> Job {
     if job.rec.is_running() && job.rec.leader_ended() {
         refresh_members(&mut job, true);
     }
+    if !job.rec.is_running() {
+        release_cgroup(&mut job.rec);
+    }
     job
 }
 
@@ -849,6 +913,26 @@ pub fn moved_offset(offset: u64, t: log::Trim) -> u64 {
 
 /// Brings one job's state up to date; true if it just left `running`.
 fn refresh(job: &mut Job) -> bool {
+    let ended = refresh_state(job);
+    if ended {
+        release_cgroup(&mut job.rec);
+    }
+    ended
+}
+
+/// Removes an ended job's cgroup (the kernel refuses while anything is in
+/// it; a later look tries again).
+fn release_cgroup(rec: &mut JobRecord) {
+    let gone = match rec.cgroup.as_deref() {
+        Some(dir) => JobCgroup::open(Path::new(dir)).is_none_or(|cg| cg.remove()),
+        None => false,
+    };
+    if gone {
+        rec.cgroup = None;
+    }
+}
+
+fn refresh_state(job: &mut Job) -> bool {
     if job.rec.is_running() && job.rec.leader_ended() {
         return refresh_members(job, false);
     }

@@ -23,7 +23,10 @@ use std::path::Path;
 
 pub const WRAPPER: &str = "/bin/sh";
 
-/// `$1` shell, `$2` command, `$3` exit file, `$4` cwd.
+/// `$1` shell, `$2` command, `$3` exit file, `$4` cwd, `$5` non-empty when
+/// the wrapper must first wait for the registry to move it into the job's
+/// cgroup: it reads descriptor 4 until the registry closes the other end,
+/// so nothing the command starts can be born outside the cgroup.
 ///
 /// The wrapper's own stderr goes to `/dev/null` once the cwd is set, so its
 /// notices ("Terminated" when the command dies by a signal) stay out of the
@@ -31,6 +34,7 @@ pub const WRAPPER: &str = "/bin/sh";
 /// where the redirection applies to the child only (and where `sh` execs the
 /// shell instead of forking again), so "not found" errors still reach the log.
 const SCRIPT: &str = "trap : HUP INT TERM
+[ -z \"$5\" ] || { read -r _ <&4; exec 4<&-; }
 if cd -- \"$4\"; then
   exec 3>&2 2>/dev/null
   (\"$1\" -c \"$2\") 2>&3 3>&-
@@ -58,6 +62,8 @@ pub struct Spec<'a> {
     pub env: &'a [Vec<u8>],
     /// Opened for appending; becomes the job's stdout and stderr.
     pub log: RawFd,
+    /// The read end of the hold pipe (see `SCRIPT`): becomes descriptor 4.
+    pub hold: Option<RawFd>,
 }
 
 fn cstring(bytes: &[u8], what: &'static str) -> Result<CString, super::ShellError> {
@@ -75,6 +81,7 @@ pub fn spawn(spec: &Spec) -> Result<i32, super::ShellError> {
         cstring(spec.command.as_bytes(), "Command")?,
         cstring(spec.exit_path.as_os_str().as_bytes(), "Log path")?,
         cstring(spec.cwd.as_os_str().as_bytes(), "Working directory")?,
+        cstring(if spec.hold.is_some() { b"hold" } else { b"" }, "hold")?,
     ];
     let envp: Vec<CString> = spec
         .env
@@ -134,6 +141,13 @@ pub fn spawn(spec: &Spec) -> Result<i32, super::ShellError> {
             for fd in inheritable_fds() {
                 check(libc::posix_spawn_file_actions_addclose(&mut actions, fd))?;
             }
+            if let Some(hold) = spec.hold {
+                check(libc::posix_spawn_file_actions_adddup2(
+                    &mut actions,
+                    hold,
+                    HOLD_FD,
+                ))?;
+            }
             let mut pid: libc::pid_t = 0;
             check(libc::posix_spawn(
                 &mut pid,
@@ -148,6 +162,45 @@ pub fn spawn(spec: &Spec) -> Result<i32, super::ShellError> {
         libc::posix_spawn_file_actions_destroy(&mut actions);
         libc::posix_spawnattr_destroy(&mut attr);
         result
+    }
+}
+
+const HOLD_FD: RawFd = 4;
+
+/// A pipe whose read end the wrapper waits on until the write end closes.
+pub struct HoldPipe {
+    pub read: std::os::fd::OwnedFd,
+    pub write: std::os::fd::OwnedFd,
+}
+
+impl HoldPipe {
+    /// Only where a job can have a cgroup to be held for.
+    #[cfg(target_os = "linux")]
+    pub fn new() -> Option<HoldPipe> {
+        use std::os::fd::{FromRawFd, OwnedFd};
+        let mut fds = [0 as RawFd; 2];
+        if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
+            return None;
+        }
+        let [read, write] = fds.map(|fd| unsafe { OwnedFd::from_raw_fd(fd) });
+        // Never descriptor 4 itself: a dup2 onto the same number would
+        // leave close-on-exec set, and the wrapper without its end.
+        let away_from_4 = |fd: OwnedFd| -> Option<OwnedFd> {
+            if fd.as_raw_fd() != HOLD_FD {
+                return Some(fd);
+            }
+            let moved = unsafe { libc::fcntl(fd.as_raw_fd(), libc::F_DUPFD_CLOEXEC, 10) };
+            (moved >= 0).then(|| unsafe { OwnedFd::from_raw_fd(moved) })
+        };
+        Some(HoldPipe {
+            read: away_from_4(read)?,
+            write: away_from_4(write)?,
+        })
+    }
+
+    #[cfg(not(target_os = "linux"))]
+    pub fn new() -> Option<HoldPipe> {
+        None
     }
 }
 

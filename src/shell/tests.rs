@@ -47,6 +47,7 @@ impl Fixture {
             id: None,
             meta: None,
             max_log_bytes: None,
+            process_tree_only: false,
         }
     }
 
@@ -83,6 +84,18 @@ fn until(what: &str, mut f: impl FnMut() -> bool) {
         );
         std::thread::sleep(Duration::from_millis(10));
     }
+}
+
+/// The pid a job's command writes to `file`, once the whole line is there.
+fn pid_written_to(file: &Path) -> i32 {
+    until("the pid file", || {
+        std::fs::read_to_string(file).is_ok_and(|t| t.ends_with('\n'))
+    });
+    std::fs::read_to_string(file)
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap()
 }
 
 #[test]
@@ -183,14 +196,7 @@ fn a_job_stays_running_while_anything_it_started_lives_and_kill_reaches_it() {
             })
             .unwrap();
         assert_eq!(end, WaitEnd::Ended, "{how}: the main process ended");
-        until("the pid file", || {
-            std::fs::read_to_string(&pid_file).is_ok_and(|t| t.ends_with('\n'))
-        });
-        let left: i32 = std::fs::read_to_string(&pid_file)
-            .unwrap()
-            .trim()
-            .parse()
-            .unwrap();
+        let left = pid_written_to(&pid_file);
         assert!(
             v.record.is_running(),
             "{how}: still running: {:?}",
@@ -214,6 +220,88 @@ fn a_job_stays_running_while_anything_it_started_lives_and_kill_reaches_it() {
             "{how}: the main process's code is kept"
         );
         assert!(v.record.members.is_empty(), "{how}");
+    }
+}
+
+/// Clears its environment (no marker), leaves the session and is orphaned
+/// before the main process ends: no scan of `/proc` can tell it is the
+/// job's, its cgroup can.
+#[test]
+fn a_process_that_leaves_group_session_parent_and_environment_stays_in_the_jobs_cgroup() {
+    if !super::cgroup::usable() {
+        eprintln!("no writable cgroup v2 here: the job would be tracked by the process tree");
+        return;
+    }
+    let f = Fixture::new();
+    let pid_file = f.path("escapee.pid");
+    let cmd = format!(
+        "( env -i setsid sh -c 'echo $$ >{p}; exec sleep 300' >/dev/null 2>&1 & )\nexit 0",
+        p = pid_file.display()
+    );
+    let v = f.reg.spawn(f.req(&cmd)).unwrap();
+    assert_eq!(v.record.tracking, "cgroup");
+    let dir = PathBuf::from(v.record.cgroup.clone().expect("a cgroup directory"));
+    let id = v.record.id;
+    let (v, _) = f
+        .reg
+        .wait_for(&id, WaitFor::Leader, Some(Duration::from_secs(10)), &|| {
+            false
+        })
+        .unwrap();
+    let left = pid_written_to(&pid_file);
+    assert!(v.record.is_running(), "still running: {:?}", v.record);
+    let v = f.reg.get(&id).unwrap();
+    assert!(
+        v.record.members.iter().any(|m| m.pid == left),
+        "{left} tracked in {:?}",
+        v.record.members
+    );
+    let report = f.reg.kill(&id, Duration::from_secs(2)).unwrap();
+    assert_eq!(report.outcome, KillOutcome::Killed);
+    assert!(report.survivors.is_empty(), "{:?}", report.survivors);
+    until("the escapee to die", || !alive(left));
+    until("the job to end", || {
+        !f.reg.get(&id).unwrap().record.is_running()
+    });
+    until("its cgroup to be removed", || {
+        f.reg.get(&id);
+        !dir.exists()
+    });
+    assert_eq!(f.reg.get(&id).unwrap().record.cgroup, None);
+}
+
+#[test]
+fn process_tree_tracking_can_be_asked_for_and_a_cgroup_goes_with_its_job() {
+    let f = Fixture::new();
+    let mut req = f.req("exit 0");
+    req.process_tree_only = true;
+    let v = f.reg.spawn(req).unwrap();
+    assert_eq!(
+        (v.record.tracking.as_str(), v.record.cgroup.as_deref()),
+        ("process-tree", None)
+    );
+    f.wait(&v.record.id);
+    let v = f.reg.spawn(f.req("echo in-a-cgroup")).unwrap();
+    let expected = if super::cgroup::usable() {
+        "cgroup"
+    } else {
+        "process-tree"
+    };
+    assert_eq!(v.record.tracking, expected);
+    let dir = v.record.cgroup.clone().map(PathBuf::from);
+    let v = f.wait(&v.record.id);
+    assert_eq!(v.record.exit_code, Some(0));
+    assert_eq!(
+        f.reg.tail(&v.record.id, Some(5), 4096).unwrap().text,
+        "in-a-cgroup\n"
+    );
+    if let Some(dir) = dir {
+        assert!(
+            !dir.exists(),
+            "{} removed once the job ended",
+            dir.display()
+        );
+        assert_eq!(v.record.cgroup, None);
     }
 }
 
@@ -766,7 +854,10 @@ fn two_registries_on_one_sidecar_keep_each_others_jobs_and_say_when_the_lock_is_
     );
     drop(held);
     assert_eq!(other.list().len(), 2);
-    other.spawn(f.req("true")).unwrap();
+    let c = other.spawn(f.req("true")).unwrap().record.id;
+    other
+        .wait(&c, Some(Duration::from_secs(10)), &|| false)
+        .unwrap();
 }
 
 #[test]
