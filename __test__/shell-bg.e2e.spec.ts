@@ -253,7 +253,7 @@ test("disabledTools keeps shell tools out; a disabled bash stays Pi's own", asyn
 	assert.deepEqual(noBash.bashParams, ["command", "timeout"], "Pi's built-in bash");
 });
 
-test("/shell-bg lists, shows logs, kills (telling the model with its next prompt), clears, and completes ids", async (t) => {
+test("/shell-bg lists and shows logs in the chat (not to the model), kills (telling the model in order), clears, and completes ids", async (t) => {
 	const { live } = await open(t);
 	live.reply(call("bash", { command: "echo hello-logs; sleep 60", background: true }), say("started"));
 	await live.prompt("start");
@@ -266,14 +266,22 @@ test("/shell-bg lists, shows logs, kills (telling the model with its next prompt
 	await live.prompt("/shell-bg clear");
 	await live.prompt("/shell-bg bogus");
 	const notes = live.notifications.map((n) => n.message);
-	assert.match(notes[0], /^id +state .*\nbg-1 +running +- .* hello-logs$/);
-	assert.match(notes[1], /^bg-1 running for .*: echo hello-logs; sleep 60\nhello-logs\nLog: /);
-	assert.equal(notes[2], "bg-1: stopped with SIGTERM.");
-	assert.equal(notes[3], "Forgot bg-1 and deleted their logs.");
-	assert.equal(notes[4], 'unknown subcommand "bogus". Usage: /shell-bg [list] | kill <id|all> | logs <id> | clear');
+	const [listing, logs, stopped] = live.customMessages;
+	assert.equal(listing.customType, "shell-bg-listing");
+	assert.match(listing.text, /^id +state .*\nbg-1 +running +- .* hello-logs$/);
+	assert.deepEqual(listing.details, { title: "/shell-bg · background jobs" });
+	assert.equal(logs.customType, "shell-bg-listing");
+	assert.match(logs.text, /^bg-1 running for .*: echo hello-logs; sleep 60\nhello-logs\nLog: /);
+	assert.equal(stopped.customType, "shell-bg");
+	assert.match(stopped.text, /^The user stopped background job bg-1 \(echo hello-logs; sleep 60\): it was stopped \(SIGTERM\)/, "in the conversation at once");
+	assert.equal(notes[0], "bg-1: stopped with SIGTERM.");
+	assert.equal(notes[1], "Forgot bg-1 and deleted their logs.");
+	assert.equal(notes[2], 'unknown subcommand "bogus". Usage: /shell-bg [list] | kill <id|all> | logs <id> | clear');
 	assert.equal(live.calls, 2, "commands never reach the model");
 	live.reply((context) => {
-		assert.match(contextText(context), /The user stopped background job bg-1 \(echo hello-logs; sleep 60\)/);
+		const seen = contextText(context);
+		assert.match(seen, /The user stopped background job bg-1 \(echo hello-logs; sleep 60\)/);
+		assert.doesNotMatch(seen, /id +state +exit|hello-logs\\nLog:/, "listings are the user's, not the model's");
 		return say("understood");
 	});
 	await live.prompt("what happened?");

@@ -105,7 +105,7 @@ test("nothing is claimed where it cannot be delivered (print mode after its last
 	assert.deepEqual(rec.deliveries.map((x) => [x.id, x.how]), [[j.id, "nextTurn"]]);
 });
 
-test("the limit refuses by name; kill all reports each job; a job the user stops is told with the next prompt", async (t) => {
+test("the limit refuses by name; kill all reports each job; a job the user stops is told as a notice in order", async (t) => {
 	const { dir, reg } = setup(t);
 	const rec = recordingHost();
 	const jobs = attach(reg, dir, rec, { maxBackgroundJobs: 2 });
@@ -118,7 +118,7 @@ test("the limit refuses by name; kill all reports each job; a job the user stops
 	assert.equal(killed.text, `${one.id}: stopped with SIGTERM.\n${two.id}: did not stop on SIGTERM within 300ms; killed with SIGKILL.`);
 	assert.deepEqual([one.pid, two.pid].map(alive), [false, false]);
 	await sleep(100);
-	assert.deepEqual(rec.deliveries.map((d) => [d.id, d.how]), [[one.id, "nextTurn"], [two.id, "nextTurn"]]);
+	assert.deepEqual(rec.deliveries.map((d) => [d.id, d.how]), [[one.id, "notice"], [two.id, "notice"]]);
 	assert.match(rec.deliveries[0].text, /^The user stopped background job bg-1 \(sleep 60\): it was stopped \(SIGTERM\) after /);
 	assert.equal((await jobs.kill("all", "model")).text, "No running background jobs.");
 	await assert.rejects(jobs.kill("bg-99", "model"), /^Error: Unknown job: bg-99\. Jobs in this session: bg-1, bg-2\.$/);

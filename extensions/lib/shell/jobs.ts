@@ -23,6 +23,7 @@ import {
 	parseMeta,
 	refusalText,
 	sanitizeOutput,
+	stoppingText,
 	trimmedNote,
 	truncateTail,
 	type ToolsOn,
@@ -32,13 +33,19 @@ import { commitJobId, logPathFor, nextJobId, type JobRegistry, type ShellJob, ty
 export interface JobsHost {
 	/** False where a message could no longer reach the model (print mode after its last turn). */
 	canDeliver(how: "followUp" | "nextTurn"): boolean;
-	/** `followUp`: the model is told now (a turn starts when idle); `nextTurn`: attached to the next prompt. */
-	deliver(job: ShellJob, text: string, how: "followUp" | "nextTurn"): void;
+	/**
+	 * `followUp`: the model is told now (a turn starts when idle); `nextTurn`: attached to the next prompt;
+	 * `notice`: put in the conversation now, in order with the follow-ups (after the running turn's work when
+	 * one runs), without starting a turn of its own.
+	 */
+	deliver(job: ShellJob, text: string, how: Delivery): void;
 	/** The set of running jobs or their output changed (widget refresh). */
 	changed(): void;
 	/** Which job tools the model has (hints name only those). Default: both. */
 	tools?: ToolsOn;
 }
+
+export type Delivery = "followUp" | "nextTurn" | "notice";
 
 export interface SpawnRequest {
 	command: string;
@@ -280,8 +287,10 @@ export class ShellJobs {
 		for (const r of reports) {
 			if (r.outcome === "already-ended" && !r.job.delivered) continue; // its own ending is still news
 			if (!this.registry.claimDelivery(r.job.id)) continue;
-			// The model may be waiting on a job the user stopped: it learns so with the next prompt.
-			if (by === "user" && this.active) this.host.deliver(r.job, `The user stopped background job ${r.job.id} (${r.job.command}): it ${describeState(r.job)}.`, "nextTurn");
+			// The model may be waiting on a job the user stopped: it learns so in order with the other endings
+			// (a notice queued for the next prompt would come after a later job's follow-up, or only with the
+			// user's next prompt), without a turn of its own.
+			if (by === "user" && this.active) this.host.deliver(r.job, `The user stopped background job ${r.job.id} (${r.job.command}): it ${describeState(r.job)}.`, "notice");
 		}
 		for (const r of reports) if (r.outcome === "already-ended") this.announce(r.job.id, "followUp");
 		this.host.changed();
@@ -324,20 +333,36 @@ export class ShellJobs {
 		}
 	}
 
-	/** Quit: stop every running job of this session (announced to nobody), then tidy the directory. */
-	async killAll(): Promise<void> {
+	/**
+	 * Quit: stop every running job of this session (announced to nobody). A job that has not stopped after
+	 * `slowMs` (it ignores SIGTERM, or cleans up slowly) makes Pi wait up to the grace: `onSlow` is told
+	 * once which jobs it waits for, so the wait is not silent.
+	 */
+	async killAll(o: { onSlow?: (text: string) => void; slowMs?: number } = {}): Promise<void> {
 		const running = this.registry.list().filter((j) => j.state === "running");
 		const graceMs = this.settings().killGraceMs;
-		await Promise.all(
-			running.map(async (j) => {
-				try {
-					this.registry.setMeta(j.id, JSON.stringify({ ...parseMeta(j.meta), stoppedAtQuit: true }));
-					await this.registry.kill(j.id, { graceMs });
-				} catch {
-					// Already gone.
-				}
-			}),
-		);
+		const pending = new Set(running.map((j) => j.id));
+		const slow = o.onSlow && running.length
+			? setTimeout(() => {
+					if (pending.size) o.onSlow!(stoppingText([...pending], graceMs));
+				}, o.slowMs ?? 250)
+			: undefined;
+		try {
+			await Promise.all(
+				running.map(async (j) => {
+					try {
+						this.registry.setMeta(j.id, JSON.stringify({ ...parseMeta(j.meta), stoppedAtQuit: true }));
+						await this.registry.kill(j.id, { graceMs });
+					} catch {
+						// Already gone.
+					} finally {
+						pending.delete(j.id);
+					}
+				}),
+			);
+		} finally {
+			clearTimeout(slow);
+		}
 	}
 
 	/**
