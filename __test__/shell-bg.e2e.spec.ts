@@ -96,6 +96,29 @@ test("background job: incremental status, wait, follow-up to the model, kill", a
 	assert.deepEqual(live.extensionErrors, []);
 });
 
+test("what a job left with a cleared environment in a session of its own keeps it running, and shell_kill ends it", async (t) => {
+	const { live, root } = await open(t);
+	const pidFile = path.join(root, "project", "left.pid");
+	live.reply(
+		call("bash", { command: "env -i setsid sleep 30 & echo $! > left.pid; exit 0", background: true }),
+		async () => {
+			// The main process has exited: what is reported now is what it left.
+			await live.until("the pid file", () => fs.existsSync(pidFile) && fs.readFileSync(pidFile, "utf8").endsWith("\n"));
+			await sleep(300);
+			return call("shell_status", { id: "bg-1" });
+		},
+		call("shell_kill", { id: "bg-1" }),
+		say("done"),
+	);
+	await live.prompt("go");
+	const left = Number(fs.readFileSync(pidFile, "utf8"));
+	t.after(() => killGroups([left]));
+	const [, status, killed] = live.toolResults;
+	assert.match(status.text, new RegExp(`^bg-1 running for .* \\(its main process exited with code 0; 1 process it started is still running \\(pid ${left}: (setsid )?sleep 30\\)\\)`));
+	assert.match(killed.text, new RegExp(`^bg-1: stopped with SIGTERM\\. Also signalled 1 process\\(es\\) that had left its group \\(pids ${left}\\)\\.$`));
+	assert.equal(alive(left), false, "gone from /proc (or a zombie its new parent has yet to reap)");
+});
+
 test("the job limit refuses a background start by name, kills nothing, and quit stops the jobs", async (t) => {
 	const { live } = await open(t, { maxBackgroundJobs: 2 });
 	live.reply(

@@ -67,6 +67,10 @@ pub(super) fn target_of(rec: &JobRecord) -> Target {
         pgid: rec.pgid,
         start: rec.start_ticks.unwrap_or(0),
         marker: format!("{}={}", spawn::MARKER_NAME, rec.marker).into_bytes(),
+        log: std::fs::metadata(&rec.log_path).ok().map(|m| {
+            use std::os::unix::fs::MetadataExt;
+            (m.dev(), m.ino())
+        }),
     }
 }
 
@@ -290,6 +294,10 @@ pub struct Target {
     pub start: u64,
     /// `PI_UTILS_JOB=<token>`.
     pub marker: Vec<u8>,
+    /// The job's log as `(device, inode)`: what holds it open for writing
+    /// was started by the job (see [`identity::writes_to`]). None when the
+    /// log is gone.
+    pub log: Option<(u64, u64)>,
 }
 
 /// The job's processes other than the leader itself, alive right now.
@@ -310,6 +318,9 @@ pub fn processes_of(target: &Target, leader_alive: bool) -> Vec<ProcInfo> {
                     || p.sid == target.pid
                     || descends_from(p, target.pid, &table)))
                 || identity::environ_contains(p.pid, &target.marker)
+                || target
+                    .log
+                    .is_some_and(|(dev, ino)| identity::writes_to(p.pid, dev, ino))
         })
         .cloned()
         .collect();
@@ -383,6 +394,7 @@ mod tests {
             pgid: me.pgid,
             start: me.start,
             marker: b"PI_UTILS_JOB=none".to_vec(),
+            log: None,
         };
         assert!(processes_of(&t, true).iter().all(|p| p.pid != me.pid));
     }
