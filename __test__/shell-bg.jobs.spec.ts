@@ -251,3 +251,25 @@ test("the fallback registry: output, cursor, timeout, group kill past an ignored
 	assert.deepEqual(ended.sort(), [`${a.id}:exited`, `${slow.id}:signalled`, `${stubborn.id}:signalled`].sort());
 	assert.equal(openFallbackRegistry(reg.sidecarPath), reg, "the same registry after /reload");
 });
+
+test("a sidecar write another process kept locked is told once, whichever operation met it", async (t) => {
+	const { dir, reg } = setup(t);
+	const problems: string[] = [];
+	const rec = recordingHost();
+	const jobs = attach(reg, dir, { ...rec, host: { ...rec.host, problem: (text) => void problems.push(text) } });
+	const one = bg(jobs, dir, "sleep 60");
+	const two = bg(jobs, dir, "sleep 60");
+	assert.deepEqual(problems, [], "no problem while nobody holds the lock");
+	// A real second process holds the sidecar's lock (as a stuck Pi would) for longer than the registry waits.
+	const { spawn } = await import("node:child_process");
+	const holder = spawn("flock", [path.join(dir, "jobs.json.lock"), "sh", "-c", "echo locked; sleep 30"], { stdio: ["ignore", "pipe", "ignore"] });
+	t.after(() => holder.kill("SIGKILL"));
+	await new Promise<void>((resolve) => holder.stdout!.once("data", () => resolve()));
+	await jobs.kill(one.id, "model"); // a non-spawn write
+	assert.equal(problems.length, 1, JSON.stringify(problems));
+	assert.match(problems[0], /jobs\.json\.lock is held by another process for more than 2 s; the job registry was not updated/);
+	await jobs.kill(two.id, "model");
+	assert.equal(problems.length, 1, "the same problem is told once");
+	holder.kill("SIGKILL");
+	assert.deepEqual([one.pid, two.pid].map(alive), [false, false], "the kills themselves happened");
+});

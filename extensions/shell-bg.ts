@@ -104,6 +104,9 @@ export default function shellBg(pi: ExtensionAPI): void {
 			}
 		},
 		changed: () => refreshWidget(),
+		problem: (text) => {
+			if (active && ctxRef && dir) warnOnce(ctxRef, dir, [`shell-bg: ${text}`]);
+		},
 		get tools() {
 			return { status: enabled("shell_status"), kill: enabled("shell_kill") };
 		},
@@ -150,8 +153,7 @@ export default function shellBg(pi: ExtensionAPI): void {
 		if (jobs) return jobs;
 		if (!active || !dir) throw new Error("shell-bg: no active session");
 		const opened = new ShellJobs(openJobRegistry(dir, native), dir, () => settings.shell, host);
-		const problems = opened.registry.problems();
-		if (problems.length && ctxRef) warnOnce(ctxRef, dir, problems.map((p) => `shell-bg: ${p}`));
+		opened.reportProblems();
 		// Said when it first matters (the first command of a process), not at startup: fs-search already
 		// reports the missing core there, and a user who never runs a command needs no second notice.
 		if (fallbackReason && ctxRef) {

@@ -43,6 +43,11 @@ export interface JobsHost {
 	changed(): void;
 	/** Which job tools the model has (hints name only those). Default: both. */
 	tools?: ToolsOn;
+	/**
+	 * Something the registry could not do that the user should know (a sidecar it could not load or
+	 * write, e.g. its lock held by another Pi process): each distinct text once per ShellJobs.
+	 */
+	problem?(text: string): void;
 }
 
 export type Delivery = "followUp" | "nextTurn" | "notice";
@@ -77,6 +82,8 @@ export class ShellJobs {
 	/** Jobs whose ending a tool call is reporting right now: no follow-up for them. */
 	private readonly quiet = new Set<string>();
 	private readonly lifetimeController = new AbortController();
+	/** Problems already told to the host. */
+	private readonly told = new Set<string>();
 	active = true;
 
 	constructor(
@@ -85,6 +92,26 @@ export class ShellJobs {
 		private readonly settings: () => ShellSettings,
 		private readonly host: JobsHost,
 	) {}
+
+	/**
+	 * Tells the host each registry problem it has not told yet. The registry records a sidecar write that
+	 * failed (another process held its lock too long) in `problems()` whenever it happens, not only at
+	 * open; this runs after every operation that writes, and after each ending the monitor wrote.
+	 */
+	reportProblems(): void {
+		if (!this.active || !this.host.problem) return;
+		let problems: string[];
+		try {
+			problems = this.registry.problems();
+		} catch {
+			return;
+		}
+		for (const p of problems) {
+			if (this.told.has(p)) continue;
+			this.told.add(p);
+			this.host.problem(p);
+		}
+	}
 
 	/** Aborted when this extension instance shuts down: every wait it started resolves. */
 	get lifetime(): AbortSignal {
@@ -131,6 +158,7 @@ export class ShellJobs {
 			commitJobId(this.dir, job.id);
 			this.host.changed();
 		}
+		this.reportProblems();
 		return job;
 	}
 
@@ -141,6 +169,7 @@ export class ShellJobs {
 		this.owned.delete(id);
 		commitJobId(this.dir, id);
 		this.host.changed();
+		this.reportProblems();
 		return job;
 	}
 
@@ -161,6 +190,7 @@ export class ShellJobs {
 		if (!this.active) return;
 		this.host.changed();
 		this.announce(job.id, "followUp");
+		this.reportProblems();
 	}
 
 	/**
@@ -246,6 +276,7 @@ export class ShellJobs {
 		if (job.state === "running" && hint) parts.push(hint);
 		parts.push(`Log: ${job.logPath}`);
 		this.host.changed();
+		this.reportProblems();
 		return {
 			text: parts.join("\n\n"),
 			details: { id: job.id, state: job.state, exitCode: job.exitCode, signal: job.signal, runtimeMs: job.runtimeMs, ...shown.details },
@@ -294,6 +325,7 @@ export class ShellJobs {
 		}
 		for (const r of reports) if (r.outcome === "already-ended") this.announce(r.job.id, "followUp");
 		this.host.changed();
+		this.reportProblems();
 		return { text: reports.map((r) => killLine(r, graceMs)).join("\n"), reports };
 	}
 
@@ -310,6 +342,7 @@ export class ShellJobs {
 				// A lost child still being reaped stays listed.
 			}
 		}
+		this.reportProblems();
 		return gone;
 	}
 
