@@ -134,8 +134,8 @@ test(`RPC mode shows the widget while a job runs, clears it, and delivers the fo
 	await pi.waitForEvent("the widget to clear", (e) => e.method === "setWidget" && e.widgetLines === undefined);
 	await until("the follow-up turn", () => server.requests.length === 3);
 	pi.send({ id: "2", type: "prompt", message: "/shell-bg" });
-	const listed = await pi.waitForEvent("the /shell-bg notice", (e) => e.method === "notify");
-	assert.match(String(listed.message), /^id +state +exit +runtime +command +last output\nbg-1 +exited +0 .* rpc-done$/);
+	const listed = await pi.waitForEvent("the /shell-bg listing", (e) => e.type === "message_end" && (e.message as { customType?: string }).customType === "shell-bg-listing");
+	assert.match(String((listed.message as { content: string }).content), /^id +state +exit +runtime +command +last output\nbg-1 +exited +0 .* rpc-done$/);
 	pi.send({ id: "3", type: "bash", command: "echo user-bang" });
 	const bang = await pi.waitForEvent("the ! command", (e) => e.type === "response" && e.id === "3");
 	assert.equal((bang.data as { output: string }).output, "user-bang\n", "user_bash keeps Pi's behaviour");
@@ -209,3 +209,41 @@ test(`Pi 1.6's bash contract: the output schema is offered and every result's st
 	assert.deepEqual([left.exit_code, left.background_job_id], [3, "bg-2"]);
 	assert.match(String(left.output), /tracked as bg-2/);
 });
+
+for (const host of [PI_HOSTS.legacy, PI_HOSTS.current] as PiHost[]) {
+	test(`a user's /shell-bg kill reaches the model in order with the follow-ups; listings never do (${host.label})`, { skip: !hostAvailable(host) }, async (t) => {
+		const { agentDir, cwd, pids } = workspace(t);
+		const server = await startFakeOpenAIServer([
+			{ toolCalls: [{ name: "bash", arguments: { command: "echo first; sleep 60", background: true } }] },
+			// Ends only once the test says so: after the user's kill of bg-1.
+			{ toolCalls: [{ name: "bash", arguments: { command: "while [ ! -e go ]; do sleep 0.05; done; echo later-done", background: true } }] },
+			(req) => {
+				pids.push(...results(req).map(pidOf));
+				return { text: "both started" };
+			},
+			{ text: "noted" },
+		]);
+		t.after(() => server.close());
+		const pi = startPi({ host, agentDir, baseUrl: server.baseUrl, cwd, args: ["--no-session", "--mode", "rpc"] });
+		t.after(() => pi.kill());
+		pi.send({ id: "1", type: "prompt", message: "start them" });
+		await pi.waitForEvent("the first answer", (e) => e.type === "agent_end");
+		pi.send({ id: "2", type: "prompt", message: "/shell-bg" });
+		await pi.waitForEvent("the listing", (e) => e.type === "message_end" && (e.message as { customType?: string }).customType === "shell-bg-listing");
+		pi.send({ id: "3", type: "prompt", message: "/shell-bg kill bg-1" });
+		await pi.waitForEvent("the kill notice", (e) => e.method === "notify" && /^bg-1: stopped/.test(String(e.message)));
+		assert.equal(alive(pids[0]), false);
+		fs.writeFileSync(path.join(cwd, "go"), "");
+		await until("bg-2's follow-up turn", () => server.requests.length === 4, 15_000);
+		const seen = requestText(server.requests[3]);
+		const stopped = seen.indexOf("The user stopped background job bg-1");
+		const ended = seen.indexOf("Background job bg-2 exited with code 0");
+		assert.ok(stopped > 0, "the kill notice reached the model");
+		assert.ok(ended > stopped, "the kill, which came first, is told first");
+		assert.equal(seen.match(/The user stopped background job bg-1/g)?.length, 1);
+		assert.doesNotMatch(seen, /id +state +exit +runtime/, "the listing was the user's");
+		pi.closeStdin();
+		assert.equal((await pi.exited).timedOut, false);
+		assert.equal(server.requests.length, 4, "the kill notice started no turn of its own");
+	});
+}

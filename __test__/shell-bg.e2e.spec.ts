@@ -96,6 +96,29 @@ test("background job: incremental status, wait, follow-up to the model, kill", a
 	assert.deepEqual(live.extensionErrors, []);
 });
 
+test("what a job left with a cleared environment in a session of its own keeps it running, and shell_kill ends it", async (t) => {
+	const { live, root } = await open(t);
+	const pidFile = path.join(root, "project", "left.pid");
+	live.reply(
+		call("bash", { command: "env -i setsid sleep 30 & echo $! > left.pid; exit 0", background: true }),
+		async () => {
+			// The main process has exited: what is reported now is what it left.
+			await live.until("the pid file", () => fs.existsSync(pidFile) && fs.readFileSync(pidFile, "utf8").endsWith("\n"));
+			await sleep(300);
+			return call("shell_status", { id: "bg-1" });
+		},
+		call("shell_kill", { id: "bg-1" }),
+		say("done"),
+	);
+	await live.prompt("go");
+	const left = Number(fs.readFileSync(pidFile, "utf8"));
+	t.after(() => killGroups([left]));
+	const [, status, killed] = live.toolResults;
+	assert.match(status.text, new RegExp(`^bg-1 running for .* \\(its main process exited with code 0; 1 process it started is still running \\(pid ${left}: (setsid )?sleep 30\\)\\)`));
+	assert.match(killed.text, new RegExp(`^bg-1: stopped with SIGTERM\\. Also signalled 1 process\\(es\\) that had left its group \\(pids ${left}\\)\\.$`));
+	assert.equal(alive(left), false, "gone from /proc (or a zombie its new parent has yet to reap)");
+});
+
 test("the job limit refuses a background start by name, kills nothing, and quit stops the jobs", async (t) => {
 	const { live } = await open(t, { maxBackgroundJobs: 2 });
 	live.reply(
@@ -253,7 +276,7 @@ test("disabledTools keeps shell tools out; a disabled bash stays Pi's own", asyn
 	assert.deepEqual(noBash.bashParams, ["command", "timeout"], "Pi's built-in bash");
 });
 
-test("/shell-bg lists, shows logs, kills (telling the model with its next prompt), clears, and completes ids", async (t) => {
+test("/shell-bg lists and shows logs in the chat (not to the model), kills (telling the model in order), clears, and completes ids", async (t) => {
 	const { live } = await open(t);
 	live.reply(call("bash", { command: "echo hello-logs; sleep 60", background: true }), say("started"));
 	await live.prompt("start");
@@ -266,14 +289,22 @@ test("/shell-bg lists, shows logs, kills (telling the model with its next prompt
 	await live.prompt("/shell-bg clear");
 	await live.prompt("/shell-bg bogus");
 	const notes = live.notifications.map((n) => n.message);
-	assert.match(notes[0], /^id +state .*\nbg-1 +running +- .* hello-logs$/);
-	assert.match(notes[1], /^bg-1 running for .*: echo hello-logs; sleep 60\nhello-logs\nLog: /);
-	assert.equal(notes[2], "bg-1: stopped with SIGTERM.");
-	assert.equal(notes[3], "Forgot bg-1 and deleted their logs.");
-	assert.equal(notes[4], 'unknown subcommand "bogus". Usage: /shell-bg [list] | kill <id|all> | logs <id> | clear');
+	const [listing, logs, stopped] = live.customMessages;
+	assert.equal(listing.customType, "shell-bg-listing");
+	assert.match(listing.text, /^id +state .*\nbg-1 +running +- .* hello-logs$/);
+	assert.deepEqual(listing.details, { title: "/shell-bg · background jobs" });
+	assert.equal(logs.customType, "shell-bg-listing");
+	assert.match(logs.text, /^bg-1 running for .*: echo hello-logs; sleep 60\nhello-logs\nLog: /);
+	assert.equal(stopped.customType, "shell-bg");
+	assert.match(stopped.text, /^The user stopped background job bg-1 \(echo hello-logs; sleep 60\): it was stopped \(SIGTERM\)/, "in the conversation at once");
+	assert.equal(notes[0], "bg-1: stopped with SIGTERM.");
+	assert.equal(notes[1], "Forgot bg-1 and deleted their logs.");
+	assert.equal(notes[2], 'unknown subcommand "bogus". Usage: /shell-bg [list] | kill <id|all> | logs <id> | clear');
 	assert.equal(live.calls, 2, "commands never reach the model");
 	live.reply((context) => {
-		assert.match(contextText(context), /The user stopped background job bg-1 \(echo hello-logs; sleep 60\)/);
+		const seen = contextText(context);
+		assert.match(seen, /The user stopped background job bg-1 \(echo hello-logs; sleep 60\)/);
+		assert.doesNotMatch(seen, /id +state +exit|hello-logs\\nLog:/, "listings are the user's, not the model's");
 		return say("understood");
 	});
 	await live.prompt("what happened?");

@@ -105,7 +105,7 @@ test("nothing is claimed where it cannot be delivered (print mode after its last
 	assert.deepEqual(rec.deliveries.map((x) => [x.id, x.how]), [[j.id, "nextTurn"]]);
 });
 
-test("the limit refuses by name; kill all reports each job; a job the user stops is told with the next prompt", async (t) => {
+test("the limit refuses by name; kill all reports each job; a job the user stops is told as a notice in order", async (t) => {
 	const { dir, reg } = setup(t);
 	const rec = recordingHost();
 	const jobs = attach(reg, dir, rec, { maxBackgroundJobs: 2 });
@@ -118,7 +118,7 @@ test("the limit refuses by name; kill all reports each job; a job the user stops
 	assert.equal(killed.text, `${one.id}: stopped with SIGTERM.\n${two.id}: did not stop on SIGTERM within 300ms; killed with SIGKILL.`);
 	assert.deepEqual([one.pid, two.pid].map(alive), [false, false]);
 	await sleep(100);
-	assert.deepEqual(rec.deliveries.map((d) => [d.id, d.how]), [[one.id, "nextTurn"], [two.id, "nextTurn"]]);
+	assert.deepEqual(rec.deliveries.map((d) => [d.id, d.how]), [[one.id, "notice"], [two.id, "notice"]]);
 	assert.match(rec.deliveries[0].text, /^The user stopped background job bg-1 \(sleep 60\): it was stopped \(SIGTERM\) after /);
 	assert.equal((await jobs.kill("all", "model")).text, "No running background jobs.");
 	await assert.rejects(jobs.kill("bg-99", "model"), /^Error: Unknown job: bg-99\. Jobs in this session: bg-1, bg-2\.$/);
@@ -254,4 +254,26 @@ test("the fallback registry: output, cursor, timeout, group kill past an ignored
 	await until("the watch callbacks", () => ended.length === 3);
 	assert.deepEqual(ended.sort(), [`${a.id}:exited`, `${slow.id}:signalled`, `${stubborn.id}:signalled`].sort());
 	assert.equal(openFallbackRegistry(reg.sidecarPath), reg, "the same registry after /reload");
+});
+
+test("a sidecar write another process kept locked is told once, whichever operation met it", async (t) => {
+	const { dir, reg } = setup(t);
+	const problems: string[] = [];
+	const rec = recordingHost();
+	const jobs = attach(reg, dir, { ...rec, host: { ...rec.host, problem: (text) => void problems.push(text) } });
+	const one = bg(jobs, dir, "sleep 60");
+	const two = bg(jobs, dir, "sleep 60");
+	assert.deepEqual(problems, [], "no problem while nobody holds the lock");
+	// A real second process holds the sidecar's lock (as a stuck Pi would) for longer than the registry waits.
+	const { spawn } = await import("node:child_process");
+	const holder = spawn("flock", [path.join(dir, "jobs.json.lock"), "sh", "-c", "echo locked; sleep 30"], { stdio: ["ignore", "pipe", "ignore"] });
+	t.after(() => holder.kill("SIGKILL"));
+	await new Promise<void>((resolve) => holder.stdout!.once("data", () => resolve()));
+	await jobs.kill(one.id, "model"); // a non-spawn write
+	assert.equal(problems.length, 1, JSON.stringify(problems));
+	assert.match(problems[0], /jobs\.json\.lock is held by another process for more than 2 s; the job registry was not updated/);
+	await jobs.kill(two.id, "model");
+	assert.equal(problems.length, 1, "the same problem is told once");
+	holder.kill("SIGKILL");
+	assert.deepEqual([one.pid, two.pid].map(alive), [false, false], "the kills themselves happened");
 });

@@ -5,7 +5,7 @@
 // extensions/lib/shell/.
 import type { AgentToolResult, ExtensionAPI, ExtensionContext } from "@mariozechner/pi-coding-agent";
 import { createBashToolDefinition, getAgentDir, getShellConfig, SettingsManager } from "@mariozechner/pi-coding-agent";
-import { Text } from "@mariozechner/pi-tui";
+import { Box, Text } from "@mariozechner/pi-tui";
 import { Type } from "typebox";
 import { loadNative } from "./lib/native.mjs";
 import { agentDir, isToolEnabled, loadSettings, takeWarningsOnce } from "./lib/settings.ts";
@@ -18,8 +18,11 @@ import { jobOperations, type RunOutcome } from "./lib/shell/runner.ts";
 
 const WIDGET = "shell-bg";
 const MESSAGE_TYPE = "shell-bg";
+const LISTING_TYPE = "shell-bg-listing";
 const NOTIFIED = Symbol.for("pi-utils.shell-bg.notified");
 const SWEPT = Symbol.for("pi-utils.shell-bg.swept");
+/** Drawn after the command on the call line of a background start (`$ npm run dev &bg`). */
+export const BACKGROUND_BADGE = "&bg";
 
 interface BackgroundDetails {
 	id: string;
@@ -92,13 +95,18 @@ export default function shellBg(pi: ExtensionAPI): void {
 						display: true,
 						details: { id: job.id, state: job.state, exitCode: job.exitCode, signal: job.signal, runtimeMs: job.runtimeMs, logPath: job.logPath },
 					},
-					how === "followUp" ? { deliverAs: "followUp", triggerTurn: true } : { deliverAs: "nextTurn" },
+					// A notice rides in the follow-up queue while a turn runs and is appended at once when idle: in
+					// order on both hosts, and no turn starts for it.
+					how === "followUp" ? { deliverAs: "followUp", triggerTurn: true } : how === "notice" ? { deliverAs: "followUp" } : { deliverAs: "nextTurn" },
 				);
 			} catch {
 				// A stale ctx after a shutdown race: the ending stays claimed, which is better than a crashed host.
 			}
 		},
 		changed: () => refreshWidget(),
+		problem: (text) => {
+			if (active && ctxRef && dir) warnOnce(ctxRef, dir, [`shell-bg: ${text}`]);
+		},
 		get tools() {
 			return { status: enabled("shell_status"), kill: enabled("shell_kill") };
 		},
@@ -145,8 +153,7 @@ export default function shellBg(pi: ExtensionAPI): void {
 		if (jobs) return jobs;
 		if (!active || !dir) throw new Error("shell-bg: no active session");
 		const opened = new ShellJobs(openJobRegistry(dir, native), dir, () => settings.shell, host);
-		const problems = opened.registry.problems();
-		if (problems.length && ctxRef) warnOnce(ctxRef, dir, problems.map((p) => `shell-bg: ${p}`));
+		opened.reportProblems();
 		// Said when it first matters (the first command of a process), not at startup: fs-search already
 		// reports the missing core there, and a user who never runs a command needs no second notice.
 		if (fallbackReason && ctxRef) {
@@ -216,7 +223,18 @@ export default function shellBg(pi: ExtensionAPI): void {
 					}),
 				),
 			}),
-			// No renderCall/renderResult: Pi's built-in bash renderer draws this tool; `details` keeps its shape.
+			// Pi's own bash renderers draw this tool (`details` keeps its shape); a background start's call line
+			// gets one badge after the command, so it no longer looks like a foreground command.
+			renderCall(args, theme, context) {
+				const a = args as { command?: unknown; background?: unknown } | undefined;
+				const shown = a?.background === true && typeof a.command === "string" ? { ...a, command: `${a.command} ${theme.fg("accent", BACKGROUND_BADGE)}` } : args;
+				if (base.renderCall) return base.renderCall(shown as typeof args, theme, context);
+				return new Text(theme.fg("toolTitle", theme.bold(`$ ${String(a?.command ?? "...")}`)), 0, 0);
+			},
+			renderResult(result, options, theme, context) {
+				if (base.renderResult) return base.renderResult(result as never, options, theme, context as never);
+				return new Text(theme.fg("toolOutput", textOf(result)), 0, 0);
+			},
 			async execute(toolCallId, params, signal, onUpdate, ctx): Promise<AgentToolResult<unknown>> {
 				const startedAt = performance.now();
 				const current = useCtx(ctx);
@@ -321,6 +339,20 @@ export default function shellBg(pi: ExtensionAPI): void {
 		return new Text(followUpDisplay(content, expanded), 1, 0);
 	});
 
+	// /shell-bg's listings: a message in the chat (it stays where the user asked for it; a notice is replaced
+	// by the next one), drawn as written, and never shown to the model.
+	pi.registerMessageRenderer(LISTING_TYPE, (message, _options, theme) => {
+		const content = typeof message.content === "string" ? message.content : message.content.map((c) => (c.type === "text" ? c.text : "")).join("");
+		const title = (message.details as { title?: string } | undefined)?.title ?? "/shell-bg";
+		const box = new Box(1, 1, (t) => theme.bg("customMessageBg", t));
+		box.addChild(new Text(`${theme.fg("customMessageLabel", theme.bold(title))}\n${theme.fg("customMessageText", content)}`, 0, 0));
+		return box;
+	});
+	pi.on("context", (event) => {
+		const kept = event.messages.filter((m) => !(m.role === "custom" && m.customType === LISTING_TYPE));
+		return kept.length === event.messages.length ? undefined : { messages: kept };
+	});
+
 	// ------------------------------------------------------------ /shell-bg
 
 	pi.registerCommand("shell-bg", {
@@ -337,16 +369,25 @@ export default function shellBg(pi: ExtensionAPI): void {
 				if (ctx.hasUI) ctx.ui.notify(text, level);
 				else process.stderr.write(`${text}\n`);
 			};
+			/** A listing stays in the chat when the session is idle (a message now would wait for the turn otherwise). */
+			const show = (text: string, title: string) => {
+				if (!ctx.hasUI || !ctx.isIdle()) return say(text);
+				try {
+					pi.sendMessage({ customType: LISTING_TYPE, content: text, display: true, details: { title } });
+				} catch {
+					say(text);
+				}
+			};
 			const cmd = parseShellBgArgs(args);
 			if (cmd.kind === "usage") return say(`${cmd.problem}. ${SHELL_BG_USAGE}`, "warning");
 			if (!active) return say("shell-bg: no active session", "warning");
 			ctxRef = ctx;
 			const current = jobs || jobRegistryExists(dir!, native) ? openJobs() : undefined;
 			try {
-				if (cmd.kind === "list") return say(current?.table() ?? "No background jobs in this session.");
+				if (cmd.kind === "list") return current ? show(current.table(), "/shell-bg · background jobs") : say("No background jobs in this session.");
 				if (!current) return say("No background jobs in this session.", "warning");
 				if (cmd.kind === "kill") return say((await current.kill(cmd.target, "user")).text);
-				if (cmd.kind === "logs") return say(current.logs(cmd.id));
+				if (cmd.kind === "logs") return show(current.logs(cmd.id), `/shell-bg logs ${cmd.id}`);
 				const gone = current.clear();
 				return say(gone.length ? `Forgot ${gone.join(", ")} and deleted their logs.` : "No finished jobs to clear.");
 			} catch (e) {
@@ -390,7 +431,7 @@ export default function shellBg(pi: ExtensionAPI): void {
 		refreshWidget();
 	});
 
-	pi.on("session_shutdown", async (event) => {
+	pi.on("session_shutdown", async (event, ctx) => {
 		const current = jobs;
 		stopWidget(true);
 		active = false;
@@ -398,7 +439,27 @@ export default function shellBg(pi: ExtensionAPI): void {
 		if (!current) return;
 		current.detach();
 		if (event.reason === "reload") return; // the next instance takes over the same registry
-		if (settings.shell.onQuit === "kill") await current.killAll();
+		if (settings.shell.onQuit === "kill") await current.killAll({ onSlow: (text) => sayWhileQuitting(ctx, text) });
 		current.tidy(inMemorySession);
 	});
+}
+
+/**
+ * What Pi's quit waits for. An interactive quit (Ctrl+D, Ctrl+C twice, /quit) stops the TUI before the
+ * shutdown event on both hosts, so the terminal is a plain one again and a line on stderr stays under
+ * Pi's last frame; Pi 1.6's quit on SIGTERM/SIGHUP emits the event first, with the TUI still drawing, so
+ * the line goes into the widget there (stderr would tear the frame). Print and RPC modes: stderr.
+ */
+function sayWhileQuitting(ctx: ExtensionContext, text: string): void {
+	const tuiLive = process.stdin.isTTY === true && process.stdin.isRaw === true;
+	try {
+		if (tuiLive && ctx.hasUI) return ctx.ui.setWidget(WIDGET, [text], { placement: "aboveEditor" });
+	} catch {
+		// A UI already gone: stderr below.
+	}
+	try {
+		process.stderr.write(`${text}\n`);
+	} catch {
+		// Nowhere to say it.
+	}
 }

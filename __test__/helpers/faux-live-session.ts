@@ -64,6 +64,8 @@ export interface LiveSession {
 	toolResults: LiveToolResult[];
 	contexts: Context[];
 	notifications: Array<{ message: string; type: string | undefined }>;
+	/** Custom messages put in the conversation (follow-ups, notices, listings), in order. */
+	customMessages: Array<{ customType: string; text: string; details: unknown }>;
 	/** Every setWidget call: lines, or undefined for a clear. */
 	widgets: Array<{ key: string; lines: string[] | undefined }>;
 	extensionErrors: string[];
@@ -131,6 +133,7 @@ export async function openLiveSession(options: LiveSessionOptions): Promise<Live
 		toolResults: [],
 		contexts: [],
 		notifications: [],
+		customMessages: [],
 		widgets: [],
 		extensionErrors: [],
 		modelErrors: [],
@@ -193,6 +196,11 @@ export async function openLiveSession(options: LiveSessionOptions): Promise<Live
 		lastActivity = Date.now();
 		if (event.type === "message_end" && event.message.role === "assistant" && event.message.stopReason === "error") {
 			live.modelErrors.push(event.message.errorMessage ?? "unknown error");
+		}
+		if (event.type === "message_end" && event.message.role === "custom") {
+			const m = event.message as { customType: string; content: string | Array<{ type: string; text?: string }>; details?: unknown };
+			const text = typeof m.content === "string" ? m.content : m.content.map((c) => c.text ?? "").join("");
+			live.customMessages.push({ customType: m.customType, text, details: m.details });
 		}
 		if (event.type !== "tool_execution_end") return;
 		const r = event.result as { content?: Array<{ type: string; text?: string }>; details?: unknown } | undefined;

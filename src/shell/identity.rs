@@ -61,7 +61,7 @@ pub fn boot_id() -> Option<&'static str> {
     BOOT.get_or_init(sys::read_boot_id).as_deref()
 }
 
-pub use sys::{all_pids, command_line, environ_contains, proc_info};
+pub use sys::{all_pids, command_line, environ_contains, proc_info, writes_to};
 
 #[cfg(target_os = "linux")]
 mod sys {
@@ -133,6 +133,35 @@ mod sys {
             Ok(env) => env.split(|&b| b == 0).any(|var| var == needle),
             Err(_) => false,
         }
+    }
+
+    /// Whether the process holds the file `(dev, ino)` open for writing.
+    /// A job's output goes to its log, and what the job starts inherits
+    /// that descriptor, whatever it does to its session or environment
+    /// (`env -i setsid cmd &`). Only writers count: a `tail -f` of the log
+    /// opened it for reading and is nobody's job. Only our own uid's
+    /// processes are readable.
+    pub fn writes_to(pid: i32, dev: u64, ino: u64) -> bool {
+        use std::os::unix::fs::MetadataExt;
+        let Ok(fds) = std::fs::read_dir(format!("/proc/{pid}/fd")) else {
+            return false;
+        };
+        fds.flatten().any(|fd| {
+            // `metadata` follows the magic link to the open file itself.
+            let same = std::fs::metadata(fd.path()).is_ok_and(|m| m.dev() == dev && m.ino() == ino);
+            same && fd_writable(pid, &fd.file_name().to_string_lossy())
+        })
+    }
+
+    /// `flags:` of `/proc/<pid>/fdinfo/<fd>` (octal) opens for writing.
+    fn fd_writable(pid: i32, fd: &str) -> bool {
+        let Ok(info) = std::fs::read_to_string(format!("/proc/{pid}/fdinfo/{fd}")) else {
+            return false;
+        };
+        info.lines()
+            .find_map(|l| l.strip_prefix("flags:"))
+            .and_then(|f| u32::from_str_radix(f.trim(), 8).ok())
+            .is_some_and(|flags| flags & libc::O_ACCMODE as u32 != libc::O_RDONLY as u32)
     }
 }
 
@@ -215,6 +244,12 @@ mod sys {
     pub fn environ_contains(_pid: i32, _needle: &[u8]) -> bool {
         false
     }
+
+    /// Another process's descriptors need `proc_pidinfo(PROC_PIDLISTFDS)`;
+    /// not implemented.
+    pub fn writes_to(_pid: i32, _dev: u64, _ino: u64) -> bool {
+        false
+    }
 }
 
 #[cfg(not(any(target_os = "linux", target_os = "macos")))]
@@ -231,6 +266,9 @@ mod sys {
         Vec::new()
     }
     pub fn environ_contains(_pid: i32, _needle: &[u8]) -> bool {
+        false
+    }
+    pub fn writes_to(_pid: i32, _dev: u64, _ino: u64) -> bool {
         false
     }
     pub fn command_line(_pid: i32) -> Option<String> {

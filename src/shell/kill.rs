@@ -72,6 +72,10 @@ pub(super) fn target_of(rec: &JobRecord) -> Target {
             .cgroup
             .as_deref()
             .and_then(|d| JobCgroup::open(std::path::Path::new(d))),
+        log: std::fs::metadata(&rec.log_path).ok().map(|m| {
+            use std::os::unix::fs::MetadataExt;
+            (m.dev(), m.ino())
+        }),
     }
 }
 
@@ -302,6 +306,10 @@ pub struct Target {
     /// The job's own cgroup: whatever is in it is the job's, wherever its
     /// parent, group or environment went.
     pub cgroup: Option<JobCgroup>,
+    /// The job's log as `(device, inode)`: what holds it open for writing
+    /// was started by the job (see [`identity::writes_to`]). None when the
+    /// log is gone.
+    pub log: Option<(u64, u64)>,
 }
 
 /// The job's processes other than the leader itself, alive right now.
@@ -324,6 +332,9 @@ pub fn processes_of(target: &Target, leader_alive: bool) -> Vec<ProcInfo> {
                     || descends_from(p, target.pid, &table)))
                 || in_cgroup.contains(&p.pid)
                 || identity::environ_contains(p.pid, &target.marker)
+                || target
+                    .log
+                    .is_some_and(|(dev, ino)| identity::writes_to(p.pid, dev, ino))
         })
         .cloned()
         .collect();
@@ -398,6 +409,7 @@ mod tests {
             start: me.start,
             marker: b"PI_UTILS_JOB=none".to_vec(),
             cgroup: None,
+            log: None,
         };
         assert!(processes_of(&t, true).iter().all(|p| p.pid != me.pid));
     }

@@ -37,6 +37,10 @@ pub const MIN_LOG_BYTES: u64 = 2 * log::HEAD_BYTES;
 /// A log growing faster than this between two checks is a flood: it is
 /// checked every [`monitor::FLOOD_CHECK`] instead of every [`monitor::LOG_CHECK`].
 const FLOOD_BYTES_PER_CHECK: u64 = 256 * 1024;
+/// The newest output a cut keeps of a flooding job's log (besides its head):
+/// the less a cut keeps, the less it writes back and the shorter the job is
+/// held for it.
+const FLOOD_KEEP: u64 = 1024 * 1024;
 /// A log growing faster than this (bytes per second) for [`FLOOD_REPORT`]
 /// is reported as a flood (`JobView::flooding`).
 const FLOOD_RATE: u64 = 10 * 1000 * 1000;
@@ -98,6 +102,9 @@ pub(super) struct Job {
     /// than [`FLOOD_RATE`] at every look.
     log_checked: Instant,
     flood_since: Option<Instant>,
+    /// Stopped by [`hold`] for a cut of its log; resumed before the
+    /// monitor lets go of the registry.
+    held: bool,
     /// Still to be looked at once more: the job runs, or ended since the last look.
     log_open: bool,
     /// The record as last serialized, so a save re-serializes only what changed.
@@ -342,6 +349,7 @@ impl Registry {
             log_open: true,
             log_checked: Instant::now(),
             flood_since: None,
+            held: false,
             line: None,
         });
         self.write(&mut g);
@@ -727,9 +735,12 @@ impl Registry {
 
     /// For the monitor: keeps the logs of running jobs under their bound.
     /// A trim starts at a quarter of the bound and cuts the log to an eighth
-    /// of it: a cut must first flush what it keeps, and a writer at full
-    /// speed runs 30-50 MiB ahead meanwhile (bench/shell.mjs), which the
-    /// other three quarters absorb.
+    /// of it. A cut must first write back what it keeps (10-40 ms), and a
+    /// writer at full speed used to run 30-50 MiB ahead meanwhile: a job
+    /// that floods is therefore cut from a sixteenth of the bound on, held
+    /// (SIGSTOP, see [`hold`]) for the cut, and keeps only its newest
+    /// [`FLOOD_KEEP`] bytes, so the hold is short and the log cannot grow
+    /// while the cut runs.
     pub(super) fn trim_logs(&self) {
         let mut g = self.locked();
         let mut changed = false;
@@ -754,16 +765,34 @@ impl Registry {
             }
             job.log_seen = size;
             let max = job.rec.max_log_bytes;
-            let trigger = max / 4;
+            // A flooding job is cut early and often: what bounds its log is
+            // how long the monitor may go unscheduled on a busy machine
+            // (50-100 ms were seen with two cores and a build running).
+            let trigger = if job.flooding {
+                (max / 16)
+                    .max(log::HEAD_BYTES + 2 * FLOOD_KEEP)
+                    .min(max / 4)
+            } else {
+                max / 4
+            };
             if size <= trigger {
                 continue;
+            }
+            let flooding = job.flooding;
+            let slack = if flooding {
+                trigger.saturating_sub(log::HEAD_BYTES + FLOOD_KEEP)
+            } else {
+                max / 8
+            };
+            if flooding && hold(job, libc::SIGSTOP) {
+                job.held = true;
             }
             let r = &mut job.rec;
             let res = log::trim(
                 path,
                 r.log_start,
                 trigger,
-                max / 8,
+                slack,
                 r.log_dropped,
                 r.log_marker,
                 max,
@@ -781,6 +810,13 @@ impl Registry {
         }
         if changed {
             self.save(&mut g);
+        }
+        // Resumed only now: the sidecar write can stall behind the flood's
+        // own writeback (ext4 orders data before a commit), and a job left
+        // running meanwhile would write tens of MiB past the cut.
+        for job in g.jobs.iter_mut().filter(|j| j.held) {
+            job.held = false;
+            hold(job, libc::SIGCONT);
         }
     }
 
@@ -845,6 +881,7 @@ fn adopt(mut rec: JobRecord) -> Job {
         log_open: false,
         log_checked: Instant::now(),
         flood_since: None,
+        held: false,
         line: None,
     };
     if job.rec.is_running() && job.rec.leader_ended() {
@@ -1084,6 +1121,22 @@ fn refresh_members(job: &mut Job, loaded: bool) -> bool {
     job::finish_after_members(&mut job.rec, sent);
     job.member_fds.clear();
     true
+}
+
+/// Stops (`SIGSTOP`) or resumes (`SIGCONT`) what writes a flooding job's
+/// log, for the length of one cut. Only what cannot be a stranger: the
+/// group of our own unreaped child (its pid, and so its group id, cannot be
+/// reused while it is unreaped), and tracked processes through their pidfd
+/// after an identity check. True if anything was signalled.
+fn hold(job: &Job, sig: i32) -> bool {
+    let mut any = false;
+    if job.child && !job.rec.leader_ended() {
+        any |= kill::signal_group(job.rec.pgid, sig);
+    }
+    for p in job.rec.members.iter().filter_map(member_info) {
+        any |= kill::signal_process(&p, sig);
+    }
+    any
 }
 
 /// The live process a tracked member names, if it is still that one.

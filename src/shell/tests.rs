@@ -179,6 +179,12 @@ const ESCAPES: &[(&str, &str)] = &[
         "setsid and double fork",
         "( setsid sleep 300 >/dev/null 2>&1 & echo $! >\"$P\" ) &",
     ),
+    // No marker and no group, session or parent of ours once the main
+    // process is gone: found by the log it still writes to.
+    (
+        "env -i setsid cmd &",
+        "env -i setsid sleep 300 & echo $! >\"$P\"",
+    ),
 ];
 
 #[test]
@@ -350,6 +356,41 @@ fn a_job_whose_child_outlives_its_main_process_ends_once_with_the_leaders_code()
     until("the second ending", || heard.lock().unwrap().len() >= 2);
     let ids: Vec<String> = heard.lock().unwrap().iter().map(|r| r.id.clone()).collect();
     assert_eq!(ids, vec![id, next], "heard once, after the child ended");
+}
+
+#[test]
+fn a_stranger_reading_the_log_is_not_part_of_the_job() {
+    let f = Fixture::new();
+    let gate = f.path("gate");
+    let cmd = format!(
+        "while [ ! -e {} ]; do sleep 0.02; done; exit 0",
+        gate.display()
+    );
+    let job = f.reg.spawn(f.req(&cmd)).unwrap().record;
+    // Started after the job, with the job's log open (for reading), but by us.
+    let mut tail = std::process::Command::new("tail")
+        .args(["-f", &job.log_path])
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let tail_pid = tail.id() as i32;
+    until("tail to open the log", || {
+        std::fs::read_dir(format!("/proc/{tail_pid}/fd")).is_ok_and(|d| {
+            d.flatten()
+                .any(|e| std::fs::read_link(e.path()).is_ok_and(|l| l == Path::new(&job.log_path)))
+        })
+    });
+    std::fs::write(&gate, "").unwrap();
+    let v = f.wait(&job.id);
+    assert_eq!(
+        (v.record.state, v.record.exit_code),
+        (JobState::Exited, Some(0))
+    );
+    assert!(v.record.members.is_empty(), "{:?}", v.record.members);
+    assert!(alive(tail_pid));
+    assert_eq!(pending_signals(tail_pid), 0);
+    tail.kill().unwrap();
+    tail.wait().unwrap();
 }
 
 #[test]

@@ -293,6 +293,11 @@ export function killLine(report: ShellKillReport, graceMs: number): string {
 	}
 }
 
+/** Said while Pi's quit waits for jobs that did not stop at once: `shell-bg: stopping bg-1 (grace 3.0s)…`. */
+export function stoppingText(ids: string[], graceMs: number): string {
+	return `shell-bg: stopping ${ids.join(", ")} (grace ${formatDuration(graceMs)})…`;
+}
+
 /**
  * One widget line per running job: id, elapsed, command and last output line, cut to fit `width` columns: the
  * command gets 40% of the room (at least 40), the last line the rest (at least 60). At 100 columns that is the

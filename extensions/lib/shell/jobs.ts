@@ -23,6 +23,7 @@ import {
 	parseMeta,
 	refusalText,
 	sanitizeOutput,
+	stoppingText,
 	trimmedNote,
 	truncateTail,
 	type ToolsOn,
@@ -32,13 +33,24 @@ import { commitJobId, logPathFor, nextJobId, type JobRegistry, type ShellJob, ty
 export interface JobsHost {
 	/** False where a message could no longer reach the model (print mode after its last turn). */
 	canDeliver(how: "followUp" | "nextTurn"): boolean;
-	/** `followUp`: the model is told now (a turn starts when idle); `nextTurn`: attached to the next prompt. */
-	deliver(job: ShellJob, text: string, how: "followUp" | "nextTurn"): void;
+	/**
+	 * `followUp`: the model is told now (a turn starts when idle); `nextTurn`: attached to the next prompt;
+	 * `notice`: put in the conversation now, in order with the follow-ups (after the running turn's work when
+	 * one runs), without starting a turn of its own.
+	 */
+	deliver(job: ShellJob, text: string, how: Delivery): void;
 	/** The set of running jobs or their output changed (widget refresh). */
 	changed(): void;
 	/** Which job tools the model has (hints name only those). Default: both. */
 	tools?: ToolsOn;
+	/**
+	 * Something the registry could not do that the user should know (a sidecar it could not load or
+	 * write, e.g. its lock held by another Pi process): each distinct text once per ShellJobs.
+	 */
+	problem?(text: string): void;
 }
+
+export type Delivery = "followUp" | "nextTurn" | "notice";
 
 export interface SpawnRequest {
 	command: string;
@@ -70,6 +82,8 @@ export class ShellJobs {
 	/** Jobs whose ending a tool call is reporting right now: no follow-up for them. */
 	private readonly quiet = new Set<string>();
 	private readonly lifetimeController = new AbortController();
+	/** Problems already told to the host. */
+	private readonly told = new Set<string>();
 	active = true;
 
 	constructor(
@@ -78,6 +92,26 @@ export class ShellJobs {
 		private readonly settings: () => ShellSettings,
 		private readonly host: JobsHost,
 	) {}
+
+	/**
+	 * Tells the host each registry problem it has not told yet. The registry records a sidecar write that
+	 * failed (another process held its lock too long) in `problems()` whenever it happens, not only at
+	 * open; this runs after every operation that writes, and after each ending the monitor wrote.
+	 */
+	reportProblems(): void {
+		if (!this.active || !this.host.problem) return;
+		let problems: string[];
+		try {
+			problems = this.registry.problems();
+		} catch {
+			return;
+		}
+		for (const p of problems) {
+			if (this.told.has(p)) continue;
+			this.told.add(p);
+			this.host.problem(p);
+		}
+	}
 
 	/** Aborted when this extension instance shuts down: every wait it started resolves. */
 	get lifetime(): AbortSignal {
@@ -124,6 +158,7 @@ export class ShellJobs {
 			commitJobId(this.dir, job.id);
 			this.host.changed();
 		}
+		this.reportProblems();
 		return job;
 	}
 
@@ -134,6 +169,7 @@ export class ShellJobs {
 		this.owned.delete(id);
 		commitJobId(this.dir, id);
 		this.host.changed();
+		this.reportProblems();
 		return job;
 	}
 
@@ -154,6 +190,7 @@ export class ShellJobs {
 		if (!this.active) return;
 		this.host.changed();
 		this.announce(job.id, "followUp");
+		this.reportProblems();
 	}
 
 	/**
@@ -239,6 +276,7 @@ export class ShellJobs {
 		if (job.state === "running" && hint) parts.push(hint);
 		parts.push(`Log: ${job.logPath}`);
 		this.host.changed();
+		this.reportProblems();
 		return {
 			text: parts.join("\n\n"),
 			details: { id: job.id, state: job.state, exitCode: job.exitCode, signal: job.signal, runtimeMs: job.runtimeMs, ...shown.details },
@@ -280,11 +318,14 @@ export class ShellJobs {
 		for (const r of reports) {
 			if (r.outcome === "already-ended" && !r.job.delivered) continue; // its own ending is still news
 			if (!this.registry.claimDelivery(r.job.id)) continue;
-			// The model may be waiting on a job the user stopped: it learns so with the next prompt.
-			if (by === "user" && this.active) this.host.deliver(r.job, `The user stopped background job ${r.job.id} (${r.job.command}): it ${describeState(r.job)}.`, "nextTurn");
+			// The model may be waiting on a job the user stopped: it learns so in order with the other endings
+			// (a notice queued for the next prompt would come after a later job's follow-up, or only with the
+			// user's next prompt), without a turn of its own.
+			if (by === "user" && this.active) this.host.deliver(r.job, `The user stopped background job ${r.job.id} (${r.job.command}): it ${describeState(r.job)}.`, "notice");
 		}
 		for (const r of reports) if (r.outcome === "already-ended") this.announce(r.job.id, "followUp");
 		this.host.changed();
+		this.reportProblems();
 		return { text: reports.map((r) => killLine(r, graceMs)).join("\n"), reports };
 	}
 
@@ -301,6 +342,7 @@ export class ShellJobs {
 				// A lost child still being reaped stays listed.
 			}
 		}
+		this.reportProblems();
 		return gone;
 	}
 
@@ -324,20 +366,36 @@ export class ShellJobs {
 		}
 	}
 
-	/** Quit: stop every running job of this session (announced to nobody), then tidy the directory. */
-	async killAll(): Promise<void> {
+	/**
+	 * Quit: stop every running job of this session (announced to nobody). A job that has not stopped after
+	 * `slowMs` (it ignores SIGTERM, or cleans up slowly) makes Pi wait up to the grace: `onSlow` is told
+	 * once which jobs it waits for, so the wait is not silent.
+	 */
+	async killAll(o: { onSlow?: (text: string) => void; slowMs?: number } = {}): Promise<void> {
 		const running = this.registry.list().filter((j) => j.state === "running");
 		const graceMs = this.settings().killGraceMs;
-		await Promise.all(
-			running.map(async (j) => {
-				try {
-					this.registry.setMeta(j.id, JSON.stringify({ ...parseMeta(j.meta), stoppedAtQuit: true }));
-					await this.registry.kill(j.id, { graceMs });
-				} catch {
-					// Already gone.
-				}
-			}),
-		);
+		const pending = new Set(running.map((j) => j.id));
+		const slow = o.onSlow && running.length
+			? setTimeout(() => {
+					if (pending.size) o.onSlow!(stoppingText([...pending], graceMs));
+				}, o.slowMs ?? 250)
+			: undefined;
+		try {
+			await Promise.all(
+				running.map(async (j) => {
+					try {
+						this.registry.setMeta(j.id, JSON.stringify({ ...parseMeta(j.meta), stoppedAtQuit: true }));
+						await this.registry.kill(j.id, { graceMs });
+					} catch {
+						// Already gone.
+					} finally {
+						pending.delete(j.id);
+					}
+				}),
+			);
+		} finally {
+			clearTimeout(slow);
+		}
 	}
 
 	/**
