@@ -3,8 +3,10 @@
 //! when the store holds a generation of this root, the walk compared with
 //! it and only the files that changed read again.
 
-use super::postings::{merge_in_memory, write_segment, Builder, KeySet, ListSource, Postings, MAX_INDEXED_BYTES};
-use super::store::{Meta, Saved, Store, RACY};
+use super::postings::{
+    merge_in_memory, write_segment, Builder, KeySet, ListSource, Postings, MAX_INDEXED_BYTES,
+};
+use super::store::{Meta, Saved, Store};
 use super::table::{self, Stamp, Table};
 use super::watch::Watcher;
 use super::IndexConfig;
@@ -32,6 +34,10 @@ pub struct Built {
     /// Re-validated from a saved generation: how many files were read
     /// again; `None`: built from scratch.
     pub reread: Option<usize>,
+    /// Documents in the postings that no file of the table has any more
+    /// (files changed since a saved generation): they count for nothing,
+    /// and the planner's share test leaves them out.
+    pub dead: usize,
 }
 
 /// Why a root gets no index (shown by `indexStatus`).
@@ -56,7 +62,10 @@ fn read_for_index(path: &Path) -> Option<Vec<u8>> {
     }
     let mut buf = Vec::with_capacity(meta.len() as usize);
     f.take(MAX_INDEXED_BYTES + 1).read_to_end(&mut buf).ok()?;
-    (buf.len() as u64 <= MAX_INDEXED_BYTES).then_some(buf)
+    // A file with a NUL byte is binary to the searcher whatever the pattern
+    // (counted as skipped by every search that reaches it): it is never
+    // pruned, so it is not indexed.
+    (buf.len() as u64 <= MAX_INDEXED_BYTES && memchr::memchr(0, &buf).is_none()).then_some(buf)
 }
 
 /// Reader threads run niced, like the builder thread itself (on Linux
@@ -117,10 +126,8 @@ fn read_in_order(
                 .map(|(len, h)| h.join().unwrap_or_else(|_| vec![None; len]))
                 .collect()
         });
-        let mut at = start;
-        for keys in results.into_iter().flatten() {
+        for (at, keys) in (start..).zip(results.into_iter().flatten()) {
             each(at, keys);
-            at += 1;
         }
     }
 }
@@ -139,6 +146,10 @@ fn too_big(size: u64, config: &IndexConfig) -> Option<NotBuilt> {
     })
 }
 
+/// The postings a re-validation ends with, why they are not saved (if
+/// not), how many files were read again, and the documents they hold.
+type Revalidated = (Postings, Option<String>, usize, usize);
+
 /// The saved generation's documents for the files of the fresh `table`
 /// whose stamp is unchanged; the rest (changed, new, racily stamped) are
 /// read again and their postings merged after the saved ones into a new
@@ -154,12 +165,14 @@ fn revalidate(
     walk_start: SystemTime,
     sets: &mut [KeySet],
     cancel: &CancelToken,
-) -> Option<Result<(Postings, Option<String>, usize), NotBuilt>> {
-    let cutoff = saved.meta.walk_start.checked_sub(RACY)?;
-    let trusted: HashMap<&Path, (Stamp, u32)> = (saved.table.entries.iter())
+) -> Option<Result<Revalidated, NotBuilt>> {
+    let cutoff = saved.meta.walk_start.checked_sub(config.racy)?;
+    // A trusted file without a document was read and found unindexable
+    // (binary, too big, unreadable): it stays so without a second read.
+    let trusted: HashMap<&Path, (Stamp, Option<u32>)> = (saved.table.entries.iter())
         .filter_map(|e| {
-            let (s, d) = (e.stamp?, e.doc?);
-            (s.nlink == 1 && to_time(s.ctime) < cutoff).then_some((e.path.as_path(), (s, d)))
+            let s = e.stamp?;
+            (s.nlink == 1 && to_time(s.ctime) < cutoff).then_some((e.path.as_path(), (s, e.doc)))
         })
         .collect();
     let mut changed = Vec::new();
@@ -172,8 +185,8 @@ fn revalidate(
         };
         match trusted.get(e.path.as_path()) {
             Some((was, d)) if *was == s => {
-                e.doc = Some(*d);
-                live += 1;
+                e.doc = *d;
+                live += d.is_some() as usize;
             }
             _ => changed.push(i),
         }
@@ -189,10 +202,13 @@ fn revalidate(
         return None;
     }
     if changed.is_empty() {
-        return Some(Ok((saved.postings, None, 0)));
+        return Some(Ok((saved.postings, None, 0, next)));
     }
     let mut builder = Builder::default();
-    let paths: Vec<&Path> = changed.iter().map(|&i| table.entries[i].path.as_path()).collect();
+    let paths: Vec<&Path> = changed
+        .iter()
+        .map(|&i| table.entries[i].path.as_path())
+        .collect();
     let mut read = vec![None; changed.len()];
     read_in_order(&paths, sets, cancel, |j, keys| {
         if let Some(k) = keys {
@@ -220,7 +236,7 @@ fn revalidate(
     };
     let written = store.write_generation(store.next_generation(), root, table, &meta, &sources);
     Some(Ok(match written {
-        Ok(p) => (p, None, changed.len()),
+        Ok(p) => (p, None, changed.len(), next + changed.len()),
         Err(e) => {
             // Not saved: the changed files stay unread (always candidates)
             // over the saved postings, still mapped.
@@ -228,7 +244,7 @@ fn revalidate(
                 table.entries[i].doc = None;
             }
             let why = format!("cannot write {}: {e}", store.dir.display());
-            (saved.postings, Some(why), 0)
+            (saved.postings, Some(why), 0, next)
         }
     }))
 }
@@ -282,9 +298,12 @@ pub fn build(root: &Path, config: &IndexConfig, cancel: &CancelToken) -> Result<
     let threads = crate::search::default_threads().max(1);
     let mut sets: Vec<KeySet> = (0..threads).map(|_| KeySet::default()).collect();
     if let Some(saved) = saved {
-        let found = revalidate(root, config, &store, saved, &mut table, walk_start, &mut sets, cancel);
+        let found = revalidate(
+            root, config, &store, saved, &mut table, walk_start, &mut sets, cancel,
+        );
         if let Some(result) = found {
-            let (postings, why, reread) = result?;
+            let (postings, why, reread, docs) = result?;
+            let live = table.entries.iter().filter(|e| e.doc.is_some()).count();
             drop(sets);
             release_freed_memory();
             return Ok(Built {
@@ -293,6 +312,7 @@ pub fn build(root: &Path, config: &IndexConfig, cancel: &CancelToken) -> Result<
                 watcher,
                 unsaved: why.or(unsaved),
                 reread: Some(reread),
+                dead: docs.saturating_sub(live),
             });
         }
     }
@@ -338,13 +358,15 @@ pub fn build(root: &Path, config: &IndexConfig, cancel: &CancelToken) -> Result<
         next_doc: n as u32,
     };
     let postings = match lock {
-        Some(_) => match store.write_generation(store.next_generation(), root, &table, &meta, &sources) {
-            Ok(p) => p,
-            Err(e) => {
-                unsaved = Some(format!("cannot write {}: {e}", store.dir.display()));
-                merge_in_memory(&sources)
+        Some(_) => {
+            match store.write_generation(store.next_generation(), root, &table, &meta, &sources) {
+                Ok(p) => p,
+                Err(e) => {
+                    unsaved = Some(format!("cannot write {}: {e}", store.dir.display()));
+                    merge_in_memory(&sources)
+                }
             }
-        },
+        }
         None => merge_in_memory(&sources),
     };
     drop(sources);
@@ -360,5 +382,6 @@ pub fn build(root: &Path, config: &IndexConfig, cancel: &CancelToken) -> Result<
         watcher,
         unsaved,
         reread: None,
+        dead: 0,
     })
 }

@@ -24,6 +24,11 @@ struct Picture {
     /// Why it is not saved in the store (see [`IndexStatus::unsaved`]).
     unsaved: Option<String>,
     reread: Option<usize>,
+    /// Files without a document when built (binary, too big, unreadable):
+    /// not a reason to rebuild, since a rebuild would not index them.
+    unindexable: usize,
+    /// See `Built::dead`.
+    dead: usize,
 }
 
 impl Picture {
@@ -36,8 +41,11 @@ impl Picture {
             built_at: SystemTime::now(),
             unsaved: b.unsaved,
             reread: b.reread,
+            unindexable: 0,
+            dead: b.dead,
         };
         p.index_paths();
+        p.unindexable = p.unindexed();
         p
     }
 
@@ -111,11 +119,12 @@ impl Picture {
         // save. The estimate is an upper bound from the encoded sizes; only
         // one at least twice over the share is given up without decoding.
         // Performance only: either way the answer is the scan's.
-        if too_many(self.postings.estimate(q)? / 2) {
+        let dead = self.dead as u64;
+        if too_many((self.postings.estimate(q)? / 2).saturating_sub(dead)) {
             return None;
         }
         let docs = self.postings.eval(q)?;
-        if too_many(docs.len() as u64) {
+        if too_many((docs.len() as u64).saturating_sub(dead)) {
             return None;
         }
         let walker = Walker::new(root.to_path_buf(), opts.walk.clone()).ok()?;
@@ -366,7 +375,8 @@ impl LiveIndex {
         if pic.table.errors.count > 0 {
             return Err(IndexUse::Scan);
         }
-        let rebuild = pic.unindexed() > rebuild_threshold(pic.table.entries.len());
+        let rebuild = pic.unindexed().saturating_sub(pic.unindexable)
+            > rebuild_threshold(pic.table.entries.len());
         let found = pic.candidates(&self.root, &q, opts, &self.config);
         drop(slot);
         if rebuild {

@@ -24,7 +24,8 @@ mod watch;
 
 pub use live::{IndexStatus, LiveIndex, State};
 pub use registry::{
-    drop_root, forget_root, plan_glob_use, plan_grep, start, status_of, take_notice, warm, IndexMode,
+    drop_root, forget_root, plan_glob_use, plan_grep, start, status_of, take_notice, warm,
+    IndexMode,
 };
 
 /// Bounds on what is indexed (settings `index.minFiles`, `index.maxFiles`,
@@ -47,6 +48,10 @@ pub struct IndexConfig {
     /// Where postings files go; `None`: `$PI_UTILS_INDEX_DIR`, else
     /// `~/.cache/pi-utils/index` (tests give a temp folder).
     pub store: Option<std::path::PathBuf>,
+    /// A saved file whose ctime is this close to the start of the walk that
+    /// stamped it is read again by the next process (see `store::RACY`,
+    /// the default; tests shorten it instead of waiting seconds).
+    pub racy: std::time::Duration,
 }
 
 impl Default for IndexConfig {
@@ -57,6 +62,7 @@ impl Default for IndexConfig {
             max_bytes: 2048 << 20,
             max_share: 0.5,
             store: None,
+            racy: store::RACY,
         }
     }
 }
@@ -91,5 +97,7 @@ impl IndexUse {
     }
 }
 
+#[cfg(test)]
+mod persist_tests;
 #[cfg(test)]
 mod tests;

@@ -180,9 +180,12 @@ pub fn forget_root(root: &Path) -> bool {
 /// Forgets `root`'s index and removes its folder from the store (that
 /// root's folder and nothing else). Returns whether there was either.
 pub fn drop_root(root: &Path) -> bool {
-    let config = match lock().roots.get(root) {
-        Some(idx) => idx.config().clone(),
-        None => lock().config.clone(),
+    let config = {
+        let r = lock();
+        r.roots
+            .get(root)
+            .map_or(&r.config, |idx| idx.config())
+            .clone()
     };
     let had = forget_root(root);
     super::store::Store::of(root, &config).remove() || had

@@ -318,7 +318,8 @@ pub fn read_generation(path: &Path, root: &Path) -> io::Result<(Meta, Table, Pos
     }
     let mut trailer = [0u8; TRAILER];
     f.read_exact_at(&mut trailer, len - TRAILER as u64)?;
-    let word = |i: usize| u64::from_le_bytes(trailer[i * 8..i * 8 + 8].try_into().unwrap_or([0; 8]));
+    let word =
+        |i: usize| u64::from_le_bytes(trailer[i * 8..i * 8 + 8].try_into().unwrap_or([0; 8]));
     if &trailer[32..] != DONE {
         return Err(damaged("no completion marker"));
     }
@@ -412,7 +413,7 @@ impl Store {
                 Some((n, e.path()))
             })
             .collect();
-        v.sort_by(|a, b| b.0.cmp(&a.0));
+        v.sort_by_key(|g| std::cmp::Reverse(g.0));
         v
     }
 
@@ -596,8 +597,8 @@ impl Store {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::index::postings::{trigrams_of, Builder};
     use crate::index::planner::plan;
+    use crate::index::postings::{trigrams_of, Builder};
 
     fn table_of(root: &Path, n: usize) -> Table {
         let entries = (0..n)
@@ -670,16 +671,24 @@ mod tests {
         let want = table_of(root, 5);
         assert_eq!(saved.table.entries.len(), 5);
         for (a, b) in saved.table.entries.iter().zip(&want.entries) {
-            assert_eq!((&a.path, a.ignored_root, a.stamp, a.doc), (&b.path, b.ignored_root, b.stamp, b.doc));
+            assert_eq!(
+                (&a.path, a.ignored_root, a.stamp, a.doc),
+                (&b.path, b.ignored_root, b.stamp, b.doc)
+            );
         }
         assert_eq!(saved.table.ignored_roots[0].path, root.join("node_modules"));
-        assert_eq!(saved.postings.eval(&plan("hays", false, false)), Some(vec![4]));
+        assert_eq!(
+            saved.postings.eval(&plan("hays", false, false)),
+            Some(vec![4])
+        );
         use std::os::unix::fs::PermissionsExt;
         let mode = |p: &Path| fs::metadata(p).unwrap().permissions().mode() & 0o777;
         assert_eq!(mode(&store.dir), 0o700);
         assert_eq!(mode(&store.dir.join("gen-2")), 0o600);
         // Another root's name in the file: not this root's index.
-        assert!(test_store(base.path(), root).open_newest(Path::new("/other")).is_none());
+        assert!(test_store(base.path(), root)
+            .open_newest(Path::new("/other"))
+            .is_none());
     }
 
     #[test]
@@ -694,7 +703,10 @@ mod tests {
             let mut bad = good.clone();
             bad[at] ^= 0x20;
             fs::write(&path, &bad).unwrap();
-            assert!(store.open_newest(root).is_none(), "flipped byte {at} trusted");
+            assert!(
+                store.open_newest(root).is_none(),
+                "flipped byte {at} trusted"
+            );
             assert!(!path.exists(), "a damaged generation is removed");
         }
         for cut in [1, 16, 40, good.len() / 2, good.len() - 1] {
@@ -728,7 +740,10 @@ mod tests {
         let held = store.lock(&CancelToken::new(None)).unwrap().unwrap();
         let cancel = CancelToken::new(None);
         cancel.cancel();
-        assert!(store.lock(&cancel).unwrap().is_none(), "held: the waiter gives up");
+        assert!(
+            store.lock(&cancel).unwrap().is_none(),
+            "held: the waiter gives up"
+        );
         drop(held);
         assert!(store.lock(&cancel).unwrap().is_some());
     }
@@ -742,8 +757,14 @@ mod tests {
         for (i, s) in stores.iter().enumerate() {
             s.prepare().unwrap();
             fs::write(s.dir.join("gen-1"), vec![0u8; 1000]).unwrap();
-            let f = File::options().write(true).create(true).truncate(false).open(s.dir.join("last-used")).unwrap();
-            f.set_modified(time_of(1_700_000_000 + i as i64 * 10, 0)).unwrap();
+            let f = File::options()
+                .write(true)
+                .create(true)
+                .truncate(false)
+                .open(s.dir.join("last-used"))
+                .unwrap();
+            f.set_modified(time_of(1_700_000_000 + i as i64 * 10, 0))
+                .unwrap();
         }
         // The oldest (root0) is the one in use: it stays; root1, then root2 go.
         let evicted = stores[0].evict(2500);
@@ -753,7 +774,10 @@ mod tests {
         let _held = stores[3].lock(&CancelToken::new(None)).unwrap().unwrap();
         assert!(stores[0].evict(0).is_empty());
         assert!(stores[3].remove());
-        assert!(stores[0].dir.exists(), "remove takes that root's folder only");
+        assert!(
+            stores[0].dir.exists(),
+            "remove takes that root's folder only"
+        );
     }
 
     #[test]
