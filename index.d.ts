@@ -386,6 +386,12 @@ export interface GrepSummary {
    * `off` (no index for this directory, or `index: false`).
    */
   index: 'used' | 'scan' | 'building' | 'stale' | 'off'
+  /**
+   * Set on one search only (the first once the index is ready): the
+   * directory's index could not be saved in the store (folder not
+   * writable, disk full), so it lives in this process's memory.
+   */
+  indexNotice?: string
 }
 
 /** A symbol as grep grouping shows it. */
@@ -448,6 +454,16 @@ export interface IndexStatus {
   mapped: boolean
   /** When the current picture was built, ms since the epoch. */
   builtAtMs?: number
+  /**
+   * Why the index is not saved in the store for the next process (the
+   * folder cannot be written, the disk is full); absent when it is.
+   */
+  unsaved?: string
+  /**
+   * Taken over from the store: how many files were read again because
+   * they changed since it was saved; absent when built from scratch.
+   */
+  reread?: number
 }
 
 /**

@@ -9,7 +9,7 @@ import path from "node:path";
 import { spawnSync } from "node:child_process";
 import { native, collect, packageRoot } from "./helpers/native.ts";
 import { makeTree } from "./helpers/tree.ts";
-import { grepOptionsFor } from "../extensions/lib/search/grep.mjs";
+import { grepOptionsFor, runGrepTool } from "../extensions/lib/search/grep.mjs";
 
 // The index's postings files go to a folder of this run, never the user's cache (read at each build).
 const store = fs.mkdtempSync(path.join(os.tmpdir(), "pi-utils-index-store-"));
@@ -56,11 +56,35 @@ test("a ready index answers with the scan's hits, sees a write made just before,
   const folders = fs.readdirSync(store);
   assert.equal(folders.length, 1, "one folder for the root");
   assert.equal((fs.statSync(path.join(store, folders[0])).mode & 0o777), 0o700);
-  assert.deepEqual(fs.readdirSync(path.join(store, folders[0])), [], "the postings file is unlinked once mapped");
+  const folder = path.join(store, folders[0]);
+  assert.deepEqual(fs.readdirSync(folder).sort(), ["gen-1", "last-used", "lock"], "one complete generation, the lock, the use mark");
+  for (const f of fs.readdirSync(folder)) assert.equal(fs.statSync(path.join(folder, f)).mode & 0o777, 0o600, f);
+  assert.equal(ready.reread, undefined, "built from scratch");
+  assert.equal(ready.unsaved, undefined, "saved");
   assert.equal(native.indexDrop({ path: root }), true);
   assert.equal(native.indexStatus({ path: root }).state, "none");
   assert.deepEqual(fs.readdirSync(store), [], "drop removed the root's folder");
   assert.equal(native.indexDrop({ path: root }), false);
+});
+
+test("an index that cannot be saved still answers, in memory, and the grep tool says so once", async (t) => {
+  const { root, cleanup } = tree();
+  // A regular file where the store folder should be: nothing can be written there.
+  const blocked = path.join(store, "not-a-folder");
+  fs.writeFileSync(blocked, "");
+  process.env.PI_UTILS_INDEX_DIR = blocked;
+  t.after(() => { native.indexDrop({ path: root }); process.env.PI_UTILS_INDEX_DIR = store; fs.rmSync(blocked); cleanup(); });
+  const ready = await native.indexWarm({ path: root, minFiles: 0 });
+  assert.equal(ready.state, "ready");
+  assert.equal(ready.mapped, false, "held in memory");
+  assert.match(ready.unsaved ?? "", /does not exist/);
+  const config = { cwd: root, timeoutMs: 30000, graceMs: 3000, noIgnore: true, maxLineLength: 500, maxBytes: 51200, defaultLimit: 100 };
+  const first = await runGrepTool(native, { pattern: "needle", group: false }, config);
+  assert.ok(first.text.startsWith("src/a.ts:1: const needle = 1;\n\n["), first.text);
+  assert.match(first.text, /\[.*The index of this directory could not be saved \(cannot create .*\): it is kept in memory and rebuilt by the next process\]$/s);
+  const second = await runGrepTool(native, { pattern: "needle", group: false }, config);
+  assert.doesNotMatch(second.text, /could not be saved/, "told once");
+  assert.deepEqual((await search(root)).index, "used");
 });
 
 test("a tree below index.minFiles is not indexed, and warm rejects with the reason", async (t) => {
@@ -105,15 +129,25 @@ test("pi-utils index warm|status|drop", (t) => {
   t.after(cleanup);
   const cli = path.join(packageRoot, "bin/pi-utils.mjs");
   const run = (...args: string[]) => spawnSync(process.execPath, [cli, "index", ...args], { cwd: root, encoding: "utf-8", timeout: 60000 });
+  // Files stamped within 2 s of a build are read again by the next process (coarse filesystem clocks):
+  // let the tree age past that so the second warm shows a pure re-validation.
+  Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 2100);
   const warm = run("warm");
   assert.equal(warm.status, 0, warm.stderr);
-  assert.match(warm.stdout, /^ready: 1001 files, [\d.]+ MB of postings in memory, built in \d+ ms\n$/);
+  assert.match(warm.stdout, /^ready: 1001 files, [\d.]+ MB of postings mapped from the store, built in \d+ ms\n$/);
+  // The next process takes the saved index over: one walk, nothing read again.
+  const again = run("warm");
+  assert.equal(again.status, 0, again.stderr);
+  assert.match(again.stdout, /^ready: 1001 files, [\d.]+ MB of postings mapped from the store, re-validated \(0 files read again\) in \d+ ms\n$/);
   const status = run("status", root);
   assert.equal(status.status, 1);
   assert.equal(status.stdout, "none\n");
   const drop = run("drop");
-  assert.equal(drop.status, 1);
-  assert.equal(drop.stdout, "no index in this process; nothing on disk to drop\n");
+  assert.equal(drop.status, 0, drop.stdout);
+  assert.equal(drop.stdout, "dropped\n");
+  const dropAgain = run("drop");
+  assert.equal(dropAgain.status, 1);
+  assert.equal(dropAgain.stdout, "no index of this directory, in this process or in the store\n");
   const bad = run("rebuild");
   assert.equal(bad.status, 2);
   assert.match(bad.stderr, /index takes status, warm or drop/);

@@ -147,6 +147,41 @@ console.log(
     `${fmt(anon1)} MB after every case (includes Pi 0.73.1's grep tool loaded in this process and the scans' buffers)`,
 );
 
+// Re-validation at the next start: a fresh Node process opens the saved index (one walk comparing
+// stamps) and, in the same process, walks the tree once the way the index's table does (glob, hidden,
+// no ignore rules). Peak RSS of that process is sampled too.
+const childScript = `
+const m = require(${JSON.stringify(path.resolve("index.js"))});
+const corpus = ${JSON.stringify(corpus)};
+(async () => {
+  const rss0 = process.memoryUsage().rss;
+  let peak = rss0;
+  const iv = setInterval(() => (peak = Math.max(peak, process.memoryUsage().rss)), 10);
+  const w = performance.now();
+  await m.glob({ pattern: "*", path: corpus, hidden: true, noIgnore: true, limit: 1, index: false });
+  const walk = performance.now() - w;
+  const t = performance.now();
+  const s = await m.indexWarm({ path: corpus });
+  const warm = performance.now() - t;
+  clearInterval(iv);
+  console.log(JSON.stringify({ walk, warm, reread: s.reread ?? null, mapped: s.mapped, growthMB: (peak - rss0) / 1048576 }));
+})();`;
+const revalidations = [];
+for (let i = 0; i < 3; i++) {
+  const r = spawnSync(process.execPath, ["-e", childScript], { encoding: "utf8", env: { ...process.env, PI_UTILS_INDEX_DIR: store } });
+  try {
+    revalidations.push(JSON.parse(r.stdout.trim().split("\n").pop() ?? ""));
+  } catch {
+    console.log(`re-validation child failed: ${r.stderr}`);
+  }
+}
+for (const v of revalidations) {
+  console.log(
+    `\nre-validation at the next start: ${fmt(v.warm)} ms (${v.reread} files read again) vs one walk ${fmt(v.walk)} ms: ` +
+      `ratio ${(v.warm / v.walk).toFixed(2)} (target <= 1); RSS growth ${fmt(v.growthMB)} MB`,
+  );
+}
+
 // The same build with nothing else running.
 native.indexDrop({ path: corpus });
 const t1 = performance.now();
@@ -160,5 +195,6 @@ saveResults("index", {
   build: { ms: buildMs, idleMs: idleBuildMs, rgFullMs: rgFull, files: status.files, rssBefore: rss0, rssPeak: peakRss, duringMedian, idleScan, postingsBytes: status.bytes, corpusBytes },
   anon: { before: anon0, built: anonBuilt, after: anon1 },
   editSeen: seen,
+  revalidations,
   rowsCount: rows.length,
 });

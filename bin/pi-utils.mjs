@@ -45,9 +45,10 @@ locate and trace options:
       --max-files N        trace: at most N files (default 5)
       --max-regions N      trace: at most N regions over all files (default 6)
 index:
-  The live index lives in the memory of the process that uses it (a Pi session); this version
-  keeps nothing on disk. warm builds one here and reports its size and build time; status and
-  drop describe and forget this process's index (so from the shell: none, and nothing to drop).
+  The live index is saved in the store ($PI_UTILS_INDEX_DIR, else ~/.cache/pi-utils/index) and
+  re-validated by the next process that opens it. warm builds (or re-validates) the directory's
+  index here and reports its size and time; status describes this process's index (from the
+  shell: none); drop removes the directory's folder from the store.
 common options:
       --respect-ignore     skip files the ignore rules exclude
       --no-hidden          skip dot-files and dot-directories
@@ -378,7 +379,9 @@ async function indexCommand(o) {
   const where = { path, cwd: process.cwd() };
   const describe = (/** @type {import("../index.d.ts").IndexStatus} */ s) =>
     s.state === "ready"
-      ? `ready: ${s.files} files, ${(s.bytes / 1048576).toFixed(1)} MB of postings in memory`
+      ? `ready: ${s.files} files, ${(s.bytes / 1048576).toFixed(1)} MB of postings ` +
+        (s.mapped ? "mapped from the store" : "in memory") +
+        (s.unsaved ? ` (not saved: ${s.unsaved})` : "")
       : `${s.state}${s.reason ? `: ${s.reason}` : ""}`;
   if (action === "status") {
     const s = native.indexStatus(where);
@@ -386,13 +389,14 @@ async function indexCommand(o) {
   }
   if (action === "drop") {
     const dropped = native.indexDrop(where);
-    return { out: dropped ? "dropped\n" : "no index in this process; nothing on disk to drop\n", code: dropped ? 0 : 1 };
+    return { out: dropped ? "dropped\n" : "no index of this directory, in this process or in the store\n", code: dropped ? 0 : 1 };
   }
   const { minFiles, maxFiles, maxDiskMB } = DEFAULTS.index;
   const started = performance.now();
   try {
     const s = await native.indexWarm({ ...where, minFiles, maxFiles, maxDiskMb: maxDiskMB });
-    return { out: `${describe(s)}, built in ${Math.round(performance.now() - started)} ms\n`, code: 0 };
+    const how = s.reread == null ? "built" : `re-validated (${s.reread} files read again)`;
+    return { out: `${describe(s)}, ${how} in ${Math.round(performance.now() - started)} ms\n`, code: 0 };
   } catch (e) {
     return { out: `not indexed: ${e instanceof Error ? e.message : String(e)}\n`, code: 1 };
   }

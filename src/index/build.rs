@@ -1,21 +1,43 @@
 //! Building a picture: the table walk, then every file read once on a few
-//! threads and its trigrams appended to the postings in document order.
+//! threads and its trigrams appended to the postings in document order; or,
+//! when the store holds a generation of this root, the walk compared with
+//! it and only the files that changed read again.
 
-use super::postings::{Builder, KeySet, Postings, MAX_INDEXED_BYTES};
-use super::table::{self, Table};
+use super::postings::{
+    merge_in_memory, write_segment, Builder, KeySet, ListSource, Postings, MAX_INDEXED_BYTES,
+};
+use super::store::{Meta, Saved, Store};
+use super::table::{self, Stamp, Table};
 use super::watch::Watcher;
 use super::IndexConfig;
 use crate::search::CancelToken;
+use std::collections::HashMap;
 use std::io::Read;
-use std::path::{Path, PathBuf};
+use std::path::Path;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 /// Files each reader thread reads per round.
 const PER_THREAD: usize = 256;
+
+/// Encoded postings a build holds in memory before writing them out as a
+/// segment (merged into the generation at the end): what bounds the
+/// build's memory on a big tree.
+const SEGMENT_BYTES: usize = 32 << 20;
 
 pub struct Built {
     pub table: Table,
     pub postings: Postings,
     pub watcher: Watcher,
+    /// Why the picture could not be saved in the store (unwritable, disk
+    /// full); `None`: it is saved (or was reused as saved).
+    pub unsaved: Option<String>,
+    /// Re-validated from a saved generation: how many files were read
+    /// again; `None`: built from scratch.
+    pub reread: Option<usize>,
+    /// Documents in the postings that no file of the table has any more
+    /// (files changed since a saved generation): they count for nothing,
+    /// and the planner's share test leaves them out.
+    pub dead: usize,
 }
 
 /// Why a root gets no index (shown by `indexStatus`).
@@ -40,7 +62,10 @@ fn read_for_index(path: &Path) -> Option<Vec<u8>> {
     }
     let mut buf = Vec::with_capacity(meta.len() as usize);
     f.take(MAX_INDEXED_BYTES + 1).read_to_end(&mut buf).ok()?;
-    (buf.len() as u64 <= MAX_INDEXED_BYTES).then_some(buf)
+    // A file with a NUL byte is binary to the searcher whatever the pattern
+    // (counted as skipped by every search that reaches it): it is never
+    // pruned, so it is not indexed.
+    (buf.len() as u64 <= MAX_INDEXED_BYTES && memchr::memchr(0, &buf).is_none()).then_some(buf)
 }
 
 /// Reader threads run niced, like the builder thread itself (on Linux
@@ -50,28 +75,6 @@ pub fn lower_priority() {
     unsafe {
         libc::setpriority(libc::PRIO_PROCESS, 0, 10);
     }
-}
-
-/// Where the postings file of `root` is written (and at once unlinked):
-/// `<config.store or $PI_UTILS_INDEX_DIR>/<hash>`, else
-/// `~/.cache/pi-utils/index/<hash>`.
-pub fn store_dir(root: &Path, config: &IndexConfig) -> PathBuf {
-    use std::hash::{Hash, Hasher};
-    let env = config
-        .store
-        .as_ref()
-        .map(|p| p.as_os_str().to_os_string())
-        .or_else(|| std::env::var_os("PI_UTILS_INDEX_DIR"));
-    let base = match env {
-        Some(d) if !d.is_empty() => PathBuf::from(d),
-        _ => std::env::var_os("HOME")
-            .map(PathBuf::from)
-            .unwrap_or_else(std::env::temp_dir)
-            .join(".cache/pi-utils/index"),
-    };
-    let mut h = std::collections::hash_map::DefaultHasher::new();
-    root.as_os_str().hash(&mut h);
-    base.join(format!("{:016x}", h.finish()))
 }
 
 /// The build's transient buffers are freed by now; glibc keeps freed
@@ -84,8 +87,195 @@ fn release_freed_memory() {
     }
 }
 
+/// Reads the files at `paths` on `threads` threads, in rounds of a few
+/// hundred files per thread (each thread a contiguous run, joined before
+/// the next round), and hands each file's keys to `each` in order: at most
+/// one round of key lists is held at a time.
+fn read_in_order(
+    paths: &[&Path],
+    sets: &mut [KeySet],
+    cancel: &CancelToken,
+    mut each: impl FnMut(usize, Option<Vec<u32>>),
+) {
+    let threads = sets.len().max(1);
+    let round = threads * PER_THREAD;
+    for start in (0..paths.len()).step_by(round) {
+        if cancel.is_stopped() {
+            return;
+        }
+        let part = &paths[start..(start + round).min(paths.len())];
+        let per = part.len().div_ceil(threads);
+        let results: Vec<Vec<Option<Vec<u32>>>> = std::thread::scope(|scope| {
+            let handles: Vec<_> = (part.chunks(per.max(1)))
+                .zip(sets.iter_mut())
+                .map(|(run, set)| {
+                    let len = run.len();
+                    let h = scope.spawn(move || {
+                        lower_priority();
+                        run.iter()
+                            .map(|p| read_for_index(p).map(|b| set.keys_of(&b)))
+                            .collect::<Vec<_>>()
+                    });
+                    (len, h)
+                })
+                .collect();
+            // A reader that panicked leaves its files unindexed (always
+            // candidates), keeping every later document number in place.
+            handles
+                .into_iter()
+                .map(|(len, h)| h.join().unwrap_or_else(|_| vec![None; len]))
+                .collect()
+        });
+        for (at, keys) in (start..).zip(results.into_iter().flatten()) {
+            each(at, keys);
+        }
+    }
+}
+
+fn to_time((s, ns): (i64, i64)) -> SystemTime {
+    UNIX_EPOCH + Duration::new(s.max(0) as u64, ns.clamp(0, 999_999_999) as u32)
+}
+
+fn too_big(size: u64, config: &IndexConfig) -> Option<NotBuilt> {
+    (size > config.max_bytes).then(|| {
+        NotBuilt::Off(format!(
+            "postings of {} MB, over index.maxDiskMB ({} MB)",
+            size >> 20,
+            config.max_bytes >> 20
+        ))
+    })
+}
+
+/// The postings a re-validation ends with, why they are not saved (if
+/// not), how many files were read again, and the documents they hold.
+type Revalidated = (Postings, Option<String>, usize, usize);
+
+/// The saved generation's documents for the files of the fresh `table`
+/// whose stamp is unchanged; the rest (changed, new, racily stamped) are
+/// read again and their postings merged after the saved ones into a new
+/// generation. `None`: so much changed (or so much of the saved postings
+/// is dead) that a build from scratch is cheaper and smaller.
+#[allow(clippy::too_many_arguments)]
+fn revalidate(
+    root: &Path,
+    config: &IndexConfig,
+    store: &Store,
+    saved: Saved,
+    table: &mut Table,
+    walk_start: SystemTime,
+    sets: &mut [KeySet],
+    cancel: &CancelToken,
+) -> Option<Result<Revalidated, NotBuilt>> {
+    let cutoff = saved.meta.walk_start.checked_sub(config.racy)?;
+    // A trusted file without a document was read and found unindexable
+    // (binary, too big, unreadable): it stays so without a second read.
+    let trusted: HashMap<&Path, (Stamp, Option<u32>)> = (saved.table.entries.iter())
+        .filter_map(|e| {
+            let s = e.stamp?;
+            (s.nlink == 1 && to_time(s.ctime) < cutoff).then_some((e.path.as_path(), (s, e.doc)))
+        })
+        .collect();
+    let mut changed = Vec::new();
+    let mut live = 0usize;
+    for (i, e) in table.entries.iter_mut().enumerate() {
+        e.doc = None;
+        // A file with more than one link is never trusted to the postings.
+        let Some(s) = e.stamp.filter(|s| s.nlink == 1) else {
+            continue;
+        };
+        match trusted.get(e.path.as_path()) {
+            Some((was, d)) if *was == s => {
+                e.doc = *d;
+                live += d.is_some() as usize;
+            }
+            _ => changed.push(i),
+        }
+    }
+    let next = saved.meta.next_doc as usize;
+    let dead = next.saturating_sub(live);
+    let n = table.entries.len();
+    let rebuild = (changed.len() > 1000 && changed.len() * 4 > n)
+        || (dead > 1000 && dead * 2 > next + changed.len())
+        || next + changed.len() >= u32::MAX as usize;
+    drop(trusted);
+    if rebuild {
+        return None;
+    }
+    if changed.is_empty() {
+        return Some(Ok((saved.postings, None, 0, next)));
+    }
+    let mut builder = Builder::default();
+    let paths: Vec<&Path> = changed
+        .iter()
+        .map(|&i| table.entries[i].path.as_path())
+        .collect();
+    let mut read = vec![None; changed.len()];
+    read_in_order(&paths, sets, cancel, |j, keys| {
+        if let Some(k) = keys {
+            let doc = (next + j) as u32;
+            builder.add(doc, &k);
+            read[j] = Some(doc);
+        }
+    });
+    drop(paths);
+    if cancel.is_stopped() {
+        return Some(Err(NotBuilt::Failed("stopped".into())));
+    }
+    for (j, &i) in changed.iter().enumerate() {
+        table.entries[i].doc = read[j];
+    }
+    let sorted = builder.into_sorted();
+    let sources: [&dyn ListSource; 2] = [&saved.postings, &sorted];
+    if let Some(no) = too_big(sources.iter().map(|s| s.size()).sum(), config) {
+        return Some(Err(no));
+    }
+    let meta = Meta {
+        walk_start,
+        built_at: SystemTime::now(),
+        next_doc: (next + changed.len()) as u32,
+    };
+    let written = store.write_generation(store.next_generation(), root, table, &meta, &sources);
+    Some(Ok(match written {
+        Ok(p) => (p, None, changed.len(), next + changed.len()),
+        Err(e) => {
+            // Not saved: the changed files stay unread (always candidates)
+            // over the saved postings, still mapped.
+            for &i in &changed {
+                table.entries[i].doc = None;
+            }
+            let why = format!("cannot write {}: {e}", store.dir.display());
+            (saved.postings, Some(why), 0, next)
+        }
+    }))
+}
+
+/// Builds (or re-validates) the picture of `root`. The store's writer lock
+/// is held throughout: a second process building the same root waits for
+/// it (its searches scan meanwhile) and then re-validates what the first
+/// one wrote instead of building again.
 pub fn build(root: &Path, config: &IndexConfig, cancel: &CancelToken) -> Result<Built, NotBuilt> {
+    let store = Store::of(root, config);
+    let mut unsaved = None;
+    let lock = match store.prepare() {
+        Err(e) => {
+            unsaved = Some(format!("cannot create {}: {e}", store.dir.display()));
+            None
+        }
+        Ok(()) => match store.lock(cancel) {
+            Ok(Some(l)) => Some(l),
+            Ok(None) => return Err(NotBuilt::Failed("stopped".into())),
+            Err(e) => {
+                unsaved = Some(format!("cannot lock {}: {e}", store.dir.display()));
+                None
+            }
+        },
+    };
+    let saved = lock.as_ref().and_then(|_| store.open_newest(root));
+    if lock.is_some() {
+        store.touch();
+    }
     let watcher = Watcher::new().map_err(|e| NotBuilt::Off(e.to_string()))?;
+    let walk_start = SystemTime::now();
     let mut table =
         table::walk(root, &watcher, cancel, config.max_files).map_err(NotBuilt::Failed)?;
     if let Some(f) = watcher.failure() {
@@ -106,51 +296,47 @@ pub fn build(root: &Path, config: &IndexConfig, cancel: &CancelToken) -> Result<
         )));
     }
     let threads = crate::search::default_threads().max(1);
-    let mut builder = Builder::default();
-    let mut indexed = vec![false; n];
     let mut sets: Vec<KeySet> = (0..threads).map(|_| KeySet::default()).collect();
-    // Rounds of a few hundred files per thread, each thread a contiguous
-    // run, joined before the next round: documents reach the postings in
-    // order and at most one round of key lists is held at a time.
-    let round = threads * PER_THREAD;
-    for start in (0..n).step_by(round) {
-        if cancel.is_stopped() {
-            break;
-        }
-        let part = &table.entries[start..(start + round).min(n)];
-        let per = part.len().div_ceil(threads);
-        let results: Vec<Vec<Option<Vec<u32>>>> = std::thread::scope(|scope| {
-            let handles: Vec<_> = (part.chunks(per.max(1)))
-                .zip(sets.iter_mut())
-                .map(|(run, set)| {
-                    let len = run.len();
-                    let h = scope.spawn(move || {
-                        lower_priority();
-                        run.iter()
-                            .map(|e| read_for_index(&e.path).map(|b| set.keys_of(&b)))
-                            .collect::<Vec<_>>()
-                    });
-                    (len, h)
-                })
-                .collect();
-            // A reader that panicked leaves its files unindexed (always
-            // candidates), keeping every later document number in place.
-            handles
-                .into_iter()
-                .map(|(len, h)| h.join().unwrap_or_else(|_| vec![None; len]))
-                .collect()
-        });
-        let mut doc = start;
-        for run in results {
-            for keys in run {
-                if let Some(k) = keys {
-                    builder.add(doc as u32, &k);
-                    indexed[doc] = true;
-                }
-                doc += 1;
-            }
+    if let Some(saved) = saved {
+        let found = revalidate(
+            root, config, &store, saved, &mut table, walk_start, &mut sets, cancel,
+        );
+        if let Some(result) = found {
+            let (postings, why, reread, docs) = result?;
+            let live = table.entries.iter().filter(|e| e.doc.is_some()).count();
+            drop(sets);
+            release_freed_memory();
+            return Ok(Built {
+                table,
+                postings,
+                watcher,
+                unsaved: why.or(unsaved),
+                reread: Some(reread),
+                dead: docs.saturating_sub(live),
+            });
         }
     }
+    // From scratch: documents are the table's positions.
+    let segment_dir = lock.as_ref().map(|_| store.dir.as_path());
+    let mut parts: Vec<Box<dyn ListSource>> = Vec::new();
+    let mut builder = Builder::default();
+    let mut indexed = vec![false; n];
+    let paths: Vec<&Path> = table.entries.iter().map(|e| e.path.as_path()).collect();
+    read_in_order(&paths, &mut sets, cancel, |doc, keys| {
+        if let Some(k) = keys {
+            builder.add(doc as u32, &k);
+            indexed[doc] = true;
+        }
+        if builder.held() > SEGMENT_BYTES {
+            let sorted = std::mem::take(&mut builder).into_sorted();
+            match segment_dir.map(|d| write_segment(d, &[&sorted])) {
+                Some(Ok(seg)) => parts.push(Box::new(seg)),
+                _ => parts.push(Box::new(sorted)),
+            }
+            release_freed_memory();
+        }
+    });
+    drop(paths);
     if cancel.is_stopped() {
         return Err(NotBuilt::Failed("stopped".into()));
     }
@@ -159,24 +345,43 @@ pub fn build(root: &Path, config: &IndexConfig, cancel: &CancelToken) -> Result<
         e.doc = (indexed[i] && single).then_some(i as u32);
     }
     drop(sets);
-    // Out of the process's anonymous memory; in memory still if that fails.
-    // A folder given explicitly (a test's, `$PI_UTILS_INDEX_DIR`) must
-    // exist: one removed meanwhile is not created again.
-    let dir = store_dir(root, config);
-    let explicit = config.store.is_some() || std::env::var_os("PI_UTILS_INDEX_DIR").is_some();
-    let usable = !explicit || dir.parent().is_some_and(Path::is_dir);
-    let postings = builder.finish(usable.then_some(dir.as_path()));
-    release_freed_memory();
-    if postings.bytes() > config.max_bytes {
-        return Err(NotBuilt::Off(format!(
-            "postings of {} MB, over index.maxDiskMB ({} MB)",
-            postings.bytes() >> 20,
-            config.max_bytes >> 20
-        )));
+    if !builder.is_empty() || parts.is_empty() {
+        parts.push(Box::new(builder.into_sorted()));
     }
+    let sources: Vec<&dyn ListSource> = parts.iter().map(|p| p.as_ref()).collect();
+    if let Some(no) = too_big(sources.iter().map(|s| s.size()).sum(), config) {
+        return Err(no);
+    }
+    let meta = Meta {
+        walk_start,
+        built_at: SystemTime::now(),
+        next_doc: n as u32,
+    };
+    let postings = match lock {
+        Some(_) => {
+            match store.write_generation(store.next_generation(), root, &table, &meta, &sources) {
+                Ok(p) => p,
+                Err(e) => {
+                    unsaved = Some(format!("cannot write {}: {e}", store.dir.display()));
+                    merge_in_memory(&sources)
+                }
+            }
+        }
+        None => merge_in_memory(&sources),
+    };
+    drop(sources);
+    drop(parts);
+    if lock.is_some() && unsaved.is_none() {
+        store.evict(config.max_bytes);
+    }
+    drop(lock);
+    release_freed_memory();
     Ok(Built {
         table,
         postings,
         watcher,
+        unsaved,
+        reread: None,
+        dead: 0,
     })
 }

@@ -1,7 +1,7 @@
 //! One root's index over time: building, ready (kept fresh at the start of
 //! each search), stale (rebuilding), or off.
 
-use super::build::{build, lower_priority, store_dir, Built, NotBuilt};
+use super::build::{build, lower_priority, Built, NotBuilt};
 use super::planner;
 use super::postings::Postings;
 use super::table::{self, Entry, Table};
@@ -21,6 +21,14 @@ struct Picture {
     watcher: Watcher,
     by_path: HashMap<PathBuf, usize>,
     built_at: SystemTime,
+    /// Why it is not saved in the store (see [`IndexStatus::unsaved`]).
+    unsaved: Option<String>,
+    reread: Option<usize>,
+    /// Files without a document when built (binary, too big, unreadable):
+    /// not a reason to rebuild, since a rebuild would not index them.
+    unindexable: usize,
+    /// See `Built::dead`.
+    dead: usize,
 }
 
 impl Picture {
@@ -31,8 +39,13 @@ impl Picture {
             watcher: b.watcher,
             by_path: HashMap::new(),
             built_at: SystemTime::now(),
+            unsaved: b.unsaved,
+            reread: b.reread,
+            unindexable: 0,
+            dead: b.dead,
         };
         p.index_paths();
+        p.unindexable = p.unindexed();
         p
     }
 
@@ -106,11 +119,12 @@ impl Picture {
         // save. The estimate is an upper bound from the encoded sizes; only
         // one at least twice over the share is given up without decoding.
         // Performance only: either way the answer is the scan's.
-        if too_many(self.postings.estimate(q)? / 2) {
+        let dead = self.dead as u64;
+        if too_many((self.postings.estimate(q)? / 2).saturating_sub(dead)) {
             return None;
         }
         let docs = self.postings.eval(q)?;
-        if too_many(docs.len() as u64) {
+        if too_many((docs.len() as u64).saturating_sub(dead)) {
             return None;
         }
         let walker = Walker::new(root.to_path_buf(), opts.walk.clone()).ok()?;
@@ -169,6 +183,13 @@ pub struct IndexStatus {
     /// file could not be written).
     pub mapped: bool,
     pub built_at: Option<SystemTime>,
+    /// Why the picture is not saved in the store for the next process (the
+    /// folder cannot be written, the disk is full): it serves this process
+    /// from memory. `None` when saved, or not ready.
+    pub unsaved: Option<String>,
+    /// Taken over from the store's generation with this many files read
+    /// again; `None`: built from scratch (or not ready).
+    pub reread: Option<u64>,
 }
 
 enum Slot {
@@ -187,6 +208,8 @@ pub struct LiveIndex {
     cancel: CancelToken,
     /// A build is running: at most one at a time.
     building: AtomicBool,
+    /// The user was told that the picture could not be saved.
+    told: AtomicBool,
 }
 
 /// Files not in the postings past which the picture is rebuilt.
@@ -204,6 +227,7 @@ impl LiveIndex {
             changed: Condvar::new(),
             cancel: CancelToken::new(None),
             building: AtomicBool::new(false),
+            told: AtomicBool::new(false),
         });
         idx.spawn_build();
         idx
@@ -271,6 +295,8 @@ impl LiveIndex {
                 bytes: 0,
                 mapped: false,
                 built_at: None,
+                unsaved: None,
+                reread: None,
             },
             Slot::Ready(p) => IndexStatus {
                 state: State::Ready,
@@ -278,6 +304,8 @@ impl LiveIndex {
                 bytes: p.postings.bytes(),
                 mapped: p.postings.is_mapped(),
                 built_at: Some(p.built_at),
+                unsaved: p.unsaved.clone(),
+                reread: p.reread.map(|n| n as u64),
             },
             Slot::Stale(w) => IndexStatus {
                 state: State::Stale(w.clone()),
@@ -285,6 +313,8 @@ impl LiveIndex {
                 bytes: 0,
                 mapped: false,
                 built_at: None,
+                unsaved: None,
+                reread: None,
             },
             Slot::Off(w) => IndexStatus {
                 state: State::Off(w.clone()),
@@ -292,6 +322,8 @@ impl LiveIndex {
                 bytes: 0,
                 mapped: false,
                 built_at: None,
+                unsaved: None,
+                reread: None,
             },
         }
     }
@@ -343,7 +375,8 @@ impl LiveIndex {
         if pic.table.errors.count > 0 {
             return Err(IndexUse::Scan);
         }
-        let rebuild = pic.unindexed() > rebuild_threshold(pic.table.entries.len());
+        let rebuild = pic.unindexed().saturating_sub(pic.unindexable)
+            > rebuild_threshold(pic.table.entries.len());
         let found = pic.candidates(&self.root, &q, opts, &self.config);
         drop(slot);
         if rebuild {
@@ -360,13 +393,25 @@ impl LiveIndex {
         self.spawn_build();
     }
 
-    /// Stops a build in progress; the watcher goes with the picture.
-    /// Its folder in the store goes too (only if empty: postings files are
-    /// unlinked once mapped, so nothing but this root's folder is removed).
+    /// Stops a build in progress; the watcher goes with the picture (its
+    /// mapping of the store's generation too).
     pub fn stop(&self) {
         self.cancel.cancel();
         *self.lock() = Slot::Off("dropped".into());
         self.changed.notify_all();
-        let _ = std::fs::remove_dir(store_dir(&self.root, &self.config));
+    }
+
+    /// Once per index: the notice that its picture could not be saved.
+    pub fn take_notice(&self) -> Option<String> {
+        let why = match &*self.lock() {
+            Slot::Ready(p) => p.unsaved.clone()?,
+            _ => return None,
+        };
+        if self.told.swap(true, Ordering::SeqCst) {
+            return None;
+        }
+        Some(format!(
+            "The index of this directory could not be saved ({why}): it is kept in memory and rebuilt by the next process"
+        ))
     }
 }

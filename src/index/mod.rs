@@ -9,20 +9,24 @@
 //! cannot narrow (no literal of three bytes, candidates over a share of the
 //! tree, a picture it cannot vouch for) the search runs as a scan.
 //!
-//! The postings are written to a file under the store folder, mapped, and
-//! unlinked at once: they stay off Node's heap, but nothing is kept for the
-//! next process (each process builds its own picture).
+//! The table and postings are saved as a generation in the store
+//! (`store.rs`) and mapped from there, so they stay off Node's heap and the
+//! next process re-validates them by one walk instead of building again.
 
 mod build;
 mod live;
 pub mod planner;
 mod postings;
 mod registry;
+mod store;
 mod table;
 mod watch;
 
 pub use live::{IndexStatus, LiveIndex, State};
-pub use registry::{drop_root, plan_glob_use, plan_grep, start, status_of, warm, IndexMode};
+pub use registry::{
+    drop_root, forget_root, plan_glob_use, plan_grep, start, status_of, take_notice, warm,
+    IndexMode,
+};
 
 /// Bounds on what is indexed (settings `index.minFiles`, `index.maxFiles`,
 /// `index.maxDiskMB`).
@@ -33,7 +37,9 @@ pub struct IndexConfig {
     /// Trees with more files are not indexed (starting in `$HOME` must not
     /// start an hours-long build).
     pub max_files: usize,
-    /// Largest the postings of one root may be.
+    /// Largest the store may grow, all roots together (least recently used
+    /// roots are evicted past it); also the largest one root's postings
+    /// may be.
     pub max_bytes: u64,
     /// A query whose candidates are more than this share of the indexed
     /// files runs the scan instead: reading most of the tree from a list
@@ -42,6 +48,10 @@ pub struct IndexConfig {
     /// Where postings files go; `None`: `$PI_UTILS_INDEX_DIR`, else
     /// `~/.cache/pi-utils/index` (tests give a temp folder).
     pub store: Option<std::path::PathBuf>,
+    /// A saved file whose ctime is this close to the start of the walk that
+    /// stamped it is read again by the next process (see `store::RACY`,
+    /// the default; tests shorten it instead of waiting seconds).
+    pub racy: std::time::Duration,
 }
 
 impl Default for IndexConfig {
@@ -52,6 +62,7 @@ impl Default for IndexConfig {
             max_bytes: 2048 << 20,
             max_share: 0.5,
             store: None,
+            racy: store::RACY,
         }
     }
 }
@@ -86,5 +97,7 @@ impl IndexUse {
     }
 }
 
+#[cfg(test)]
+mod persist_tests;
 #[cfg(test)]
 mod tests;

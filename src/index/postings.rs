@@ -62,14 +62,49 @@ pub fn trigrams_of(bytes: &[u8]) -> Vec<u32> {
 #[derive(Default)]
 pub struct Builder {
     lists: HashMap<u32, (u32, Vec<u8>)>,
+    /// Encoded bytes held (the lists' contents, not their allocations).
+    held: usize,
 }
 
-fn put_varint(out: &mut Vec<u8>, mut v: u32) {
+fn put_varint(out: &mut impl std::io::Write, mut v: u32) -> std::io::Result<()> {
+    let mut buf = [0u8; 5];
+    let mut n = 0;
     while v >= 0x80 {
-        out.push((v as u8) | 0x80);
+        buf[n] = (v as u8) | 0x80;
         v >>= 7;
+        n += 1;
     }
-    out.push(v as u8);
+    buf[n] = v as u8;
+    out.write_all(&buf[..=n])
+}
+
+/// The first varint of `bytes` and its length; `None` when there is none.
+fn first_varint(bytes: &[u8]) -> Option<(u32, usize)> {
+    let (mut v, mut shift) = (0u32, 0u32);
+    for (i, &b) in bytes.iter().enumerate().take(5) {
+        v |= ((b & 0x7f) as u32).wrapping_shl(shift);
+        if b & 0x80 == 0 {
+            return Some((v, i + 1));
+        }
+        shift += 7;
+    }
+    None
+}
+
+/// The sum of a list's varints: its last document + 1 (the first entry is
+/// the document + 1 itself, every later one the step from the previous).
+fn list_end(bytes: &[u8]) -> u32 {
+    let (mut sum, mut v, mut shift) = (0u32, 0u32, 0u32);
+    for &b in bytes {
+        v |= ((b & 0x7f) as u32).wrapping_shl(shift);
+        if b & 0x80 != 0 {
+            shift += 7;
+            continue;
+        }
+        sum = sum.wrapping_add(v);
+        (v, shift) = (0, 0);
+    }
+    sum
 }
 
 impl Builder {
@@ -79,233 +114,266 @@ impl Builder {
             let (last, bytes) = self.lists.entry(k).or_insert((0, Vec::new()));
             // The first document is stored as itself + 1 so that a delta is
             // never 0 and `last` needs no "none yet" state.
-            put_varint(bytes, doc + 1 - *last);
+            let before = bytes.len();
+            let _ = put_varint(bytes, doc + 1 - *last);
+            self.held += bytes.len() - before;
             *last = doc + 1;
         }
     }
 
-    /// The finished postings, streamed into a mapped file in `dir` when one
-    /// is given (so the build never holds a second copy of the lists), else
-    /// or on failure held in memory.
-    pub fn finish(self, dir: Option<&std::path::Path>) -> Postings {
-        use std::io::Write;
-        let mut keys: Vec<u32> = self.lists.keys().copied().collect();
-        keys.sort_unstable();
-        let mut offsets = Vec::with_capacity(keys.len() + 1);
-        let mut at = 0u64;
-        for k in &keys {
-            offsets.push(at);
-            at += self.lists.get(k).map_or(0, |(_, b)| b.len() as u64);
-        }
-        offsets.push(at);
-        if let Some(dir) = dir {
-            let len = HEADER + keys.len() * 4 + offsets.len() * 8 + at as usize;
-            let written = write_mapped(dir, len, |w| {
-                write_head(w, &keys, &offsets)?;
-                for k in &keys {
-                    if let Some((_, b)) = self.lists.get(k) {
-                        w.write_all(b)?;
-                    }
-                }
-                Ok(())
-            });
-            if let Ok(map) = written {
-                return Postings {
-                    store: Store::Mapped {
-                        map,
-                        keys: keys.len(),
-                    },
-                };
-            }
-        }
-        let mut blob = Vec::with_capacity(at as usize);
-        let mut lists = self.lists;
-        for k in &keys {
-            if let Some((_, b)) = lists.remove(k) {
-                blob.extend_from_slice(&b);
-            }
-        }
-        Postings::memory(keys, offsets, blob)
+    /// Encoded bytes held so far: the build writes a segment past a bound.
+    pub fn held(&self) -> usize {
+        self.held
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.lists.is_empty()
+    }
+
+    /// The lists in key order, ready to be written.
+    pub fn into_sorted(self) -> Sorted {
+        let mut lists: Vec<(u32, Vec<u8>)> =
+            self.lists.into_iter().map(|(k, (_, b))| (k, b)).collect();
+        lists.sort_unstable_by_key(|(k, _)| *k);
+        Sorted { lists }
     }
 }
 
-fn write_head(w: &mut impl std::io::Write, keys: &[u32], offsets: &[u64]) -> std::io::Result<()> {
-    w.write_all(MAGIC)?;
-    w.write_all(&(keys.len() as u64).to_le_bytes())?;
-    for k in keys {
+/// A builder's lists in key order.
+pub struct Sorted {
+    lists: Vec<(u32, Vec<u8>)>,
+}
+
+/// Posting lists in key order, whatever holds them: what [`write_merged`]
+/// reads.
+pub trait ListSource {
+    fn key_count(&self) -> usize;
+    fn key(&self, i: usize) -> u32;
+    fn list(&self, i: usize) -> &[u8];
+    /// Bytes these lists take written out (an upper bound on their share
+    /// of a merge).
+    fn size(&self) -> u64;
+}
+
+impl ListSource for Sorted {
+    fn key_count(&self) -> usize {
+        self.lists.len()
+    }
+    fn key(&self, i: usize) -> u32 {
+        self.lists[i].0
+    }
+    fn list(&self, i: usize) -> &[u8] {
+        &self.lists[i].1
+    }
+    fn size(&self) -> u64 {
+        let blob: usize = self.lists.iter().map(|(_, b)| b.len()).sum();
+        (blob + self.lists.len() * 12 + 8) as u64
+    }
+}
+
+impl ListSource for Postings {
+    fn key_count(&self) -> usize {
+        self.layout.keys
+    }
+    fn key(&self, i: usize) -> u32 {
+        Postings::key(self, i)
+    }
+    fn list(&self, i: usize) -> &[u8] {
+        let (a, b) = (self.offset(i) as usize, self.offset(i + 1) as usize);
+        &self.blob()[a..b]
+    }
+    fn size(&self) -> u64 {
+        self.bytes()
+    }
+}
+
+/// Where the parts of written postings lie, from the first byte written:
+/// the blob (every list, in key order), then the keys (u32 each), then key
+/// count + 1 offsets into the blob (u64 each), all little-endian. The blob
+/// comes first so that lists merged from several sources are streamed out
+/// as they are merged, with only the keys and offsets held until the end.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Layout {
+    /// Where the blob starts in the bytes that hold it.
+    pub at: usize,
+    pub blob: usize,
+    pub keys: usize,
+}
+
+impl Layout {
+    pub fn len(&self) -> usize {
+        self.blob + self.keys * 4 + (self.keys + 1) * 8
+    }
+}
+
+/// Writes the lists of `sources` merged key by key. Every document of a
+/// source must be greater than every document of the sources before it
+/// (segments of one build in order; an older generation, then the files
+/// read again since): a key's lists are then concatenated, only the first
+/// step of each later list re-encoded from the previous list's end.
+pub fn write_merged(
+    w: &mut impl std::io::Write,
+    sources: &[&dyn ListSource],
+) -> std::io::Result<Layout> {
+    let mut cursor = vec![0usize; sources.len()];
+    let mut keys = Vec::new();
+    let mut offsets = Vec::new();
+    let mut at = 0u64;
+    let mut having = Vec::with_capacity(sources.len());
+    loop {
+        let next = (sources.iter().zip(&cursor))
+            .filter(|(s, &c)| c < s.key_count())
+            .map(|(s, &c)| s.key(c))
+            .min();
+        let Some(key) = next else { break };
+        having.clear();
+        for (i, s) in sources.iter().enumerate() {
+            if cursor[i] < s.key_count() && s.key(cursor[i]) == key {
+                having.push(i);
+            }
+        }
+        keys.push(key);
+        offsets.push(at);
+        let mut end = 0u32;
+        for (n, &i) in having.iter().enumerate() {
+            let bytes = sources[i].list(cursor[i]);
+            cursor[i] += 1;
+            let rest = if n == 0 {
+                bytes
+            } else {
+                let Some((first, used)) = first_varint(bytes) else {
+                    continue;
+                };
+                let mut head = Vec::with_capacity(5);
+                put_varint(&mut head, first.wrapping_sub(end))?;
+                w.write_all(&head)?;
+                at += head.len() as u64;
+                &bytes[used..]
+            };
+            w.write_all(rest)?;
+            at += rest.len() as u64;
+            if n + 1 < having.len() {
+                end = list_end(bytes);
+            }
+        }
+    }
+    offsets.push(at);
+    for k in &keys {
         w.write_all(&k.to_le_bytes())?;
     }
-    for o in offsets {
+    for o in &offsets {
         w.write_all(&o.to_le_bytes())?;
     }
-    Ok(())
+    Ok(Layout {
+        at: 0,
+        blob: at as usize,
+        keys: keys.len(),
+    })
 }
 
-/// Writes a new file in `dir` (mode 0700, created if needed) with `write`,
-/// maps it, and unlinks it at once: the mapping stays valid, the pages stay
-/// off the process's heap, and nothing is left on disk for a crash to strand
-/// or another user to read.
-fn write_mapped(
-    dir: &std::path::Path,
-    len: usize,
-    write: impl FnOnce(&mut std::io::BufWriter<&std::fs::File>) -> std::io::Result<()>,
-) -> std::io::Result<memmap2::Mmap> {
-    use std::io::Write;
-    use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
-    std::fs::DirBuilder::new()
-        .recursive(true)
-        .mode(0o700)
-        .create(dir)?;
-    static SEQ: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
-    let seq = SEQ.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    let path = dir.join(format!("postings-{}-{seq}", std::process::id()));
-    let result = (|| {
-        let f = std::fs::OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create_new(true)
-            .mode(0o600)
-            .open(&path)?;
-        let mut w = std::io::BufWriter::with_capacity(1 << 20, &f);
-        write(&mut w)?;
-        w.flush()?;
-        drop(w);
-        // SAFETY: the file is ours (created just now, mode 0600, unlinked
-        // below) and never written again, so the mapping cannot change
-        // under us.
-        let map = unsafe { memmap2::Mmap::map(&f)? };
-        if map.len() != len || &map[..8] != MAGIC {
-            return Err(std::io::Error::other("postings file came back short"));
-        }
-        Ok(map)
-    })();
-    let _ = std::fs::remove_file(&path);
-    result
-}
-
-/// Where the finished postings are held.
+/// Where finished postings are held.
 #[derive(Debug)]
 enum Store {
-    /// In memory: before they are written out, or when they could not be.
-    Memory {
-        keys: Vec<u32>,
-        offsets: Vec<u64>,
-        blob: Vec<u8>,
-    },
-    /// A file mapped read-only: the pages belong to the page cache, not to
-    /// the process's anonymous memory.
-    Mapped { map: memmap2::Mmap, keys: usize },
+    /// In memory: a build whose store could not be written.
+    Memory(Vec<u8>),
+    /// A file mapped read-only (a generation in the store, or a build's
+    /// segment): the pages belong to the page cache, not to the process's
+    /// anonymous memory. Generation files are never written once complete,
+    /// and are replaced by renaming a new one over, so a mapping stays
+    /// valid when another process switches generations or removes the
+    /// folder.
+    Mapped(std::sync::Arc<memmap2::Mmap>),
 }
 
-/// The finished postings: sorted keys, each key's range of the blob.
-///
-/// File layout (little-endian): magic, key count (u64), the keys (u32
-/// each), key count + 1 offsets (u64 each) into the blob, the blob.
+/// The finished postings: sorted keys, each key's range of the blob (see
+/// [`Layout`]).
 #[derive(Debug)]
 pub struct Postings {
     store: Store,
+    layout: Layout,
 }
 
 impl Default for Postings {
     fn default() -> Self {
+        let mut bytes = Vec::new();
+        let layout = write_merged(&mut bytes, &[]).unwrap_or_default();
         Postings {
-            store: Store::Memory {
-                keys: Vec::new(),
-                offsets: vec![0],
-                blob: Vec::new(),
-            },
+            store: Store::Memory(bytes),
+            layout,
         }
     }
 }
 
-const MAGIC: &[u8; 8] = b"PIUIDX01";
-const HEADER: usize = 16;
-
 impl Postings {
-    fn memory(keys: Vec<u32>, offsets: Vec<u64>, blob: Vec<u8>) -> Postings {
-        Postings {
-            store: Store::Memory {
-                keys,
-                offsets,
-                blob,
-            },
+    /// Postings held in memory, as [`write_merged`] wrote them.
+    pub fn memory(bytes: Vec<u8>, layout: Layout) -> Option<Postings> {
+        let p = Postings {
+            store: Store::Memory(bytes),
+            layout,
+        };
+        p.is_sound().then_some(p)
+    }
+
+    /// Postings in a mapped file, at `layout`; `None` when their structure
+    /// is not sound (keys out of order, offsets past the blob): a damaged
+    /// file is never read past its end.
+    pub fn mapped(map: std::sync::Arc<memmap2::Mmap>, layout: Layout) -> Option<Postings> {
+        let p = Postings {
+            store: Store::Mapped(map),
+            layout,
+        };
+        p.is_sound().then_some(p)
+    }
+
+    fn bytes_all(&self) -> &[u8] {
+        match &self.store {
+            Store::Memory(b) => b,
+            Store::Mapped(m) => m,
         }
+    }
+
+    fn is_sound(&self) -> bool {
+        let l = self.layout;
+        let Some(end) = l.at.checked_add(l.len()) else {
+            return false;
+        };
+        if end > self.bytes_all().len() {
+            return false;
+        }
+        let keys_ok = (1..l.keys).all(|i| self.key(i - 1) < self.key(i));
+        let offs_ok = self.offset(0) == 0
+            && self.offset(l.keys) == l.blob as u64
+            && (1..=l.keys).all(|i| self.offset(i - 1) <= self.offset(i));
+        keys_ok && offs_ok
     }
 
     pub fn bytes(&self) -> u64 {
-        match &self.store {
-            Store::Memory {
-                keys,
-                offsets,
-                blob,
-            } => (keys.len() * 4 + offsets.len() * 8 + blob.len()) as u64,
-            Store::Mapped { map, .. } => map.len() as u64,
-        }
+        self.layout.len() as u64
     }
 
     pub fn is_mapped(&self) -> bool {
-        matches!(self.store, Store::Mapped { .. })
+        matches!(self.store, Store::Mapped(_))
     }
 
     fn key_count(&self) -> usize {
-        match &self.store {
-            Store::Memory { keys, .. } => keys.len(),
-            Store::Mapped { keys, .. } => *keys,
-        }
+        self.layout.keys
     }
 
     fn key(&self, i: usize) -> u32 {
-        match &self.store {
-            Store::Memory { keys, .. } => keys[i],
-            Store::Mapped { map, .. } => {
-                let at = HEADER + i * 4;
-                u32::from_le_bytes([map[at], map[at + 1], map[at + 2], map[at + 3]])
-            }
-        }
+        let at = self.layout.at + self.layout.blob + i * 4;
+        let b = &self.bytes_all()[at..at + 4];
+        u32::from_le_bytes([b[0], b[1], b[2], b[3]])
     }
 
     fn offset(&self, i: usize) -> u64 {
-        match &self.store {
-            Store::Memory { offsets, .. } => offsets[i],
-            Store::Mapped { map, keys } => {
-                let at = HEADER + keys * 4 + i * 8;
-                let mut b = [0u8; 8];
-                b.copy_from_slice(&map[at..at + 8]);
-                u64::from_le_bytes(b)
-            }
-        }
+        let at = self.layout.at + self.layout.blob + self.layout.keys * 4 + i * 8;
+        let mut b = [0u8; 8];
+        b.copy_from_slice(&self.bytes_all()[at..at + 8]);
+        u64::from_le_bytes(b)
     }
 
     fn blob(&self) -> &[u8] {
-        match &self.store {
-            Store::Memory { blob, .. } => blob,
-            Store::Mapped { map, keys } => &map[HEADER + keys * 4 + (keys + 1) * 8..],
-        }
-    }
-
-    /// Moves in-memory postings to a mapped file in `dir` (see
-    /// [`write_mapped`]); on failure they stay in memory.
-    #[cfg(test)]
-    pub fn move_to_disk(&mut self, dir: &std::path::Path) -> std::io::Result<()> {
-        use std::io::Write;
-        let Store::Memory {
-            keys,
-            offsets,
-            blob,
-        } = &self.store
-        else {
-            return Ok(());
-        };
-        let len = HEADER + keys.len() * 4 + offsets.len() * 8 + blob.len();
-        let map = write_mapped(dir, len, |w| {
-            write_head(w, keys, offsets)?;
-            w.write_all(blob)
-        })?;
-        self.store = Store::Mapped {
-            map,
-            keys: keys.len(),
-        };
-        Ok(())
+        &self.bytes_all()[self.layout.at..self.layout.at + self.layout.blob]
     }
 
     /// An upper bound on how many documents `q` can match, from the lists'
@@ -341,17 +409,16 @@ impl Postings {
         let Some(i) = self.find(key) else {
             return Vec::new();
         };
-        let (a, b) = (self.offset(i) as usize, self.offset(i + 1) as usize);
         let mut out = Vec::new();
         let (mut last, mut v, mut shift) = (0u32, 0u32, 0u32);
-        for &byte in &self.blob()[a..b] {
-            v |= ((byte & 0x7f) as u32) << shift;
+        for &byte in ListSource::list(self, i) {
+            v |= ((byte & 0x7f) as u32).wrapping_shl(shift);
             if byte & 0x80 != 0 {
                 shift += 7;
                 continue;
             }
-            last += v;
-            out.push(last - 1);
+            last = last.wrapping_add(v);
+            out.push(last.wrapping_sub(1));
             (v, shift) = (0, 0);
         }
         out
@@ -385,6 +452,48 @@ impl Postings {
                 Some(acc)
             }
         }
+    }
+}
+
+/// Writes `sources` merged into a new file in `dir` (a build's segment),
+/// maps it and unlinks it at once: the mapping stays valid, the pages stay
+/// off the process's heap, and nothing is left for a crash to strand.
+pub fn write_segment(
+    dir: &std::path::Path,
+    sources: &[&dyn ListSource],
+) -> std::io::Result<Postings> {
+    use std::io::Write;
+    use std::os::unix::fs::OpenOptionsExt;
+    static SEQ: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let seq = SEQ.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let path = dir.join(format!("segment-{}-{seq}.tmp", std::process::id()));
+    let result = (|| {
+        let f = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create_new(true)
+            .mode(0o600)
+            .open(&path)?;
+        let mut w = std::io::BufWriter::with_capacity(1 << 20, &f);
+        let layout = write_merged(&mut w, sources)?;
+        w.flush()?;
+        drop(w);
+        // SAFETY: the file is ours (created just now, mode 0600, unlinked
+        // below) and never written again, so the mapping cannot change.
+        let map = unsafe { memmap2::Mmap::map(&f)? };
+        Postings::mapped(std::sync::Arc::new(map), layout)
+            .ok_or_else(|| std::io::Error::other("segment file came back short"))
+    })();
+    let _ = std::fs::remove_file(&path);
+    result
+}
+
+/// `sources` merged into memory (when no file can be written).
+pub fn merge_in_memory(sources: &[&dyn ListSource]) -> Postings {
+    let mut bytes = Vec::new();
+    match write_merged(&mut bytes, sources) {
+        Ok(layout) => Postings::memory(bytes, layout).unwrap_or_default(),
+        Err(_) => Postings::default(),
     }
 }
 
@@ -452,39 +561,57 @@ mod tests {
     }
 
     #[test]
-    fn postings_round_trip_in_memory_and_as_a_mapped_file() {
-        let mut p = sample().finish(None);
+    fn postings_round_trip_in_memory_and_as_a_mapped_segment() {
+        let sorted = sample().into_sorted();
+        let p = merge_in_memory(&[&sorted]);
         assert!(!p.is_mapped());
         check(&p);
-        let bytes = p.bytes();
         let dir = tempfile::tempdir().unwrap();
-        let sub = dir.path().join("index/root");
-        p.move_to_disk(&sub).unwrap();
-        assert!(p.is_mapped());
-        check(&p);
-        assert_eq!(p.bytes(), bytes + 16, "the header is all the file adds");
-        use std::os::unix::fs::PermissionsExt;
-        let mode = std::fs::metadata(&sub).unwrap().permissions().mode();
-        assert_eq!(mode & 0o777, 0o700);
+        let seg = write_segment(dir.path(), &[&sorted]).unwrap();
+        assert!(seg.is_mapped());
+        check(&seg);
+        assert_eq!(seg.bytes(), p.bytes());
         assert_eq!(
-            std::fs::read_dir(&sub).unwrap().count(),
+            std::fs::read_dir(dir.path()).unwrap().count(),
             0,
             "unlinked once mapped"
         );
-
-        let streamed = sample().finish(Some(&sub));
-        assert!(streamed.is_mapped());
-        check(&streamed);
     }
 
     #[test]
-    fn postings_that_cannot_be_written_stay_in_memory() {
+    fn segments_merged_give_the_lists_of_one_build() {
+        // The same documents, split into three runs at arbitrary points.
+        let mut a = Builder::default();
+        a.add(0, &trigrams_of(b"fn needle() {}"));
+        let mut b = Builder::default();
+        b.add(3, &trigrams_of(b"NEEDLE in caps"));
+        b.add(200, &trigrams_of(b"haystack only"));
+        let mut c = Builder::default();
+        c.add(100_000, &trigrams_of(b"a needle far away"));
+        let (a, b, c) = (a.into_sorted(), b.into_sorted(), c.into_sorted());
         let dir = tempfile::tempdir().unwrap();
-        let file = dir.path().join("a-file");
-        std::fs::write(&file, "x").unwrap();
-        let p = sample().finish(Some(&file.join("below-a-file")));
-        assert!(!p.is_mapped());
-        check(&p);
+        let seg_a = write_segment(dir.path(), &[&a]).unwrap();
+        let merged = merge_in_memory(&[&seg_a, &b, &c]);
+        check(&merged);
+        let whole = merge_in_memory(&[&sample().into_sorted()]);
+        assert_eq!(merged.bytes(), whole.bytes(), "byte for byte the same size");
+        assert_eq!(merged.bytes_all(), whole.bytes_all());
+    }
+
+    #[test]
+    fn a_damaged_layout_is_refused_not_read_past_its_end() {
+        let sorted = sample().into_sorted();
+        let mut bytes = Vec::new();
+        let layout = write_merged(&mut bytes, &[&sorted]).unwrap();
+        let mut short = bytes.clone();
+        short.truncate(bytes.len() - 3);
+        assert!(Postings::memory(short, layout).is_none());
+        let mut swapped = bytes.clone();
+        // The first key's bytes overwritten with the largest key: out of order.
+        let at = layout.blob;
+        swapped[at..at + 4].copy_from_slice(&u32::MAX.to_le_bytes());
+        assert!(Postings::memory(swapped, layout).is_none());
+        assert!(Postings::memory(bytes, layout).is_some());
     }
 
     #[test]

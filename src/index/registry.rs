@@ -147,6 +147,8 @@ pub fn start(root: &Path, config: IndexConfig) -> IndexStatus {
         bytes: 0,
         mapped: false,
         built_at: None,
+        unsaved: None,
+        reread: None,
     })
 }
 
@@ -155,9 +157,16 @@ pub fn status_of(root: &Path) -> Option<IndexStatus> {
     lookup(root, None).map(|i| i.status())
 }
 
-/// Forgets `root`'s index (stopping its build and its watcher). Returns
-/// whether there was one.
-pub fn drop_root(root: &Path) -> bool {
+/// Once per index: the notice for a search of `path` that its index could
+/// not be saved in the store (the grep summary's `indexNotice`).
+pub fn take_notice(cwd: &Path, path: Option<&str>) -> Option<String> {
+    let dir = search_dir(cwd, path)?;
+    lookup(&dir, None)?.take_notice()
+}
+
+/// Forgets `root`'s index in this process (stopping its build and its
+/// watcher), as the end of the process does: the store keeps it.
+pub fn forget_root(root: &Path) -> bool {
     let idx = lock().roots.remove(root);
     match idx {
         Some(idx) => {
@@ -166,4 +175,18 @@ pub fn drop_root(root: &Path) -> bool {
         }
         None => false,
     }
+}
+
+/// Forgets `root`'s index and removes its folder from the store (that
+/// root's folder and nothing else). Returns whether there was either.
+pub fn drop_root(root: &Path) -> bool {
+    let config = {
+        let r = lock();
+        r.roots
+            .get(root)
+            .map_or(&r.config, |idx| idx.config())
+            .clone()
+    };
+    let had = forget_root(root);
+    super::store::Store::of(root, &config).remove() || had
 }

@@ -20,6 +20,9 @@ use std::sync::Mutex;
 pub struct Stamp {
     pub size: u64,
     pub mtime: (i64, i64),
+    /// Changed by every write and by no one else (mtime can be set back):
+    /// what lets a later process trust a stored stamp.
+    pub ctime: (i64, i64),
     pub ino: u64,
     /// Links to the inode. A write through one name of a hard-linked file
     /// is reported for that name's directory only, so a file with more
@@ -33,6 +36,7 @@ impl Stamp {
         Some(Stamp {
             size: m.size(),
             mtime: (m.mtime(), m.mtime_nsec()),
+            ctime: (m.ctime(), m.ctime_nsec()),
             ino: m.ino(),
             nlink: m.nlink(),
         })

@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 
 /// Bounds that index any tree, with the postings files in `store` (the
 /// test's own temp folder: the user's cache is never touched).
-fn test_config(store: &Path) -> IndexConfig {
+pub(super) fn test_config(store: &Path) -> IndexConfig {
     IndexConfig {
         min_files: 0,
         max_share: 1.0,
@@ -60,7 +60,7 @@ fn render(hits: &[Hit], s: &crate::search::GrepSummary) -> String {
     out
 }
 
-fn search(root: &Path, opts: &GrepOptions, mode: IndexMode) -> (String, IndexUse) {
+pub(super) fn search(root: &Path, opts: &GrepOptions, mode: IndexMode) -> (String, IndexUse) {
     let (plan, used) = plan_grep(root, None, opts.clone(), mode).expect("valid search");
     let mut hits = Vec::new();
     let summary = plan.run(&CancelToken::new(None), |b| {
@@ -147,7 +147,7 @@ fn searches() -> Vec<GrepOptions> {
 }
 
 #[derive(Debug, Clone)]
-enum Op {
+pub(super) enum Op {
     Write(usize, usize),
     Append(usize, usize),
     Truncate(usize),
@@ -164,7 +164,7 @@ enum Op {
     ChmodDir(usize, bool),
 }
 
-const FILES: [&str; 12] = [
+pub(super) const FILES: [&str; 12] = [
     "a.txt",
     "b.rs",
     ".hidden.txt",
@@ -178,7 +178,7 @@ const FILES: [&str; 12] = [
     "a/c/v.log",
     "n.txt",
 ];
-const DIRS: [&str; 5] = ["a", "b", "a/c", "b/c", "node_modules"];
+pub(super) const DIRS: [&str; 5] = ["a", "b", "a/c", "b/c", "node_modules"];
 const TEXTS: [&str; 6] = [
     "no match\nneedle here\nhay\n",
     "struct foo_operations {\n  needle,\n}\n",
@@ -189,7 +189,7 @@ const TEXTS: [&str; 6] = [
 ];
 const RULES: [&str; 4] = ["*.log\n", "node_modules/\na/c/\n", "!out.log\n*.txt\n", ""];
 
-fn op() -> impl Strategy<Value = Op> {
+pub(super) fn op() -> impl Strategy<Value = Op> {
     let f = 0..FILES.len();
     let d = 0..DIRS.len();
     let t = 0..TEXTS.len();
@@ -229,7 +229,7 @@ fn write(path: &Path, bytes: &[u8]) {
     }
 }
 
-fn apply(root: &Path, op: &Op) {
+pub(super) fn apply(root: &Path, op: &Op) {
     let p = |i: usize| root.join(FILES[i]);
     let parent = |q: &PathBuf| {
         if let Some(d) = q.parent() {
@@ -304,7 +304,7 @@ fn apply(root: &Path, op: &Op) {
 }
 
 /// Runs every search both ways; returns how many used the index.
-fn compare_all(root: &Path, step: &str) -> usize {
+pub(super) fn compare_all(root: &Path, step: &str) -> usize {
     let mut used = 0;
     for opts in searches() {
         let (scan, _) = search(root, &opts, IndexMode::Off);
@@ -315,7 +315,7 @@ fn compare_all(root: &Path, step: &str) -> usize {
     used
 }
 
-fn seeded_tree() -> tempfile::TempDir {
+pub(super) fn seeded_tree() -> tempfile::TempDir {
     let t = tempfile::tempdir().unwrap();
     for (i, f) in FILES.iter().enumerate() {
         let path = t.path().join(f);
@@ -335,7 +335,7 @@ fn ready(root: &Path) -> tempfile::TempDir {
     store
 }
 
-fn ready_in(root: &Path, store: &Path) {
+pub(super) fn ready_in(root: &Path, store: &Path) {
     let status = warm(root, test_config(store), &CancelToken::new(None)).expect("index builds");
     assert!(status.mapped, "the postings are a mapped file");
 }

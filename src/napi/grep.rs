@@ -124,6 +124,10 @@ pub struct GrepSummary {
     /// `off` (no index for this directory, or `index: false`).
     #[napi(ts_type = "'used' | 'scan' | 'building' | 'stale' | 'off'")]
     pub index: String,
+    /// Set on one search only (the first once the index is ready): the
+    /// directory's index could not be saved in the store (folder not
+    /// writable, disk full), so it lives in this process's memory.
+    pub index_notice: Option<String>,
 }
 
 fn line_out(l: CoreLine) -> ContextLine {
@@ -172,7 +176,11 @@ fn hit_out(h: Hit) -> GrepHit {
     }
 }
 
-fn summary_out(s: CoreSummary, index: crate::index::IndexUse) -> GrepSummary {
+fn summary_out(
+    s: CoreSummary,
+    index: crate::index::IndexUse,
+    index_notice: Option<String>,
+) -> GrepSummary {
     GrepSummary {
         matches: s.matches as i64,
         files_with_matches: s.files_with_matches as i64,
@@ -195,6 +203,7 @@ fn summary_out(s: CoreSummary, index: crate::index::IndexUse) -> GrepSummary {
         ignored_unsearched: s.ignored_unsearched,
         elapsed_ms: s.elapsed_ms,
         index: index.as_str().to_string(),
+        index_notice,
     }
 }
 
@@ -206,6 +215,7 @@ pub struct GrepSearch {
     summary: Arc<Mutex<Option<CoreSummary>>>,
     cancel: CancelToken,
     index: crate::index::IndexUse,
+    index_notice: Option<String>,
 }
 
 #[napi]
@@ -225,7 +235,7 @@ impl GrepSearch {
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .clone();
-        s.map(|s| summary_out(s, self.index))
+        s.map(|s| summary_out(s, self.index, self.index_notice.clone()))
     }
 
     /// Stops the search; results already produced stay available.
@@ -248,6 +258,7 @@ pub fn grep(env: Env, options: GrepOptions) -> Result<GrepSearch> {
     let mode = index_mode(options.index);
     let (plan, index) = crate::index::plan_grep(&cwd, options.path.as_deref(), core, mode)
         .map_err(|e| to_js(&env, e))?;
+    let index_notice = crate::index::take_notice(&cwd, options.path.as_deref());
     // Dropped when the search thread ends, which removes the listener.
     let subscription = subscribe(&env, options.signal.as_ref(), &cancel)?;
     let (tx, rx) = mpsc::channel::<Vec<Hit>>(4);
@@ -282,5 +293,6 @@ pub fn grep(env: Env, options: GrepOptions) -> Result<GrepSearch> {
         summary,
         cancel,
         index,
+        index_notice,
     })
 }

@@ -55,6 +55,12 @@ pub struct IndexStatus {
     pub mapped: bool,
     /// When the current picture was built, ms since the epoch.
     pub built_at_ms: Option<f64>,
+    /// Why the index is not saved in the store for the next process (the
+    /// folder cannot be written, the disk is full); absent when it is.
+    pub unsaved: Option<String>,
+    /// Taken over from the store: how many files were read again because
+    /// they changed since it was saved; absent when built from scratch.
+    pub reread: Option<f64>,
 }
 
 fn status_out(s: Option<CoreStatus>) -> IndexStatus {
@@ -66,6 +72,8 @@ fn status_out(s: Option<CoreStatus>) -> IndexStatus {
             bytes: 0.0,
             mapped: false,
             built_at_ms: None,
+            unsaved: None,
+            reread: None,
         };
     };
     let (state, reason) = match s.state {
@@ -84,6 +92,8 @@ fn status_out(s: Option<CoreStatus>) -> IndexStatus {
             let d = t.duration_since(std::time::UNIX_EPOCH).ok()?;
             Some(d.as_secs_f64() * 1000.0)
         }),
+        unsaved: s.unsaved,
+        reread: s.reread.map(|n| n as f64),
     }
 }
 

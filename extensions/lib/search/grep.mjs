@@ -193,7 +193,10 @@ export async function runGrepTool(backend, params, config) {
   const timedOut = gaveUp || summary?.timedOut === true;
   const cancelled = !timedOut && summary?.cancelled === true;
   const searched = summary ? ` (searched ${summary.filesSearched} ${summary.filesSearched === 1 ? "file" : "files"})` : "";
-  const errors = summary ? errorsNotice(summary.errorCount, summary.errors) : null;
+  // Unreadable paths, and once per index that it could not be saved for the next process.
+  const errors = [summary ? errorsNotice(summary.errorCount, summary.errors) : null, summary?.indexNotice]
+    .filter(Boolean)
+    .join(". ") || null;
 
   if (hits.length === 0) {
     if (timedOut || cancelled) {

@@ -1,0 +1,374 @@
+//! The store across processes: what one process saved, the next one
+//! re-validates and uses, and every search still gives the scan's text;
+//! damaged, deleted or unwritable stores and two writers at once never give
+//! a wrong answer.
+//!
+//! "Another process" is a fresh index of the same root over the same store
+//! folder after `forget_root` (what the end of a process does), and in one
+//! test two real processes: this test binary started twice.
+
+use super::store::Store;
+use super::tests::{apply, compare_all, op, search, seeded_tree, test_config, Op, DIRS};
+use super::{forget_root, plan_grep, start, status_of, take_notice, warm, IndexConfig};
+use super::{IndexMode, IndexStatus, IndexUse, State};
+use crate::search::{CancelToken, GrepOptions};
+use proptest::prelude::*;
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+/// The tests' racy window: short, so the tree need not age for seconds.
+const RACY: Duration = Duration::from_millis(20);
+
+fn config(store: &Path) -> IndexConfig {
+    IndexConfig {
+        racy: RACY,
+        ..test_config(store)
+    }
+}
+
+/// Lets the tree's ctimes fall out of the racy window of the next walk
+/// (otherwise every file is, rightly, read again by the next process).
+fn settle() {
+    std::thread::sleep(RACY * 3);
+}
+
+fn warm_in(root: &Path, store: &Path) -> IndexStatus {
+    warm(root, config(store), &CancelToken::new(None)).expect("index ready")
+}
+
+fn store_of(root: &Path, store: &Path) -> Store {
+    Store::of(root, &config(store))
+}
+
+fn generations(dir: &Path) -> Vec<String> {
+    let mut v: Vec<String> = (fs::read_dir(dir).into_iter().flatten().flatten())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with("gen-"))
+        .collect();
+    v.sort();
+    v
+}
+
+fn opts(pattern: &str) -> GrepOptions {
+    GrepOptions {
+        pattern: pattern.into(),
+        ..Default::default()
+    }
+}
+
+/// A seeded tree and an empty store folder for its index.
+fn tree_and_store() -> (tempfile::TempDir, tempfile::TempDir) {
+    (seeded_tree(), tempfile::tempdir().unwrap())
+}
+
+/// `pattern` through the index and by scan: how the index served it, and
+/// the text (asserted to be the scan's).
+fn both_ways(root: &Path, pattern: &str) -> (IndexUse, String) {
+    let (scan, _) = search(root, &opts(pattern), IndexMode::Off);
+    let (via, how) = search(root, &opts(pattern), IndexMode::IfReady);
+    assert_eq!(via, scan, "{pattern} ({})", how.as_str());
+    (how, via)
+}
+
+fn give_back_dirs(root: &Path) {
+    for d in 0..DIRS.len() {
+        apply(root, &Op::ChmodDir(d, false));
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 16, max_shrink_iters: 32, ..ProptestConfig::default() })]
+
+    /// Built in one process, the tree changed while no process watched it,
+    /// opened by the next: every search gives the scan's text, and keeps
+    /// doing so as the tree changes under the second process's watch.
+    #[test]
+    fn the_next_process_revalidates_the_saved_index_and_answers_as_the_scan(
+        offline in proptest::collection::vec(op(), 0..8),
+        online in proptest::collection::vec(op(), 0..4),
+    ) {
+        let t = seeded_tree();
+        let root = t.path().to_path_buf();
+        let store = tempfile::tempdir().unwrap();
+        settle();
+        let first = warm_in(&root, store.path());
+        prop_assert_eq!(first.reread, None, "the first process builds");
+        forget_root(&root);
+        for o in &offline {
+            apply(&root, o);
+        }
+        let second = warm_in(&root, store.path());
+        prop_assert!(second.reread.is_some(), "the second process re-validates");
+        let mut used = compare_all(&root, "reopened");
+        for (i, o) in online.iter().enumerate() {
+            apply(&root, o);
+            used += compare_all(&root, &format!("after online op {i} {o:?}"));
+        }
+        prop_assert!(used > 0, "the index was never used");
+        super::drop_root(&root);
+        give_back_dirs(&root);
+    }
+}
+
+#[test]
+fn only_the_files_changed_meanwhile_are_read_again() {
+    let (t, store) = tree_and_store();
+    let root = t.path();
+    settle();
+    warm_in(root, store.path());
+    let dir = store_of(root, store.path()).dir;
+    let before = generations(&dir);
+    assert_eq!(before.len(), 1);
+    forget_root(root);
+
+    let same = warm_in(root, store.path());
+    assert_eq!(same.reread, Some(0), "nothing changed, nothing read");
+    assert_eq!(generations(&dir), before, "and no generation written");
+    forget_root(root);
+
+    // Same size, mtime set back: only the ctime tells.
+    let f = root.join("a.txt");
+    let old = fs::metadata(&f).unwrap().modified().unwrap();
+    let text = fs::read_to_string(&f).unwrap().replace("needle", "xeedle");
+    fs::write(&f, text).unwrap();
+    fs::File::options()
+        .write(true)
+        .open(&f)
+        .unwrap()
+        .set_modified(old)
+        .unwrap();
+    let changed = warm_in(root, store.path());
+    assert_eq!(changed.reread, Some(1));
+    assert_ne!(generations(&dir), before, "a new generation holds it");
+    assert_eq!(generations(&dir).len(), 1, "the older one is removed");
+    let (how, via) = both_ways(root, "xeedle");
+    assert_eq!(how, IndexUse::Used);
+    assert!(via.contains("a.txt:2:1:1:xeedle here"), "{via}");
+    compare_all(root, "after one offline edit");
+    super::drop_root(root);
+}
+
+#[test]
+fn a_damaged_generation_is_never_trusted_the_next_process_builds_again() {
+    let (t, store) = tree_and_store();
+    let root = t.path();
+    settle();
+    warm_in(root, store.path());
+    forget_root(root);
+    let dir = store_of(root, store.path()).dir;
+    let gen = dir.join(&generations(&dir)[0]);
+    let good = fs::read(&gen).unwrap();
+    let mut flipped = good.clone();
+    flipped[good.len() / 2] ^= 1;
+    let damages: [(&str, Vec<u8>); 3] = [
+        ("a flipped byte", flipped),
+        ("a truncation", good[..good.len() - 10].to_vec()),
+        ("an empty file", Vec::new()),
+    ];
+    for (what, bytes) in damages {
+        // As a crash or a disk would leave it, not as a writer does.
+        fs::write(&gen, &bytes).unwrap();
+        let status = warm_in(root, store.path());
+        assert_eq!(status.reread, None, "{what}: built from scratch");
+        assert!(status.mapped);
+        assert!(compare_all(root, what) > 0);
+        forget_root(root);
+        let now = generations(&dir);
+        assert_eq!(now.len(), 1, "{what}: {now:?}");
+        fs::rename(dir.join(&now[0]), &gen).unwrap();
+    }
+    super::drop_root(root);
+}
+
+#[test]
+fn the_store_folder_deleted_between_two_searches() {
+    let (t, store) = tree_and_store();
+    let root = t.path();
+    warm_in(root, store.path());
+    let dir = store_of(root, store.path()).dir;
+    let (_, how) = search(root, &opts("needle"), IndexMode::IfReady);
+    assert_eq!(how, IndexUse::Used);
+    fs::remove_dir_all(&dir).unwrap();
+    // The mapping outlives the file.
+    assert!(compare_all(root, "store folder deleted") > 0);
+    fs::write(root.join("b/z.txt"), "needle after the deletion\n").unwrap();
+    assert!(compare_all(root, "store folder deleted, then an edit") > 0);
+    forget_root(root);
+    let again = warm_in(root, store.path());
+    assert_eq!(again.reread, None);
+    assert_eq!(generations(&dir).len(), 1, "the next build saves again");
+    assert!(compare_all(root, "rebuilt") > 0);
+    super::drop_root(root);
+}
+
+#[test]
+fn an_unwritable_store_still_answers_and_says_so_once() {
+    let (t, store) = tree_and_store();
+    let root = t.path();
+    // A file where the root's folder would go: nothing can be created.
+    let dir = store_of(root, store.path()).dir;
+    fs::write(&dir, "in the way").unwrap();
+    let status = warm_in(root, store.path());
+    assert_eq!(status.state, State::Ready);
+    assert!(!status.mapped, "held in memory");
+    let why = status.unsaved.expect("says why it is not saved");
+    assert!(why.contains("cannot create"), "{why}");
+    assert!(compare_all(root, "unwritable store") > 0);
+    let notice = take_notice(root, None).expect("told once");
+    assert!(notice.contains("could not be saved"), "{notice}");
+    assert_eq!(take_notice(root, None), None, "and only once");
+    assert_eq!(fs::read_to_string(&dir).unwrap(), "in the way");
+    forget_root(root);
+}
+
+#[test]
+fn a_second_writer_waits_for_the_lock_scans_meanwhile_then_reuses_the_first_ones_generation() {
+    let (t, store) = tree_and_store();
+    let root = t.path();
+    warm_in(root, store.path());
+    forget_root(root);
+    let held = (store_of(root, store.path()).lock(&CancelToken::new(None)))
+        .unwrap()
+        .unwrap();
+    let status = start(root, config(store.path()));
+    assert_eq!(status.state, State::Building);
+    assert_eq!(both_ways(root, "needle").0, IndexUse::Building);
+    assert_eq!(
+        status_of(root).unwrap().state,
+        State::Building,
+        "still waiting"
+    );
+    drop(held);
+    let status = warm_in(root, store.path());
+    assert!(status.reread.is_some(), "re-validated, not built again");
+    assert!(compare_all(root, "after the wait") > 0);
+    super::drop_root(root);
+}
+
+#[test]
+fn the_total_cap_evicts_the_least_recently_used_root_and_drop_removes_only_its_own() {
+    let (t1, t2) = (seeded_tree(), seeded_tree());
+    let store = tempfile::tempdir().unwrap();
+    warm_in(t1.path(), store.path());
+    forget_root(t1.path());
+    let dir1 = store_of(t1.path(), store.path()).dir;
+    let size: u64 = (fs::read_dir(&dir1).unwrap().flatten())
+        .map(|e| e.metadata().unwrap().len())
+        .sum();
+    let capped = IndexConfig {
+        max_bytes: size * 3 / 2,
+        ..config(store.path())
+    };
+    warm(t2.path(), capped, &CancelToken::new(None)).unwrap();
+    let dir2 = store_of(t2.path(), store.path()).dir;
+    assert!(!dir1.exists(), "the least recently used root is evicted");
+    assert!(dir2.exists(), "the one in use is kept");
+    assert!(compare_all(t2.path(), "after eviction") > 0);
+
+    warm_in(t1.path(), store.path());
+    assert!(dir1.exists());
+    assert!(super::drop_root(t2.path()));
+    assert!(!dir2.exists(), "drop removes that root's folder");
+    assert!(dir1.exists(), "and nothing else");
+    super::drop_root(t1.path());
+}
+
+const CHILD: &str = "PI_UTILS_TEST_INDEX_CHILD";
+
+/// The child of `two_processes_building_one_root_at_once` (ignored unless
+/// started by it): builds the root it is given and prints its status.
+#[test]
+#[ignore]
+fn child_builds_the_root_it_is_given() {
+    let Some(arg) = std::env::var_os(CHILD) else {
+        return;
+    };
+    let arg = PathBuf::from(arg);
+    let (root, store) = (arg.join("root"), arg.join("store"));
+    let status = warm_in(&root, &store);
+    let (scan, _) = search(&root, &opts("needle"), IndexMode::Off);
+    let (via, how) = search(&root, &opts("needle"), IndexMode::IfReady);
+    println!(
+        "CHILD reread={:?} mapped={} used={} same={} how={:?}",
+        status.reread,
+        status.mapped,
+        how == IndexUse::Used,
+        via == scan,
+        how
+    );
+    forget_root(&root);
+}
+
+#[test]
+fn two_processes_building_one_root_at_once() {
+    let top = tempfile::tempdir().unwrap();
+    let t = seeded_tree();
+    let root = top.path().join("root");
+    fs::rename(t.path(), &root).unwrap();
+    fs::create_dir(top.path().join("store")).unwrap();
+    let exe = std::env::current_exe().unwrap();
+    let spawn = || {
+        std::process::Command::new(&exe)
+            .args([
+                "index::persist_tests::child_builds_the_root_it_is_given",
+                "--exact",
+                "--ignored",
+                "--nocapture",
+                "--test-threads=1",
+            ])
+            .env(CHILD, top.path())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap()
+    };
+    let (a, b) = (spawn(), spawn());
+    let lines: Vec<String> = [a, b]
+        .into_iter()
+        .map(|c| {
+            let out = c.wait_with_output().unwrap();
+            let text = String::from_utf8_lossy(&out.stdout).into_owned();
+            // The harness prints the test's name on the same line.
+            let at = (text.find("CHILD ")).unwrap_or_else(|| panic!("child said nothing: {text}"));
+            text[at..].lines().next().unwrap_or("").to_string()
+        })
+        .collect();
+    for l in &lines {
+        assert!(l.contains("mapped=true used=true same=true"), "{l}");
+    }
+    let built = lines.iter().filter(|l| l.contains("reread=None")).count();
+    assert_eq!(built, 1, "one builds, the other re-validates: {lines:?}");
+    let dir = store_of(&root, &top.path().join("store")).dir;
+    let files: Vec<String> = (fs::read_dir(&dir).unwrap().flatten())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| !matches!(n.as_str(), "lock" | "last-used"))
+        .collect();
+    assert_eq!(
+        files.len(),
+        1,
+        "one complete generation, nothing left over: {files:?}"
+    );
+    // The shared store answers a third "process" as well.
+    let _ = plan_grep(&root, None, opts("needle"), IndexMode::Off).unwrap();
+    let third = warm_in(&root, &top.path().join("store"));
+    assert!(third.reread.is_some());
+    super::drop_root(&root);
+}
+
+/// Regression: a binary file is counted as skipped by every search that
+/// reaches it, so the index must never prune it (it was pruned when present
+/// at build time; the differential test found it once files changed while
+/// no process watched were read again).
+#[test]
+fn a_binary_file_present_at_build_time_is_never_pruned() {
+    let t = seeded_tree();
+    let root = t.path();
+    fs::write(root.join("a.txt"), b"needle before\0hay after\n").unwrap();
+    let store = tempfile::tempdir().unwrap();
+    warm_in(root, store.path());
+    let (how, via) = both_ways(root, "struct");
+    assert_eq!(how, IndexUse::Used);
+    assert!(via.contains("binary=1"), "{via}");
+    super::drop_root(root);
+}

@@ -1,0 +1,791 @@
+//! The on-disk store of a root's index, shared by every process that
+//! indexes that root.
+//!
+//! Layout: `<base>/<hash of the root>/` (base: the config's folder,
+//! `$PI_UTILS_INDEX_DIR`, else `~/.cache/pi-utils/index`; folders 0700,
+//! files 0600) holds
+//! - `gen-<N>`: a complete *generation*, the file table and the postings in
+//!   one file (see [`write_generation`]), ending in a trailer with a
+//!   checksum of everything before it. It is written as `gen-<N>.tmp`,
+//!   fsynced and renamed, so a reader only ever sees a complete file; a file
+//!   whose trailer or checksum does not check out (a crash, a truncation, a
+//!   flipped byte) is removed and never trusted. Readers use the highest
+//!   complete generation. A generation file is never written once renamed:
+//!   older ones are unlinked after a newer one is in place, which leaves the
+//!   mappings of processes still reading them valid.
+//! - `lock`: an advisory lock (`flock`) held by the one process writing
+//!   this folder (building, re-validating, writing a generation); another
+//!   process waits for it (searching by scan meanwhile) and then reuses what
+//!   the winner wrote.
+//! - `last-used`: touched when a process opens the folder; the least
+//!   recently used folders are evicted past the total cap.
+
+use super::postings::{write_merged, Layout, ListSource, Postings};
+use super::table::{Entry, Stamp, Table};
+use super::IndexConfig;
+use crate::search::{CancelToken, IgnoredRoot};
+use std::fs::{self, File};
+use std::io::{self, Write};
+use std::os::unix::ffi::OsStrExt;
+use std::os::unix::fs::{DirBuilderExt, FileExt, OpenOptionsExt};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+const MAGIC: &[u8; 8] = b"PIUGEN01";
+const DONE: &[u8; 8] = b"PIUGENOK";
+/// Blob offset, blob length, key count, checksum, completion marker.
+const TRAILER: usize = 40;
+
+/// A file whose ctime lies this close to (or after) the start of the walk
+/// that stamped it is not trusted by a later process: filesystem clocks
+/// are coarse, so a write in the same tick as the stamp could leave size,
+/// mtime and ctime as they were (git's "racily clean" entries).
+pub const RACY: Duration = Duration::from_secs(2);
+
+/// The store folder of one root.
+#[derive(Debug, Clone)]
+pub struct Store {
+    pub dir: PathBuf,
+    base: PathBuf,
+    /// The base was given (config, `$PI_UTILS_INDEX_DIR`): it is never
+    /// created again once removed (a test's folder, removed after it).
+    explicit: bool,
+}
+
+/// What a generation says about itself besides its table and postings.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Meta {
+    /// When the walk that stamped its table started.
+    pub walk_start: SystemTime,
+    pub built_at: SystemTime,
+    /// Greater than every document in its postings.
+    pub next_doc: u32,
+}
+
+/// A complete generation read back.
+pub struct Saved {
+    /// Its number (read by the tests: which file was opened).
+    #[cfg_attr(not(test), allow(dead_code))]
+    pub generation: u64,
+    pub meta: Meta,
+    pub table: Table,
+    pub postings: Postings,
+}
+
+/// The writer lock of a store folder, released when dropped.
+pub struct WriterLock {
+    _file: File,
+}
+
+fn base_of(config: &IndexConfig) -> (PathBuf, bool) {
+    let given = (config.store.as_ref())
+        .map(|p| p.as_os_str().to_os_string())
+        .or_else(|| std::env::var_os("PI_UTILS_INDEX_DIR"));
+    match given {
+        Some(d) if !d.is_empty() => (PathBuf::from(d), true),
+        _ => (
+            std::env::var_os("HOME")
+                .map(PathBuf::from)
+                .unwrap_or_else(std::env::temp_dir)
+                .join(".cache/pi-utils/index"),
+            false,
+        ),
+    }
+}
+
+fn secs(t: SystemTime) -> (i64, u32) {
+    match t.duration_since(UNIX_EPOCH) {
+        Ok(d) => (d.as_secs() as i64, d.subsec_nanos()),
+        Err(_) => (0, 0),
+    }
+}
+
+fn time_of(s: i64, ns: u32) -> SystemTime {
+    UNIX_EPOCH + Duration::new(s.max(0) as u64, ns.min(999_999_999))
+}
+
+/// Everything written goes through the checksum.
+struct Hashing<W: Write> {
+    inner: W,
+    hash: xxhash_rust::xxh3::Xxh3,
+}
+
+impl<W: Write> Write for Hashing<W> {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        let n = self.inner.write(buf)?;
+        self.hash.update(&buf[..n]);
+        Ok(n)
+    }
+    fn flush(&mut self) -> io::Result<()> {
+        self.inner.flush()
+    }
+}
+
+/// Counts what passes through: where the postings start.
+struct Counting<W: Write> {
+    inner: W,
+    n: u64,
+}
+
+impl<W: Write> Write for Counting<W> {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        let n = self.inner.write(buf)?;
+        self.n += n as u64;
+        Ok(n)
+    }
+    fn flush(&mut self) -> io::Result<()> {
+        self.inner.flush()
+    }
+}
+
+fn put_bytes(w: &mut impl Write, b: &[u8]) -> io::Result<()> {
+    w.write_all(&(b.len() as u32).to_le_bytes())?;
+    w.write_all(b)
+}
+
+fn rel<'a>(root: &Path, p: &'a Path) -> &'a [u8] {
+    p.strip_prefix(root).unwrap_or(p).as_os_str().as_bytes()
+}
+
+/// Writes header and table: magic, walk start, build time, next document,
+/// the root, the ignored roots, the entries (paths relative to the root).
+fn write_table(w: &mut impl Write, root: &Path, table: &Table, meta: &Meta) -> io::Result<()> {
+    w.write_all(MAGIC)?;
+    for t in [meta.walk_start, meta.built_at] {
+        let (s, ns) = secs(t);
+        w.write_all(&s.to_le_bytes())?;
+        w.write_all(&ns.to_le_bytes())?;
+    }
+    w.write_all(&meta.next_doc.to_le_bytes())?;
+    put_bytes(w, root.as_os_str().as_bytes())?;
+    w.write_all(&(table.ignored_roots.len() as u32).to_le_bytes())?;
+    for r in &table.ignored_roots {
+        w.write_all(&[r.is_dir as u8])?;
+        put_bytes(w, rel(root, &r.path))?;
+    }
+    w.write_all(&(table.entries.len() as u32).to_le_bytes())?;
+    for e in &table.entries {
+        put_bytes(w, rel(root, &e.path))?;
+        w.write_all(&e.ignored_root.unwrap_or(u32::MAX).to_le_bytes())?;
+        let flags = e.stamp.is_some() as u8 | (e.doc.is_some() as u8) << 1;
+        w.write_all(&[flags])?;
+        if let Some(s) = e.stamp {
+            w.write_all(&s.size.to_le_bytes())?;
+            for (a, b) in [s.mtime, s.ctime] {
+                w.write_all(&a.to_le_bytes())?;
+                w.write_all(&b.to_le_bytes())?;
+            }
+            w.write_all(&s.ino.to_le_bytes())?;
+            w.write_all(&s.nlink.to_le_bytes())?;
+        }
+        if let Some(d) = e.doc {
+            w.write_all(&d.to_le_bytes())?;
+        }
+    }
+    Ok(())
+}
+
+/// Reads what [`write_table`] wrote; `None` on anything short or odd.
+struct Reader<'a> {
+    b: &'a [u8],
+    at: usize,
+}
+
+impl<'a> Reader<'a> {
+    fn take(&mut self, n: usize) -> Option<&'a [u8]> {
+        let end = self.at.checked_add(n)?;
+        let s = self.b.get(self.at..end)?;
+        self.at = end;
+        Some(s)
+    }
+    fn u8(&mut self) -> Option<u8> {
+        Some(self.take(1)?[0])
+    }
+    fn u32(&mut self) -> Option<u32> {
+        Some(u32::from_le_bytes(self.take(4)?.try_into().ok()?))
+    }
+    fn u64(&mut self) -> Option<u64> {
+        Some(u64::from_le_bytes(self.take(8)?.try_into().ok()?))
+    }
+    fn i64(&mut self) -> Option<i64> {
+        Some(i64::from_le_bytes(self.take(8)?.try_into().ok()?))
+    }
+    fn bytes(&mut self) -> Option<&'a [u8]> {
+        let n = self.u32()? as usize;
+        self.take(n)
+    }
+    fn path(&mut self, root: &Path) -> Option<PathBuf> {
+        let b = self.bytes()?;
+        let p = Path::new(std::ffi::OsStr::from_bytes(b));
+        Some(if b.is_empty() {
+            root.to_path_buf()
+        } else {
+            root.join(p)
+        })
+    }
+}
+
+fn read_table(r: &mut Reader, root: &Path) -> Option<(Meta, Table)> {
+    if r.take(8)? != MAGIC {
+        return None;
+    }
+    let (ws, wn) = (r.i64()?, r.u32()?);
+    let (bs, bn) = (r.i64()?, r.u32()?);
+    let next_doc = r.u32()?;
+    if r.bytes()? != root.as_os_str().as_bytes() {
+        return None;
+    }
+    let n_roots = r.u32()? as usize;
+    let mut ignored_roots = Vec::with_capacity(n_roots.min(1 << 16));
+    for _ in 0..n_roots {
+        let is_dir = r.u8()? != 0;
+        ignored_roots.push(IgnoredRoot {
+            path: r.path(root)?,
+            is_dir,
+        });
+    }
+    let n = r.u32()? as usize;
+    let mut entries = Vec::with_capacity(n.min(1 << 20));
+    for _ in 0..n {
+        let path = r.path(root)?;
+        let ignored_root = Some(r.u32()?).filter(|&i| i != u32::MAX);
+        if ignored_root.is_some_and(|i| i as usize >= n_roots) {
+            return None;
+        }
+        let flags = r.u8()?;
+        let stamp = if flags & 1 != 0 {
+            Some(Stamp {
+                size: r.u64()?,
+                mtime: (r.i64()?, r.i64()?),
+                ctime: (r.i64()?, r.i64()?),
+                ino: r.u64()?,
+                nlink: r.u64()?,
+            })
+        } else {
+            None
+        };
+        let doc = if flags & 2 != 0 { Some(r.u32()?) } else { None };
+        if doc.is_some_and(|d| d >= next_doc) {
+            return None;
+        }
+        entries.push(Entry {
+            path,
+            ignored_root,
+            stamp,
+            doc,
+        });
+    }
+    let meta = Meta {
+        walk_start: time_of(ws, wn),
+        built_at: time_of(bs, bn),
+        next_doc,
+    };
+    let table = Table {
+        entries,
+        ignored_roots,
+        errors: Default::default(),
+    };
+    Some((meta, table))
+}
+
+/// The checksum of the first `len` bytes of `f`, read in chunks (not
+/// mapped: checking a generation does not make it resident).
+fn checksum_of(f: &File, len: u64) -> io::Result<u64> {
+    let mut h = xxhash_rust::xxh3::Xxh3::new();
+    let mut buf = vec![0u8; 1 << 20];
+    let mut at = 0u64;
+    while at < len {
+        let want = ((len - at) as usize).min(buf.len());
+        f.read_exact_at(&mut buf[..want], at)?;
+        h.update(&buf[..want]);
+        at += want as u64;
+    }
+    Ok(h.digest())
+}
+
+fn damaged(why: &str) -> io::Error {
+    io::Error::new(io::ErrorKind::InvalidData, why.to_string())
+}
+
+/// Reads the generation file at `path` for `root`, checking its trailer,
+/// checksum and structure. Err(InvalidData): damaged.
+pub fn read_generation(path: &Path, root: &Path) -> io::Result<(Meta, Table, Postings)> {
+    let f = File::open(path)?;
+    let len = f.metadata()?.len();
+    if len < (MAGIC.len() + TRAILER) as u64 {
+        return Err(damaged("too short"));
+    }
+    let mut trailer = [0u8; TRAILER];
+    f.read_exact_at(&mut trailer, len - TRAILER as u64)?;
+    let word =
+        |i: usize| u64::from_le_bytes(trailer[i * 8..i * 8 + 8].try_into().unwrap_or([0; 8]));
+    if &trailer[32..] != DONE {
+        return Err(damaged("no completion marker"));
+    }
+    if checksum_of(&f, len - 16)? != word(3) {
+        return Err(damaged("checksum mismatch"));
+    }
+    // SAFETY: a complete generation file is never written again (new ones
+    // are renamed over, old ones unlinked), so the mapping cannot change.
+    let map = Arc::new(unsafe { memmap2::Mmap::map(&f)? });
+    let (at, blob, keys) = (word(0) as usize, word(1) as usize, word(2) as usize);
+    let layout = Layout { at, blob, keys };
+    if at.checked_add(layout.len()) != Some(len as usize - TRAILER) {
+        return Err(damaged("sections do not add up"));
+    }
+    let mut r = Reader {
+        b: &map[..at],
+        at: 0,
+    };
+    let (meta, table) = read_table(&mut r, root).ok_or_else(|| damaged("bad table"))?;
+    if r.at != at {
+        return Err(damaged("table and postings overlap"));
+    }
+    let postings = Postings::mapped(map, layout).ok_or_else(|| damaged("bad postings"))?;
+    Ok((meta, table, postings))
+}
+
+impl Store {
+    pub fn of(root: &Path, config: &IndexConfig) -> Store {
+        use std::hash::{Hash, Hasher};
+        let (base, explicit) = base_of(config);
+        let mut h = std::collections::hash_map::DefaultHasher::new();
+        root.as_os_str().hash(&mut h);
+        Store {
+            dir: base.join(format!("{:016x}", h.finish())),
+            base,
+            explicit,
+        }
+    }
+
+    /// Creates the folder (mode 0700) unless its base was given and is
+    /// gone; Err says why it cannot be used.
+    pub fn prepare(&self) -> io::Result<()> {
+        if self.explicit && !self.base.is_dir() {
+            return Err(io::Error::new(
+                io::ErrorKind::NotFound,
+                format!("the index folder {} does not exist", self.base.display()),
+            ));
+        }
+        fs::DirBuilder::new()
+            .recursive(true)
+            .mode(0o700)
+            .create(&self.dir)
+    }
+
+    fn lock_file(&self) -> io::Result<File> {
+        fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .mode(0o600)
+            .open(self.dir.join("lock"))
+    }
+
+    /// Takes the writer lock, waiting while another process holds it;
+    /// `Ok(None)` when `cancel` stops the wait.
+    pub fn lock(&self, cancel: &CancelToken) -> io::Result<Option<WriterLock>> {
+        let f = self.lock_file()?;
+        loop {
+            match f.try_lock() {
+                Ok(()) => return Ok(Some(WriterLock { _file: f })),
+                Err(fs::TryLockError::WouldBlock) => {}
+                Err(fs::TryLockError::Error(e)) => return Err(e),
+            }
+            if cancel.is_stopped() {
+                return Ok(None);
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    /// Complete generation files (by name), newest first.
+    fn generations(&self) -> Vec<(u64, PathBuf)> {
+        let mut v: Vec<(u64, PathBuf)> = fs::read_dir(&self.dir)
+            .into_iter()
+            .flatten()
+            .flatten()
+            .filter_map(|e| {
+                let name = e.file_name();
+                let n = name.to_str()?.strip_prefix("gen-")?.parse().ok()?;
+                Some((n, e.path()))
+            })
+            .collect();
+        v.sort_by_key(|g| std::cmp::Reverse(g.0));
+        v
+    }
+
+    /// The number the next generation gets.
+    pub fn next_generation(&self) -> u64 {
+        self.generations().first().map_or(1, |g| g.0 + 1)
+    }
+
+    /// The newest generation that checks out. Damaged ones are removed on
+    /// the way (they are never trusted, and a later build replaces them).
+    pub fn open_newest(&self, root: &Path) -> Option<Saved> {
+        for (generation, path) in self.generations() {
+            match read_generation(&path, root) {
+                Ok((meta, table, postings)) => {
+                    return Some(Saved {
+                        generation,
+                        meta,
+                        table,
+                        postings,
+                    })
+                }
+                Err(e) if e.kind() == io::ErrorKind::InvalidData => {
+                    let _ = fs::remove_file(&path);
+                }
+                // Gone meanwhile (a newer one replaced it) or unreadable.
+                Err(_) => {}
+            }
+        }
+        None
+    }
+
+    /// Writes generation `n` of `root` (the caller holds the lock): the
+    /// table, then `sources` merged, then the trailer; fsynced, renamed into
+    /// place, older generations and leftovers removed. Returns the new
+    /// file's postings, mapped.
+    pub fn write_generation(
+        &self,
+        n: u64,
+        root: &Path,
+        table: &Table,
+        meta: &Meta,
+        sources: &[&dyn ListSource],
+    ) -> io::Result<Postings> {
+        let tmp = self.dir.join(format!("gen-{n}.tmp"));
+        let done = self.dir.join(format!("gen-{n}"));
+        let _ = fs::remove_file(&tmp);
+        let result = (|| {
+            let f = fs::OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .mode(0o600)
+                .open(&tmp)?;
+            let buf = io::BufWriter::with_capacity(1 << 20, &f);
+            let mut w = Counting {
+                inner: Hashing {
+                    inner: buf,
+                    hash: xxhash_rust::xxh3::Xxh3::new(),
+                },
+                n: 0,
+            };
+            write_table(&mut w, root, table, meta)?;
+            let at = w.n as usize;
+            let layout = write_merged(&mut w, sources)?;
+            for v in [at as u64, layout.blob as u64, layout.keys as u64] {
+                w.write_all(&v.to_le_bytes())?;
+            }
+            let mut h = w.inner;
+            let sum = h.hash.digest();
+            h.inner.write_all(&sum.to_le_bytes())?;
+            h.inner.write_all(DONE)?;
+            h.inner.flush()?;
+            drop(h);
+            f.sync_all()?;
+            fs::rename(&tmp, &done)?;
+            if let Ok(d) = File::open(&self.dir) {
+                let _ = d.sync_all();
+            }
+            Ok(())
+        })();
+        if let Err(e) = result {
+            let _ = fs::remove_file(&tmp);
+            return Err(e);
+        }
+        self.clean(n);
+        let (_, _, postings) = read_generation(&done, root)?;
+        Ok(postings)
+    }
+
+    /// Removes generations older than `keep` and leftovers of writers that
+    /// died (the caller holds the lock, so no one else is writing).
+    fn clean(&self, keep: u64) {
+        for e in fs::read_dir(&self.dir).into_iter().flatten().flatten() {
+            let name = e.file_name();
+            let Some(name) = name.to_str() else { continue };
+            let old = name
+                .strip_prefix("gen-")
+                .and_then(|n| n.parse::<u64>().ok())
+                .is_some_and(|n| n < keep);
+            if old || name.ends_with(".tmp") {
+                let _ = fs::remove_file(e.path());
+            }
+        }
+    }
+
+    /// Marks the folder used now (for the least-recently-used eviction).
+    pub fn touch(&self) {
+        let _ = fs::OpenOptions::new()
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .mode(0o600)
+            .open(self.dir.join("last-used"))
+            .and_then(|f| f.set_modified(SystemTime::now()));
+    }
+
+    /// Bytes the folder's files take.
+    fn size_of(dir: &Path) -> u64 {
+        (fs::read_dir(dir).into_iter().flatten().flatten())
+            .filter_map(|e| e.metadata().ok())
+            .filter(|m| m.is_file())
+            .map(|m| m.len())
+            .sum()
+    }
+
+    /// Evicts the least recently used root folders of the base until all
+    /// of them together take at most `cap` bytes. This folder is never
+    /// evicted, nor one whose writer lock another process holds.
+    pub fn evict(&self, cap: u64) -> Vec<PathBuf> {
+        let mut folders: Vec<(SystemTime, u64, PathBuf)> = Vec::new();
+        let mut total = 0u64;
+        for e in fs::read_dir(&self.base).into_iter().flatten().flatten() {
+            let path = e.path();
+            let is_store = (e.file_name().to_str())
+                .is_some_and(|n| n.len() == 16 && n.bytes().all(|b| b.is_ascii_hexdigit()));
+            if !is_store || !path.is_dir() {
+                continue;
+            }
+            let size = Store::size_of(&path);
+            total += size;
+            if path == self.dir {
+                continue;
+            }
+            let used = fs::metadata(path.join("last-used"))
+                .or_else(|_| fs::metadata(&path))
+                .and_then(|m| m.modified())
+                .unwrap_or(UNIX_EPOCH);
+            folders.push((used, size, path));
+        }
+        folders.sort();
+        let mut evicted = Vec::new();
+        for (_, size, path) in folders {
+            if total <= cap {
+                break;
+            }
+            let other = Store {
+                dir: path.clone(),
+                base: self.base.clone(),
+                explicit: self.explicit,
+            };
+            let busy = other
+                .lock_file()
+                .map(|f| f.try_lock().is_err())
+                .unwrap_or(false);
+            if busy {
+                continue;
+            }
+            if fs::remove_dir_all(&path).is_ok() {
+                total = total.saturating_sub(size);
+                evicted.push(path);
+            }
+        }
+        evicted
+    }
+
+    /// Removes this root's folder and nothing else; whether there was one.
+    pub fn remove(&self) -> bool {
+        fs::remove_dir_all(&self.dir).is_ok()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::index::planner::plan;
+    use crate::index::postings::{trigrams_of, Builder};
+
+    fn table_of(root: &Path, n: usize) -> Table {
+        let entries = (0..n)
+            .map(|i| Entry {
+                path: root.join(format!("d/f{i}.txt")),
+                ignored_root: (i == n - 1).then_some(0),
+                stamp: Some(Stamp {
+                    size: i as u64,
+                    mtime: (1_700_000_000 + i as i64, 5),
+                    ctime: (1_700_000_000 + i as i64, 6),
+                    ino: 100 + i as u64,
+                    nlink: 1,
+                }),
+                doc: (i % 2 == 0).then_some(i as u32),
+            })
+            .collect();
+        Table {
+            entries,
+            ignored_roots: vec![IgnoredRoot {
+                path: root.join("node_modules"),
+                is_dir: true,
+            }],
+            errors: Default::default(),
+        }
+    }
+
+    fn meta() -> Meta {
+        Meta {
+            walk_start: time_of(1_800_000_000, 1),
+            built_at: time_of(1_800_000_001, 2),
+            next_doc: 10,
+        }
+    }
+
+    fn write_one(store: &Store, root: &Path) -> Postings {
+        let mut b = Builder::default();
+        b.add(0, &trigrams_of(b"needle"));
+        b.add(4, &trigrams_of(b"haystack"));
+        let sorted = b.into_sorted();
+        store.prepare().unwrap();
+        let n = store.next_generation();
+        store
+            .write_generation(n, root, &table_of(root, 5), &meta(), &[&sorted])
+            .unwrap()
+    }
+
+    fn test_store(base: &Path, root: &Path) -> Store {
+        let config = IndexConfig {
+            store: Some(base.to_path_buf()),
+            ..Default::default()
+        };
+        Store::of(root, &config)
+    }
+
+    #[test]
+    fn a_generation_round_trips_and_the_newest_one_is_opened() {
+        let base = tempfile::tempdir().unwrap();
+        let root = Path::new("/some/root");
+        let store = test_store(base.path(), root);
+        let p = write_one(&store, root);
+        assert_eq!(p.eval(&plan("needle", false, false)), Some(vec![0]));
+        write_one(&store, root);
+        let names: Vec<String> = (fs::read_dir(&store.dir).unwrap().flatten())
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .collect();
+        assert_eq!(names, vec!["gen-2".to_string()], "the older one is removed");
+        let saved = store.open_newest(root).unwrap();
+        assert_eq!(saved.generation, 2);
+        assert_eq!(saved.meta, meta());
+        let want = table_of(root, 5);
+        assert_eq!(saved.table.entries.len(), 5);
+        for (a, b) in saved.table.entries.iter().zip(&want.entries) {
+            assert_eq!(
+                (&a.path, a.ignored_root, a.stamp, a.doc),
+                (&b.path, b.ignored_root, b.stamp, b.doc)
+            );
+        }
+        assert_eq!(saved.table.ignored_roots[0].path, root.join("node_modules"));
+        assert_eq!(
+            saved.postings.eval(&plan("hays", false, false)),
+            Some(vec![4])
+        );
+        use std::os::unix::fs::PermissionsExt;
+        let mode = |p: &Path| fs::metadata(p).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode(&store.dir), 0o700);
+        assert_eq!(mode(&store.dir.join("gen-2")), 0o600);
+        // Another root's name in the file: not this root's index.
+        assert!(test_store(base.path(), root)
+            .open_newest(Path::new("/other"))
+            .is_none());
+    }
+
+    #[test]
+    fn every_flipped_byte_or_truncation_is_detected_and_the_file_removed() {
+        let base = tempfile::tempdir().unwrap();
+        let root = Path::new("/r");
+        let store = test_store(base.path(), root);
+        write_one(&store, root);
+        let path = store.dir.join("gen-1");
+        let good = fs::read(&path).unwrap();
+        for at in (0..good.len()).step_by(7).chain([good.len() - 1]) {
+            let mut bad = good.clone();
+            bad[at] ^= 0x20;
+            fs::write(&path, &bad).unwrap();
+            assert!(
+                store.open_newest(root).is_none(),
+                "flipped byte {at} trusted"
+            );
+            assert!(!path.exists(), "a damaged generation is removed");
+        }
+        for cut in [1, 16, 40, good.len() / 2, good.len() - 1] {
+            fs::write(&path, &good[..good.len() - cut]).unwrap();
+            assert!(store.open_newest(root).is_none(), "cut by {cut} trusted");
+        }
+        fs::write(&path, &good).unwrap();
+        assert!(store.open_newest(root).is_some());
+        // A damaged newer one falls back to the older complete one.
+        fs::write(store.dir.join("gen-9"), &good[..100]).unwrap();
+        assert_eq!(store.open_newest(root).unwrap().generation, 1);
+    }
+
+    #[test]
+    fn a_leftover_temp_file_is_never_read_and_is_cleaned_by_the_next_writer() {
+        let base = tempfile::tempdir().unwrap();
+        let root = Path::new("/r");
+        let store = test_store(base.path(), root);
+        store.prepare().unwrap();
+        fs::write(store.dir.join("gen-5.tmp"), b"half written").unwrap();
+        assert!(store.open_newest(root).is_none());
+        write_one(&store, root);
+        assert!(!store.dir.join("gen-5.tmp").exists());
+    }
+
+    #[test]
+    fn the_writer_lock_is_exclusive_and_a_waiter_can_be_cancelled() {
+        let base = tempfile::tempdir().unwrap();
+        let store = test_store(base.path(), Path::new("/r"));
+        store.prepare().unwrap();
+        let held = store.lock(&CancelToken::new(None)).unwrap().unwrap();
+        let cancel = CancelToken::new(None);
+        cancel.cancel();
+        assert!(
+            store.lock(&cancel).unwrap().is_none(),
+            "held: the waiter gives up"
+        );
+        drop(held);
+        assert!(store.lock(&cancel).unwrap().is_some());
+    }
+
+    #[test]
+    fn eviction_removes_the_least_recently_used_roots_but_never_this_one() {
+        let base = tempfile::tempdir().unwrap();
+        let stores: Vec<Store> = (0..4)
+            .map(|i| test_store(base.path(), Path::new(&format!("/root{i}"))))
+            .collect();
+        for (i, s) in stores.iter().enumerate() {
+            s.prepare().unwrap();
+            fs::write(s.dir.join("gen-1"), vec![0u8; 1000]).unwrap();
+            let f = File::options()
+                .write(true)
+                .create(true)
+                .truncate(false)
+                .open(s.dir.join("last-used"))
+                .unwrap();
+            f.set_modified(time_of(1_700_000_000 + i as i64 * 10, 0))
+                .unwrap();
+        }
+        // The oldest (root0) is the one in use: it stays; root1, then root2 go.
+        let evicted = stores[0].evict(2500);
+        assert_eq!(evicted, vec![stores[1].dir.clone(), stores[2].dir.clone()]);
+        assert!(stores[0].dir.exists() && stores[3].dir.exists());
+        // A folder whose lock another writer holds is skipped.
+        let _held = stores[3].lock(&CancelToken::new(None)).unwrap().unwrap();
+        assert!(stores[0].evict(0).is_empty());
+        assert!(stores[3].remove());
+        assert!(
+            stores[0].dir.exists(),
+            "remove takes that root's folder only"
+        );
+    }
+
+    #[test]
+    fn a_given_base_that_was_removed_is_not_created_again() {
+        let base = tempfile::tempdir().unwrap();
+        let gone = base.path().join("gone");
+        let store = test_store(&gone, Path::new("/r"));
+        assert!(store.prepare().is_err());
+        assert!(!gone.exists());
+    }
+}
