@@ -263,12 +263,20 @@ impl Registry {
         let token = spawn::new_marker(&id);
         let env = spawn::build_env(req.env.as_deref(), &token);
         let started_at_ms = super::now_ms();
-        if !req.process_tree_only {
+        let held = if req.process_tree_only {
+            None
+        } else {
             super::cgroup::sweep_orphans();
-        }
-        let held = (!req.process_tree_only)
-            .then(|| Some((JobCgroup::create(&token).ok()?, spawn::HoldPipe::new()?)))
-            .flatten();
+            JobCgroup::create(&token)
+                .ok()
+                .and_then(|cg| match spawn::HoldPipe::new() {
+                    Some(pipe) => Some((cg, pipe)),
+                    None => {
+                        cg.remove();
+                        None
+                    }
+                })
+        };
         let spawned = spawn::spawn(&spawn::Spec {
             shell: &shell,
             command: &req.command,
@@ -668,9 +676,6 @@ impl Registry {
                 g.ended.push(v);
             } else if !leader_before && g.jobs[i].rec.leader_ended() {
                 leaders_ended = true;
-            } else if !g.jobs[i].rec.is_running() && g.jobs[i].rec.cgroup.is_some() {
-                // Ended while something was still in it (a `lost` job).
-                release_cgroup(&mut g.jobs[i].rec);
             }
         }
         if leaders_ended && g.ended.is_empty() {
@@ -887,9 +892,7 @@ fn adopt(mut rec: JobRecord) -> Job {
     if job.rec.is_running() && job.rec.leader_ended() {
         refresh_members(&mut job, true);
     }
-    if !job.rec.is_running() {
-        release_cgroup(&mut job.rec);
-    }
+    release_cgroup(&mut job.rec);
     job
 }
 
@@ -951,20 +954,17 @@ pub fn moved_offset(offset: u64, t: log::Trim) -> u64 {
 /// Brings one job's state up to date; true if it just left `running`.
 fn refresh(job: &mut Job) -> bool {
     let ended = refresh_state(job);
-    if ended {
-        release_cgroup(&mut job.rec);
-    }
+    release_cgroup(&mut job.rec);
     ended
 }
 
-/// Removes an ended job's cgroup (the kernel refuses while anything is in
-/// it; a later look tries again).
+/// Removes an ended job's cgroup. The kernel refuses while anything is in
+/// it (a `lost` job's processes), so every later look tries again.
 fn release_cgroup(rec: &mut JobRecord) {
-    let gone = match rec.cgroup.as_deref() {
-        Some(dir) => JobCgroup::open(Path::new(dir)).is_none_or(|cg| cg.remove()),
-        None => false,
+    let Some(dir) = rec.cgroup.as_deref().filter(|_| !rec.is_running()) else {
+        return;
     };
-    if gone {
+    if JobCgroup::open(Path::new(dir)).is_none_or(|cg| cg.remove()) {
         rec.cgroup = None;
     }
 }

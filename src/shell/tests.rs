@@ -190,10 +190,15 @@ const ESCAPES: &[(&str, &str)] = &[
 #[test]
 fn a_job_stays_running_while_anything_it_started_lives_and_kill_reaches_it() {
     let f = Fixture::new();
-    for (i, (how, cmd)) in ESCAPES.iter().enumerate() {
+    // Each escape with the process-tree scan alone as well: where the host
+    // gives jobs a cgroup, that would otherwise find them all by itself.
+    let cases = ESCAPES.iter().flat_map(|e| [(e, true), (e, false)]);
+    for (i, ((how, cmd), scan_only)) in cases.enumerate() {
+        let how = format!("{how} (process tree only: {scan_only})");
         let pid_file = f.path(&format!("escape-{i}.pid"));
         let mut req = f.req(&format!("P={}; {cmd}\nexit 0", pid_file.display()));
         req.id = Some(format!("esc-{i}"));
+        req.process_tree_only = scan_only;
         let id = f.reg.spawn(req).unwrap().record.id;
         let (v, end) = f
             .reg
