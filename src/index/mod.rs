@@ -14,15 +14,18 @@
 //! next process (each process builds its own picture).
 
 mod build;
+mod glob;
 mod live;
 pub mod planner;
 mod postings;
 mod registry;
+mod scope;
 mod table;
 mod watch;
 
+pub use glob::glob;
 pub use live::{IndexStatus, LiveIndex, State};
-pub use registry::{drop_root, plan_glob_use, plan_grep, start, status_of, warm, IndexMode};
+pub use registry::{drop_root, plan_grep, start, status_of, warm, IndexMode};
 
 /// Bounds on what is indexed (settings `index.minFiles`, `index.maxFiles`,
 /// `index.maxDiskMB`).
