@@ -182,8 +182,8 @@ export interface GlobOptions {
   /** Cancels the walk; entries found so far are returned with `cancelled`. */
   signal?: AbortSignal
   /**
-   * False: report `index: "off"` (glob always walks; the field says how
-   * the directory's index stands).
+   * False: walk even when a ready index could list the entries (for
+   * tests and benchmarks).
    */
   index?: boolean
 }
@@ -204,8 +204,10 @@ export interface GlobResult {
   ignoredUnsearched: Array<string>
   elapsedMs: number
   /**
-   * How the directory's live index stands; glob always walks, so this is
-   * `scan` when it is ready, else `building`, `stale` or `off`.
+   * How the directory's live index served this glob: `used` (listed from
+   * its file table, no walk), `scan` (ready, but this glob walked: kind
+   * `dir`/`any`, `noIgnore: false`, or a subdirectory the table cannot
+   * answer for), `building`, `stale`, or `off` (no index, or `index: false`).
    */
   index: 'used' | 'scan' | 'building' | 'stale' | 'off'
 }

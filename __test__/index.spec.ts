@@ -47,11 +47,32 @@ test("a ready index answers with the scan's hits, sees a write made just before,
   assert.deepEqual(after, { hits: ["src/a.ts:1", "src/f7.ts:1", "src/new/n.ts:1", "dist/out.js:1 (ignored)"], index: "used" });
   assert.deepEqual((await search(root, { index: false })).hits, after.hits);
 
-  // A pattern with no three-byte literal cannot be narrowed: the scan answers.
-  assert.equal((await collect(native.grep({ pattern: "e", path: root, maxCount: 1 }))).summary.index, "scan");
-  const listed = await native.glob({ pattern: "*.ts", path: root });
-  assert.equal(listed.index, "scan", "glob walks; the field says the index is ready");
-  assert.equal((await native.glob({ pattern: "*.ts", path: root, index: false })).index, "off");
+  // A pattern with no three-byte literal cannot be narrowed: with a limit the table's files are read in
+  // walk order (no directory walk) until it is reached; without one the scan answers.
+  const broad = await collect(native.grep({ pattern: "e", path: root, maxCount: 1 }));
+  assert.equal(broad.summary.index, "used");
+  assert.deepEqual(broad.hits.map((h) => h.path), (await collect(native.grep({ pattern: "e", path: root, maxCount: 1, index: false }))).hits.map((h) => h.path));
+  assert.equal((await collect(native.grep({ pattern: "e", path: root, mode: "count" }))).summary.index, "scan");
+  // glob lists the file table instead of walking, with the walk's answer (elapsed time aside),
+  // and sees a write made just before it: the touched file comes first, newest first.
+  const past = new Date(Date.now() - 60_000);
+  fs.utimesSync(path.join(root, "src/f3.ts"), past, past);
+  fs.writeFileSync(path.join(root, "src/f9.ts"), "export const hay9 = 'rewritten';\n");
+  const globBoth = async (opts: { pattern: string } & Record<string, unknown>) => {
+    const [via, walked] = [await native.glob({ path: root, ...opts }), await native.glob({ path: root, ...opts, index: false })];
+    const strip = (r: typeof via) => ({ ...r, elapsedMs: 0, index: "" });
+    assert.deepEqual(strip(via), strip(walked));
+    return { via, walked };
+  };
+  const { via: listed, walked } = await globBoth({ pattern: "*.ts", limit: 5 });
+  assert.equal(listed.index, "used");
+  assert.equal(walked.index, "off");
+  assert.equal(listed.entries[0].path, "src/f9.ts");
+  assert.equal(listed.entries[0].size, "export const hay9 = 'rewritten';\n".length);
+  assert.equal((await globBoth({ pattern: "*.js" })).via.entries[0].ignored, true);
+  // A directory below the root is answered from the root's table too; directories are walked.
+  assert.equal((await globBoth({ pattern: "*.ts", path: path.join(root, "src/new") })).via.index, "used");
+  assert.equal((await globBoth({ pattern: "*", kind: "dir" })).via.index, "scan");
 
   const folders = fs.readdirSync(store);
   assert.equal(folders.length, 1, "one folder for the root");

@@ -4,19 +4,25 @@
 use super::build::{build, lower_priority, Built, NotBuilt};
 use super::planner;
 use super::postings::Postings;
-use super::table::{self, Entry, Table};
+use super::scope::Scope;
+use super::table::{self, Entry, Stamp, Table};
 use super::watch::Watcher;
 use super::{IndexConfig, IndexUse};
-use crate::search::{CancelToken, FileList, GrepOptions, ListedFile, Walker};
+use crate::search::{
+    CancelToken, EntryKind, FileFeed, FileList, GlobPlan, GlobResult, GrepOptions, IgnoredRoot,
+    ListedFile, ListedGlobFile,
+};
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
-use std::time::{Duration, SystemTime};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 /// A ready picture of the tree.
 struct Picture {
-    table: Table,
+    /// Shared with the searches that read it on demand (a [`TableFeed`]);
+    /// a change while one runs copies it first.
+    table: Arc<Table>,
     postings: Postings,
     watcher: Watcher,
     by_path: HashMap<PathBuf, usize>,
@@ -34,7 +40,7 @@ struct Picture {
 impl Picture {
     fn new(b: Built) -> Picture {
         let mut p = Picture {
-            table: b.table,
+            table: Arc::new(b.table),
             postings: b.postings,
             watcher: b.watcher,
             by_path: HashMap::new(),
@@ -77,9 +83,13 @@ impl Picture {
         let need_walk = changes.structural
             || (changes.dirty.iter()).any(|p| !self.by_path.contains_key(p.as_path()));
         if !need_walk {
+            // A changed file is read by every search from now on, and its
+            // stamp read again: glob lists it with its new time and size.
             for p in &changes.dirty {
                 if let Some(&i) = self.by_path.get(p.as_path()) {
-                    self.table.entries[i].doc = None;
+                    let e = &mut Arc::make_mut(&mut self.table).entries[i];
+                    e.doc = None;
+                    e.stamp = Stamp::of(&e.path);
                 }
             }
             return Ok(());
@@ -97,20 +107,55 @@ impl Picture {
                 (same && !touched).then_some(old.doc).flatten()
             });
         }
-        self.table = fresh;
+        self.table = Arc::new(fresh);
         self.index_paths();
         Ok(())
     }
 
-    /// The files `opts` may match, as its own walk would list them; `None`
-    /// when the query cannot be narrowed enough.
+    /// The files `opts` may match, as a walk of `dir` (the root or a
+    /// directory below it) would list them; `None` when the table cannot
+    /// give that walk's files, or the query cannot be narrowed enough and
+    /// the search has no limit.
+    ///
+    /// A query that cannot be narrowed (or only to most of the tree) but
+    /// has a limit is fed the table's files in walk order instead: the
+    /// search stops at its limit after the first few files, without the
+    /// directory walk a scan would start with. Without a limit every file
+    /// is read anyway, and the scan's parallel walk is faster.
     fn candidates(
         &self,
         root: &Path,
+        dir: &Path,
         q: &planner::Query,
         opts: &GrepOptions,
         config: &IndexConfig,
-    ) -> Option<FileList> {
+    ) -> Option<Candidates> {
+        let scope = Scope::new(&self.table, root, dir, &opts.walk)?;
+        let Some(docs) = self.narrowed(q, config) else {
+            return opts.max_count.is_some().then(|| {
+                Candidates::Feed(Box::new(TableFeed {
+                    table: self.table.clone(),
+                    scope,
+                }))
+            });
+        };
+        let files = (scope.entries(&self.table))
+            .filter(|(e, _)| e.doc.is_none_or(|d| docs.binary_search(&d).is_ok()))
+            .filter(|(e, _)| scope.admits(e))
+            .map(|(e, ignored_root)| ListedFile {
+                path: e.path.clone(),
+                ignored_root,
+            })
+            .collect();
+        Some(Candidates::List(FileList {
+            ignored_roots: scope.ignored_roots,
+            files,
+        }))
+    }
+
+    /// The documents `q` allows, unless that is most of the tree (or not
+    /// known without decoding more than a scan would cost).
+    fn narrowed(&self, q: &planner::Query, config: &IndexConfig) -> Option<Vec<u32>> {
         let unindexed = self.unindexed();
         let total = self.table.entries.len().max(1);
         let too_many = |n: u64| (n + unindexed as u64) as f64 > config.max_share * total as f64;
@@ -124,44 +169,83 @@ impl Picture {
             return None;
         }
         let docs = self.postings.eval(q)?;
-        if too_many((docs.len() as u64).saturating_sub(dead)) {
+        (!too_many((docs.len() as u64).saturating_sub(dead))).then_some(docs)
+    }
+
+    /// The glob `plan` answered from the table; `None` when the table
+    /// cannot give its walk's entries (directories asked for, ignore rules
+    /// dropping files, a subdirectory it cannot vouch for).
+    fn glob(&self, root: &Path, plan: &GlobPlan, cancel: &CancelToken) -> Option<GlobResult> {
+        if plan.options().kind != EntryKind::File {
             return None;
         }
-        let walker = Walker::new(root.to_path_buf(), opts.walk.clone()).ok()?;
-        // Ignored roots the search's filters let it reach, renumbered.
-        let mut renumber = vec![None; self.table.ignored_roots.len()];
-        let mut ignored_roots = Vec::new();
-        for (i, r) in self.table.ignored_roots.iter().enumerate() {
-            if walker.admits(&r.path, r.is_dir) {
-                renumber[i] = Some(ignored_roots.len());
-                ignored_roots.push(r.clone());
-            }
-        }
-        let mut files = Vec::new();
-        for e in &self.table.entries {
-            let hit = e.doc.is_none_or(|d| docs.binary_search(&d).is_ok());
-            if !hit {
-                continue;
-            }
-            let ignored_root = match e.ignored_root {
-                None => None,
-                Some(i) => match renumber[i as usize] {
-                    Some(n) => Some(n),
-                    None => continue,
-                },
+        let scope = Scope::new(&self.table, root, plan.root(), &plan.options().walk)?;
+        let files = scope.files(&self.table).map(|(e, ignored_root)| {
+            // A write through another name of a hard-linked file may not
+            // be reported for this one: its stamp is read afresh.
+            let fresh;
+            let stamp = match e.stamp {
+                Some(s) if s.nlink > 1 => {
+                    fresh = Stamp::of(&e.path);
+                    fresh.as_ref()
+                }
+                _ => e.stamp.as_ref(),
             };
-            if walker.admits(&e.path, false) {
-                files.push(ListedFile {
-                    path: e.path.clone(),
-                    ignored_root,
-                });
+            ListedGlobFile {
+                path: &e.path,
+                mtime: stamp.map_or(UNIX_EPOCH, |s| system_time(s.mtime)),
+                size: stamp.map_or(0, |s| s.size),
+                ignored_root,
             }
-        }
-        Some(FileList {
-            ignored_roots,
-            files,
-        })
+        });
+        Some(plan.run_over(&scope.ignored_roots, files, cancel))
     }
+}
+
+/// What a search of the index runs over.
+pub enum Candidates {
+    /// The files the query allows, listed.
+    List(FileList),
+    /// Every file of the search's walk, handed out on demand.
+    Feed(Box<dyn FileFeed>),
+}
+
+/// The files of a scope, read off a snapshot of the table as the search
+/// asks for them.
+struct TableFeed {
+    table: Arc<Table>,
+    scope: Scope,
+}
+
+impl FileFeed for TableFeed {
+    fn ignored_roots(&self) -> &[IgnoredRoot] {
+        &self.scope.ignored_roots
+    }
+
+    fn project(&self, on_file: &mut dyn FnMut(&Path) -> bool) {
+        let _ = self.scope.project(&self.table).all(|e| on_file(&e.path));
+    }
+
+    fn ignored(&self, index: usize, on_file: &mut dyn FnMut(&Path) -> bool) -> bool {
+        self.scope
+            .ignored(&self.table, index)
+            .all(|e| on_file(&e.path))
+    }
+}
+
+/// A table stamp's modification time as the walk's `stat` gives it:
+/// seconds may be negative (before 1970), the nanoseconds are added.
+fn system_time((secs, nanos): (i64, i64)) -> SystemTime {
+    let whole = Duration::from_secs(secs.unsigned_abs());
+    let whole = if secs >= 0 {
+        UNIX_EPOCH.checked_add(whole)
+    } else {
+        UNIX_EPOCH.checked_sub(whole)
+    };
+    let nanos = Duration::from_nanos(nanos.clamp(0, 999_999_999) as u64);
+    whole
+        .and_then(|t| t.checked_add(nanos))
+        .unwrap_or(UNIX_EPOCH)
 }
 
 /// Where an index stands, as `indexStatus` reports it.
@@ -350,12 +434,47 @@ impl LiveIndex {
         }
     }
 
-    /// The candidates of a search, or how the search must run instead.
-    pub fn candidates(self: &Arc<Self>, opts: &GrepOptions) -> Result<FileList, IndexUse> {
+    /// The candidates of a search of `dir` (this root or a directory below
+    /// it), or how the search must run instead.
+    pub fn candidates(
+        self: &Arc<Self>,
+        dir: &Path,
+        opts: &GrepOptions,
+    ) -> Result<Candidates, IndexUse> {
         // Planned before the lock: a pattern that cannot be narrowed (`e`)
-        // goes to the scan without reading the event queue, so the index
-        // costs it next to nothing (the events wait for the next search).
+        // and has no limit goes to the scan without reading the event
+        // queue, so the index costs it next to nothing (the events wait for
+        // the next search).
         let q = planner::plan(&opts.pattern, opts.literal, opts.ignore_case);
+        if q == planner::Query::All && opts.max_count.is_none() {
+            return match self.status().state {
+                State::Ready => Err(IndexUse::Scan),
+                State::Building => Err(IndexUse::Building),
+                State::Stale(_) => Err(IndexUse::Stale),
+                State::Off(_) => Err(IndexUse::Off),
+            };
+        }
+        self.with_fresh(|pic| pic.candidates(&self.root, dir, &q, opts, &self.config))
+    }
+
+    /// The glob `plan` (of this root or a directory below it) answered from
+    /// the file table, or how it must run instead.
+    pub fn glob(
+        self: &Arc<Self>,
+        plan: &GlobPlan,
+        cancel: &CancelToken,
+    ) -> Result<GlobResult, IndexUse> {
+        self.with_fresh(|pic| pic.glob(&self.root, plan, cancel))
+    }
+
+    /// Runs `query` on the picture once every event queued so far is
+    /// applied: a search sees every write that completed before it began.
+    /// Err says how the search must run instead (`Scan` when `query` gives
+    /// up or the table met errors the scan must report itself).
+    fn with_fresh<T>(
+        self: &Arc<Self>,
+        query: impl FnOnce(&Picture) -> Option<T>,
+    ) -> Result<T, IndexUse> {
         let mut slot = self.lock();
         let pic = match &mut *slot {
             Slot::Ready(p) => p,
@@ -363,9 +482,6 @@ impl LiveIndex {
             Slot::Stale(_) => return Err(IndexUse::Stale),
             Slot::Off(_) => return Err(IndexUse::Off),
         };
-        if q == planner::Query::All {
-            return Err(IndexUse::Scan);
-        }
         if let Err(why) = pic.refresh(&self.root) {
             *slot = Slot::Stale(why);
             drop(slot);
@@ -377,7 +493,7 @@ impl LiveIndex {
         }
         let rebuild = pic.unindexed().saturating_sub(pic.unindexable)
             > rebuild_threshold(pic.table.entries.len());
-        let found = pic.candidates(&self.root, &q, opts, &self.config);
+        let found = query(pic);
         drop(slot);
         if rebuild {
             self.spawn_build();

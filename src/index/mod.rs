@@ -14,18 +14,20 @@
 //! next process re-validates them by one walk instead of building again.
 
 mod build;
+mod glob;
 mod live;
 pub mod planner;
 mod postings;
 mod registry;
+mod scope;
 mod store;
 mod table;
 mod watch;
 
+pub use glob::glob;
 pub use live::{IndexStatus, LiveIndex, State};
 pub use registry::{
-    drop_root, forget_root, plan_glob_use, plan_grep, start, status_of, take_notice, warm,
-    IndexMode,
+    drop_root, forget_root, plan_grep, start, status_of, take_notice, warm, IndexMode,
 };
 
 /// Bounds on what is indexed (settings `index.minFiles`, `index.maxFiles`,

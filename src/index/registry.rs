@@ -2,7 +2,7 @@
 //! the napi glue calls: a search asks here whether to run over candidates
 //! or as a scan.
 
-use super::live::{IndexStatus, LiveIndex};
+use super::live::{Candidates, IndexStatus, LiveIndex};
 use super::{IndexConfig, IndexUse};
 use crate::search::{resolve_target, CancelToken, GrepOptions, GrepPlan, SearchError, Target};
 use std::collections::HashMap;
@@ -91,35 +91,22 @@ pub fn plan_grep(
             (!nested).then(|| r.config.clone())
         })
         .flatten();
-    let Some(idx) = lookup(&dir, start) else {
+    let Some(idx) = lookup(&dir, start).or_else(|| serving(&dir)) else {
         return Ok((scan, IndexUse::Off));
     };
-    // With ignore rules on, the walk drops what they exclude (and globs may
-    // re-include it): that walk is `ignore`'s, not the table's.
-    if !opts.walk.no_ignore {
-        return Ok((scan, IndexUse::Scan));
-    }
-    match idx.candidates(&opts) {
-        Ok(list) => Ok((GrepPlan::over_files(dir, list, opts)?, IndexUse::Used)),
+    match idx.candidates(&dir, &opts) {
+        Ok(Candidates::List(list)) => Ok((GrepPlan::over_files(dir, list, opts)?, IndexUse::Used)),
+        Ok(Candidates::Feed(feed)) => Ok((GrepPlan::over_feed(dir, feed, opts)?, IndexUse::Used)),
         Err(u) => Ok((scan, u)),
     }
 }
 
-/// How a glob of `path` stands with the index (glob does not read the
-/// table yet: it always walks).
-pub fn plan_glob_use(cwd: &Path, path: Option<&str>, mode: IndexMode) -> IndexUse {
-    if mode == IndexMode::Off {
-        return IndexUse::Off;
-    }
-    match search_dir(cwd, path).and_then(|d| lookup(&d, None)) {
-        Some(idx) => match idx.status().state {
-            super::State::Building => IndexUse::Building,
-            super::State::Stale(_) => IndexUse::Stale,
-            super::State::Off(_) => IndexUse::Off,
-            super::State::Ready => IndexUse::Scan,
-        },
-        None => IndexUse::Off,
-    }
+/// The index that can serve a search of directory `dir`: its own, else
+/// that of the nearest indexed directory above it (which answers for `dir`
+/// when its table can give `dir`'s own walk).
+pub(super) fn serving(dir: &Path) -> Option<Arc<LiveIndex>> {
+    let r = lock();
+    dir.ancestors().find_map(|a| r.roots.get(a).cloned())
 }
 
 /// Starts (if needed) the index of directory `root` with `config` and waits

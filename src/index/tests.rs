@@ -3,8 +3,11 @@
 //! tree operations, each followed at once (no sleep) by a batch of searches
 //! through the index and through a forced scan, and compares them.
 
-use super::{plan_grep, warm, IndexConfig, IndexMode, IndexUse};
-use crate::search::{CancelToken, GrepMode, GrepOptions, Hit, SortOrder, WalkOptions};
+use super::{glob, plan_grep, warm, IndexConfig, IndexMode, IndexUse};
+use crate::search::{
+    CancelToken, EntryKind, GlobOptions, GlobPlan, GrepMode, GrepOptions, Hit, SortOrder,
+    WalkOptions,
+};
 use proptest::prelude::*;
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -61,7 +64,17 @@ fn render(hits: &[Hit], s: &crate::search::GrepSummary) -> String {
 }
 
 pub(super) fn search(root: &Path, opts: &GrepOptions, mode: IndexMode) -> (String, IndexUse) {
-    let (plan, used) = plan_grep(root, None, opts.clone(), mode).expect("valid search");
+    search_in(root, None, opts, mode)
+}
+
+/// A search of `sub` (a directory below `root`, or `root` itself).
+fn search_in(
+    root: &Path,
+    sub: Option<&str>,
+    opts: &GrepOptions,
+    mode: IndexMode,
+) -> (String, IndexUse) {
+    let (plan, used) = plan_grep(root, sub, opts.clone(), mode).expect("valid search");
     let mut hits = Vec::new();
     let summary = plan.run(&CancelToken::new(None), |b| {
         hits.extend(b);
@@ -69,6 +82,82 @@ pub(super) fn search(root: &Path, opts: &GrepOptions, mode: IndexMode) -> (Strin
     });
     (render(&hits, &summary), used)
 }
+
+/// Everything a glob's caller could show, as one text.
+fn glob_text(
+    root: &Path,
+    sub: Option<&str>,
+    opts: &GlobOptions,
+    mode: IndexMode,
+) -> (String, IndexUse) {
+    let plan = GlobPlan::new(root, sub, opts.clone()).expect("valid glob");
+    let (r, used) = glob(&plan, mode, &CancelToken::new(None));
+    let mut out = String::new();
+    for e in &r.entries {
+        out.push_str(&format!(
+            "{} {:?} dir={} {} {} ignored={}\n",
+            e.path.text, e.path.raw_hex, e.is_dir, e.mtime_ms, e.size, e.ignored
+        ));
+    }
+    out.push_str(&format!(
+        "total={} limit={} errors={} {:?} ignored={:?} unsearched={:?}\n",
+        r.total,
+        r.limit_reached,
+        r.errors.count,
+        r.errors.first,
+        r.ignored
+            .iter()
+            .map(|i| (&i.path, i.matches))
+            .collect::<Vec<_>>(),
+        r.ignored_unsearched,
+    ));
+    (out, used)
+}
+
+/// The globs each step runs: by name and by path, newest first and in path
+/// order, hidden off, limits that the project alone fills (the ignored
+/// roots then go unsearched) and that leave room for ignored files, and
+/// kinds the table does not hold (those walk).
+fn globs() -> Vec<GlobOptions> {
+    let base = |pattern: &str, limit: usize| GlobOptions {
+        pattern: pattern.into(),
+        limit,
+        walk: WalkOptions {
+            threads: 2,
+            ..Default::default()
+        },
+        ..Default::default()
+    };
+    let mut v = vec![
+        base("*.txt", 3),
+        base("*", 100),
+        base("*", 1),
+        base("*.log", 10),
+        base("a/**", 100),
+        base("**/c/*", 100),
+        GlobOptions {
+            sort: SortOrder::Path,
+            ..base("*", 5)
+        },
+        GlobOptions {
+            kind: EntryKind::Dir,
+            ..base("*", 100)
+        },
+        base("*.js", 0),
+    ];
+    let mut g = base("*", 100);
+    g.walk.hidden = false;
+    v.push(g);
+    let mut g = base("*.txt", 100);
+    g.walk.no_ignore = false;
+    v.push(g);
+    v
+}
+
+/// Directories below the root that each step also searches: with rules
+/// of their own or not, inside an ignored directory, one that may not
+/// exist at the moment.
+const SUBDIRS: [&str; 4] = ["a", "a/c", "b", "node_modules"];
 
 /// The searches each step runs: literals, regexes with and without a
 /// required literal, case folding (with the long s that folds to `s`),
@@ -129,6 +218,23 @@ fn searches() -> Vec<GrepOptions> {
         GrepOptions {
             group: true,
             ..base("needle")
+        },
+        // No literal to narrow by, but a limit: fed the table in walk order.
+        GrepOptions {
+            max_count: Some(3),
+            ..base("e")
+        },
+        GrepOptions {
+            max_count: Some(2),
+            mode: GrepMode::Files,
+            sort: SortOrder::Mtime,
+            ..base("h.y")
+        },
+        GrepOptions {
+            max_count: Some(4),
+            ignored_count_only: true,
+            before: 1,
+            ..base("[a-z]")
         },
     ];
     let mut g = base("needle");
@@ -303,20 +409,90 @@ pub(super) fn apply(root: &Path, op: &Op) {
     }
 }
 
-/// Runs every search both ways; returns how many used the index.
-pub(super) fn compare_all(root: &Path, step: &str) -> usize {
-    let mut used = 0;
+/// How many searches of each kind used the index.
+#[derive(Debug, Default, Clone, Copy)]
+pub(super) struct Used {
+    pub(super) grep: usize,
+    pub(super) glob: usize,
+    pub(super) sub_grep: usize,
+    pub(super) sub_glob: usize,
+}
+
+/// Runs every search and glob both ways, of the root and of each
+/// subdirectory that exists; returns how many used the index.
+pub(super) fn compare_all(root: &Path, step: &str) -> Used {
+    let mut used = Used::default();
+    let count = |how: IndexUse| (how == IndexUse::Used) as usize;
     for opts in searches() {
         let (scan, _) = search(root, &opts, IndexMode::Off);
         let (via, how) = search(root, &opts, IndexMode::IfReady);
         assert_eq!(via, scan, "{step}: {:?} ({})", opts.pattern, how.as_str());
-        used += (how == IndexUse::Used) as usize;
+        used.grep += count(how);
+    }
+    for opts in globs() {
+        let (scan, _) = glob_text(root, None, &opts, IndexMode::Off);
+        let (via, how) = glob_text(root, None, &opts, IndexMode::IfReady);
+        assert_eq!(
+            via,
+            scan,
+            "{step}: glob {:?} ({})",
+            opts.pattern,
+            how.as_str()
+        );
+        used.glob += count(how);
+    }
+    for sub in SUBDIRS {
+        if !std::fs::symlink_metadata(root.join(sub)).is_ok_and(|m| m.is_dir()) {
+            continue;
+        }
+        for opts in searches().iter().step_by(3) {
+            let (scan, _) = search_in(root, Some(sub), opts, IndexMode::Off);
+            let (via, how) = search_in(root, Some(sub), opts, IndexMode::IfReady);
+            assert_eq!(
+                via,
+                scan,
+                "{step}: {:?} in {sub} ({})",
+                opts.pattern,
+                how.as_str()
+            );
+            used.sub_grep += count(how);
+        }
+        for opts in globs() {
+            let (scan, _) = glob_text(root, Some(sub), &opts, IndexMode::Off);
+            let (via, how) = glob_text(root, Some(sub), &opts, IndexMode::IfReady);
+            let what = format!(
+                "{step}: glob {:?} in {sub} ({})",
+                opts.pattern,
+                how.as_str()
+            );
+            assert_eq!(via, scan, "{what}");
+            used.sub_glob += count(how);
+        }
     }
     used
 }
 
+impl std::ops::AddAssign for Used {
+    fn add_assign(&mut self, o: Used) {
+        self.grep += o.grep;
+        self.glob += o.glob;
+        self.sub_grep += o.sub_grep;
+        self.sub_glob += o.sub_glob;
+    }
+}
+
 pub(super) fn seeded_tree() -> tempfile::TempDir {
+    seeded(false)
+}
+
+/// The seeded tree, as a git repository or not: a search of a directory
+/// below a repository's root keeps the root's rules, one below a plain
+/// directory does not.
+fn seeded(repo: bool) -> tempfile::TempDir {
     let t = tempfile::tempdir().unwrap();
+    if repo {
+        fs::create_dir(t.path().join(".git")).unwrap();
+    }
     for (i, f) in FILES.iter().enumerate() {
         let path = t.path().join(f);
         fs::create_dir_all(path.parent().unwrap()).unwrap();
@@ -344,11 +520,13 @@ proptest! {
     #![proptest_config(ProptestConfig { cases: 24, max_shrink_iters: 64, ..ProptestConfig::default() })]
 
     #[test]
-    fn every_search_through_the_index_gives_the_scans_text(ops in proptest::collection::vec(op(), 1..12)) {
-        let t = seeded_tree();
+    fn every_search_through_the_index_gives_the_scans_text(ops in proptest::collection::vec(op(), 1..12), repo in any::<bool>()) {
+        let t = seeded(repo);
         let root = t.path().to_path_buf();
         let _store = ready(&root);
         let mut used = compare_all(&root, "start");
+        prop_assert!(used.glob > 0, "glob never listed the table");
+        prop_assert!(used.sub_glob > 0 || !repo, "a subdirectory never used the index");
         for (i, o) in ops.iter().enumerate() {
             apply(&root, o);
             used += compare_all(&root, &format!("after op {i} {o:?}"));
@@ -358,7 +536,7 @@ proptest! {
         for d in DIRS {
             apply(&root, &Op::ChmodDir(DIRS.iter().position(|x| *x == d).unwrap_or(0), false));
         }
-        prop_assert!(used > 0, "the index was never used");
+        prop_assert!(used.grep > 0, "the index was never used");
     }
 }
 
@@ -453,7 +631,7 @@ fn a_root_with_a_non_utf8_name_is_indexed_and_matches_the_scan() {
     .unwrap();
     let _store = ready(&root);
     let used = compare_all(&root, "non-utf8 root");
-    assert!(used > 0);
+    assert!(used.grep > 0 && used.glob > 0, "{used:?}");
     super::drop_root(&root);
 }
 
@@ -485,20 +663,61 @@ fn a_tree_above_the_ceiling_is_not_indexed_and_the_walk_stops_early() {
 }
 
 #[test]
-fn a_search_inside_an_indexed_directory_starts_no_second_index() {
-    let t = seeded_tree();
+fn a_search_inside_an_indexed_directory_uses_the_roots_index_and_starts_no_second() {
+    let t = seeded(true);
+    fs::write(t.path().join("a/c/v.log"), "needle in a log\n").unwrap();
     let _store = ready(t.path());
     let sub = t.path().join("a");
     let opts = GrepOptions {
         pattern: "needle".into(),
         ..Default::default()
     };
-    let (_, how) = plan_grep(&sub, None, opts, IndexMode::Auto).unwrap();
-    assert_eq!(how, IndexUse::Off);
+    let (_, how) = plan_grep(&sub, None, opts.clone(), IndexMode::Auto).unwrap();
+    assert_eq!(
+        how,
+        IndexUse::Used,
+        "in a repository the root's rules hold in a/"
+    );
     assert!(
         super::status_of(&sub).is_none(),
         "no index was started for a/"
     );
+    let (scan, _) = search_in(t.path(), Some("a"), &opts, IndexMode::Off);
+    let (via, _) = search_in(t.path(), Some("a"), &opts, IndexMode::IfReady);
+    assert_eq!(via, scan);
+    assert!(via.contains("c/v.log (ignored)"), "the root's *.log: {via}");
+    super::drop_root(t.path());
+}
+
+#[test]
+fn a_directory_whose_own_walk_drops_the_roots_rules_is_scanned() {
+    // No repository: a walk of a/ does not read the root's .gitignore, so
+    // a/c/v.log is a project file there but ignored in the root's table.
+    let t = seeded(false);
+    fs::write(t.path().join("a/c/v.log"), "needle in a log\n").unwrap();
+    let _store = ready(t.path());
+    let opts = GrepOptions {
+        pattern: "needle".into(),
+        ..Default::default()
+    };
+    let (scan, _) = search_in(t.path(), Some("a"), &opts, IndexMode::Off);
+    let (via, how) = search_in(t.path(), Some("a"), &opts, IndexMode::IfReady);
+    assert_eq!(how, IndexUse::Scan);
+    assert_eq!(via, scan);
+    assert!(
+        via.contains("c/v.log:") && !via.contains("(ignored)"),
+        "{via}"
+    );
+    // b/ holds nothing the root's rules ignore: its walk is the table's.
+    let (scan, _) = search_in(t.path(), Some("b"), &opts, IndexMode::Off);
+    let (via, how) = search_in(t.path(), Some("b"), &opts, IndexMode::IfReady);
+    assert_eq!(how, IndexUse::Used);
+    assert_eq!(via, scan);
+    // Inside an ignored directory the table classified nothing: scanned.
+    let (scan, _) = search_in(t.path(), Some("node_modules"), &opts, IndexMode::Off);
+    let (via, how) = search_in(t.path(), Some("node_modules"), &opts, IndexMode::IfReady);
+    assert_eq!(how, IndexUse::Scan);
+    assert_eq!(via, scan);
     super::drop_root(t.path());
 }
 
@@ -525,5 +744,36 @@ fn a_hard_linked_file_written_through_its_other_name_is_still_found() {
     assert_eq!(how, IndexUse::Used);
     assert_eq!(via, scan);
     assert!(via.contains("a/linked.txt:2"), "{via}");
+    super::drop_root(root);
+}
+
+#[test]
+fn a_query_that_cannot_be_narrowed_reads_the_table_in_walk_order_when_it_has_a_limit() {
+    let t = seeded(true);
+    let root = t.path();
+    let _store = ready(root);
+    let limited = GrepOptions {
+        pattern: "e".into(),
+        max_count: Some(2),
+        ..Default::default()
+    };
+    let (scan, _) = search(root, &limited, IndexMode::Off);
+    let (via, how) = search(root, &limited, IndexMode::IfReady);
+    assert_eq!(how, IndexUse::Used);
+    assert_eq!(via, scan);
+    // A file written just before is seen: the feed is the fresh table.
+    fs::write(root.join(".0first.txt"), "e first\n").unwrap();
+    let (via, how) = search(root, &limited, IndexMode::IfReady);
+    assert_eq!(how, IndexUse::Used);
+    assert!(via.starts_with(".0first.txt:1:1:1:e first"), "{via}");
+    let (via, how) = search_in(root, Some("a"), &limited, IndexMode::IfReady);
+    assert_eq!(how, IndexUse::Used);
+    assert_eq!(via, search_in(root, Some("a"), &limited, IndexMode::Off).0);
+    // Without a limit every file is read: the scan's parallel walk does it.
+    let all = GrepOptions {
+        max_count: None,
+        ..limited
+    };
+    assert_eq!(search(root, &all, IndexMode::IfReady).1, IndexUse::Scan);
     super::drop_root(root);
 }

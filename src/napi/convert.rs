@@ -204,8 +204,8 @@ pub struct GlobOptions<'a> {
     /// Cancels the walk; entries found so far are returned with `cancelled`.
     #[napi(ts_type = "AbortSignal")]
     pub signal: Option<Object<'a>>,
-    /// False: report `index: "off"` (glob always walks; the field says how
-    /// the directory's index stands).
+    /// False: walk even when a ready index could list the entries (for
+    /// tests and benchmarks).
     pub index: Option<bool>,
 }
 

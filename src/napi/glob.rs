@@ -43,8 +43,10 @@ pub struct GlobResult {
     /// Ignored roots that were not walked (the limit was already full, or the walk stopped).
     pub ignored_unsearched: Vec<String>,
     pub elapsed_ms: f64,
-    /// How the directory's live index stands; glob always walks, so this is
-    /// `scan` when it is ready, else `building`, `stale` or `off`.
+    /// How the directory's live index served this glob: `used` (listed from
+    /// its file table, no walk), `scan` (ready, but this glob walked: kind
+    /// `dir`/`any`, `noIgnore: false`, or a subdirectory the table cannot
+    /// answer for), `building`, `stale`, or `off` (no index, or `index: false`).
     #[napi(ts_type = "'used' | 'scan' | 'building' | 'stale' | 'off'")]
     pub index: String,
 }
@@ -93,21 +95,20 @@ pub fn glob<'env>(env: &'env Env, options: GlobOptions) -> Result<PromiseRaw<'en
     let cancel = CancelToken::new(core.timeout);
     check_not_aborted(env, options.signal.as_ref())?;
     let plan = GlobPlan::new(&cwd, options.path.as_deref(), core).map_err(|e| to_js(env, e))?;
-    let index =
-        crate::index::plan_glob_use(&cwd, options.path.as_deref(), index_mode(options.index));
+    let mode = index_mode(options.index);
     // Dropped when the walk ends, which removes the listener.
     let subscription = subscribe(env, options.signal.as_ref(), &cancel)?;
     env.spawn_future_with_callback(
         async move {
             let joined = napi::tokio::task::spawn_blocking(move || {
-                let run = || plan.run(&cancel);
+                let run = || crate::index::glob(&plan, mode, &cancel);
                 let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(run));
                 drop(subscription);
                 result
             })
             .await;
             Ok(match joined {
-                Ok(Ok(r)) => Ok(result_out(r, index)),
+                Ok(Ok((r, index))) => Ok(result_out(r, index)),
                 _ => Err(CodedError::new(
                     ErrorCode::Internal,
                     "internal error: glob panicked",

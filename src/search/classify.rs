@@ -15,6 +15,7 @@
 //! user's global git excludes file is not read (documented difference from rg).
 
 use super::rules_cache::rules_of_dir;
+use super::walk::IgnoredRoot;
 use ignore::gitignore::Gitignore;
 use ignore::Match;
 use std::path::Path;
@@ -156,6 +157,64 @@ impl Classifier {
     pub fn root_chain(&self) -> Arc<RuleChain> {
         self.root_chain.clone()
     }
+}
+
+/// The directories whose rules a chain holds, innermost first.
+fn rule_dirs(chain: &RuleChain) -> Vec<&Path> {
+    let mut dirs = Vec::new();
+    let mut current = Some(chain);
+    while let Some(c) = current {
+        if let Some(rules) = &c.rules {
+            dirs.push(rules.path());
+        }
+        current = c.parent.as_deref();
+    }
+    dirs
+}
+
+/// The chain `chain` (in force in `from`) becomes in `to`, a directory
+/// below `from`, entering each directory on the way.
+fn chain_down(mut chain: Arc<RuleChain>, from: &Path, to: &Path) -> Arc<RuleChain> {
+    let Ok(rel) = to.strip_prefix(from) else {
+        return chain;
+    };
+    let mut dir = from.to_path_buf();
+    for part in rel.components() {
+        dir.push(part);
+        chain = chain_with(Some(chain), &dir);
+    }
+    chain
+}
+
+/// Whether a walk started at `sub`, a directory below `root`, classifies
+/// everything below `sub` as the walk from `root` did, given the entries
+/// below `sub` that the walk from `root` set aside as ignored (`ignored`).
+///
+/// A walk takes its ancestors' rules only up to the enclosing repository
+/// root, so the walk from `sub` may lack the outermost rules the walk from
+/// `root` had (no repository above `root`, or a nested one between them);
+/// it never has rules the other lacks. Rules are tried innermost first and
+/// the first that matches decides, so dropping the outermost ones changes
+/// only what they ignored: the answer is yes when every ignored entry is
+/// also ignored by the rules the walk from `sub` has. What lets a search of
+/// `sub` use a table made by the walk of `root`.
+pub fn classifies_alike(root: &Path, sub: &Path, ignored: &[IgnoredRoot]) -> bool {
+    if !sub.starts_with(root) {
+        return false;
+    }
+    let from_sub = Classifier::new(sub).root_chain();
+    let from_root = chain_down(Classifier::new(root).root_chain(), root, sub);
+    let (s, r) = (rule_dirs(&from_sub), rule_dirs(&from_root));
+    if s == r {
+        return true;
+    }
+    if !r.starts_with(&s) {
+        return false;
+    }
+    ignored.iter().all(|x| {
+        let parent = x.path.parent().unwrap_or(sub);
+        chain_down(from_sub.clone(), sub, parent).is_ignored(&x.path, x.is_dir)
+    })
 }
 
 /// The classifier as `ignore`'s walk used it, looking each entry's parent

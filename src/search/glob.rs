@@ -308,42 +308,166 @@ fn run_plan(plan: &GlobPlan, cancel: &CancelToken) -> GlobResult {
         visitor(opts, matcher, root, None, &project)
     });
     let project = project.into_inner().unwrap_or_else(|p| p.into_inner());
-    let mut result = GlobResult::default();
-    let mut chosen: Vec<GlobMatch> = project.heap.into_sorted_vec();
-    result.total = project.total;
-
-    let room = opts.limit.saturating_sub(chosen.len());
-    let mut ignored_totals = vec![0u64; roots.len()];
-    let label = |d: &IgnoredRoot| d.label(root);
+    let room = opts.limit.saturating_sub(project.heap.len());
+    let mut ignored = None;
     if room > 0 && !roots.is_empty() && !cancel.is_stopped() {
-        let ignored = Mutex::new(TopK::new(room));
+        let top = Mutex::new(TopK::new(room));
         let per_root: Vec<AtomicU64> = roots.iter().map(|_| AtomicU64::new(0)).collect();
         for (i, d) in roots.iter().enumerate() {
             if kind_matches(opts.kind, d.is_dir) && matcher.matches(root, &d.path) {
                 let stamp = std::fs::symlink_metadata(&d.path).ok();
                 let stamp = stamp.as_ref().map(Stamp::from);
                 let c = candidate(opts.sort, &d.path, stamp, d.is_dir, Some(i));
-                ignored.lock().unwrap_or_else(|p| p.into_inner()).push(c);
+                top.lock().unwrap_or_else(|p| p.into_inner()).push(c);
                 per_root[i].fetch_add(1, Ordering::Relaxed);
             }
         }
         let dirs: Vec<IgnoredRoot> = roots.iter().filter(|d| d.is_dir).cloned().collect();
         if !dirs.is_empty() {
             walker.walk_parallel(&dirs, cancel, &errors, || {
-                ignored_visitor(opts, matcher, root, &roots, &per_root, &ignored)
+                ignored_visitor(opts, matcher, root, &roots, &per_root, &top)
             });
         }
-        if cancel.is_stopped() {
-            result.ignored_unsearched = roots.iter().map(label).collect();
+        let top = top.into_inner().unwrap_or_else(|p| p.into_inner());
+        let totals = per_root.iter().map(|n| n.load(Ordering::Relaxed)).collect();
+        ignored = Some((top.heap.into_sorted_vec(), top.total, totals));
+    }
+    let errors = errors.into_inner().unwrap_or_else(|p| p.into_inner());
+    finish(plan, started, project, ignored, &roots, errors, cancel)
+}
+
+/// A file a glob runs over instead of walking: one of the index's table,
+/// with the stamp the table holds for it (fresh: the index re-reads the
+/// stamp of every file that changed).
+#[derive(Debug, Clone, Copy)]
+pub struct ListedGlobFile<'a> {
+    pub path: &'a Path,
+    pub mtime: SystemTime,
+    pub size: u64,
+    /// Index in the `ignored_roots` given with the files; `None` for a
+    /// project file.
+    pub ignored_root: Option<usize>,
+}
+
+impl GlobPlan {
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    pub fn options(&self) -> &GlobOptions {
+        &self.opts
+    }
+
+    /// Runs over `files` instead of walking: every regular file the walk
+    /// of this plan would visit (its hidden filter applied), in any order,
+    /// with the ignored roots that walk would set aside. Only for plans
+    /// listing files (`EntryKind::File`): directories are not in a list of
+    /// files. The result is the walk's: the same entries, totals, ignored
+    /// counts and unsearched roots.
+    pub fn run_over<'a>(
+        &self,
+        roots: &[IgnoredRoot],
+        files: impl Iterator<Item = ListedGlobFile<'a>>,
+        cancel: &CancelToken,
+    ) -> GlobResult {
+        let started = Instant::now();
+        let opts = &self.opts;
+        let mut project = TopK::new(opts.limit);
+        // Ignored files are kept to the limit and cut to the room the
+        // project leaves once it is known: the top of the top is the top.
+        let mut ignored = TopK::new(opts.limit);
+        let mut per_root = vec![0u64; roots.len()];
+        for (n, f) in files.enumerate() {
+            if n % 4096 == 0 && cancel.is_stopped() {
+                break;
+            }
+            if !self.matcher.matches(&self.root, f.path) {
+                continue;
+            }
+            let top = match f.ignored_root {
+                None => &mut project,
+                Some(i) => {
+                    per_root[i] += 1;
+                    &mut ignored
+                }
+            };
+            top.offer(opts.sort, f);
         }
-        for (i, n) in per_root.iter().enumerate() {
-            ignored_totals[i] = n.load(Ordering::Relaxed);
+        let room = opts.limit.saturating_sub(project.heap.len());
+        let walked = room > 0 && !roots.is_empty() && !cancel.is_stopped();
+        let ignored = walked.then(|| {
+            let mut chosen = ignored.heap.into_sorted_vec();
+            chosen.truncate(room);
+            (chosen, ignored.total, per_root)
+        });
+        finish(
+            self,
+            started,
+            project,
+            ignored,
+            roots,
+            ErrorLog::default(),
+            cancel,
+        )
+    }
+}
+
+impl TopK {
+    /// Pushes a listed file, building its entry (a path copy) only when
+    /// the heap would keep it.
+    fn offer(&mut self, sort: SortOrder, f: ListedGlobFile<'_>) {
+        if self.limit > 0 && self.heap.len() >= self.limit {
+            let worse = self.heap.peek().is_some_and(|top| match (sort, &top.key) {
+                (SortOrder::Mtime, Key::Mtime(Reverse(t), p)) => {
+                    (Reverse(f.mtime), f.path) >= (Reverse(*t), p.as_path())
+                }
+                (_, Key::Path(p)) | (_, Key::Mtime(_, p)) => f.path >= p.as_path(),
+            });
+            if worse {
+                self.total += 1;
+                return;
+            }
         }
-        let ignored = ignored.into_inner().unwrap_or_else(|p| p.into_inner());
-        result.total += ignored.total;
-        chosen.extend(ignored.heap.into_sorted_vec());
-    } else {
-        result.ignored_unsearched = roots.iter().map(label).collect();
+        let stamp = Stamp {
+            mtime: f.mtime,
+            size: f.size,
+        };
+        self.push(candidate(sort, f.path, Some(stamp), false, f.ignored_root));
+    }
+}
+
+/// What the walk of the ignored roots found: the entries chosen (within
+/// the room the project left), how many matched, and per root how many.
+type IgnoredFound = (Vec<GlobMatch>, u64, Vec<u64>);
+
+/// The result of a glob from what its project part and (when the ignored
+/// roots were walked) its ignored part found.
+fn finish(
+    plan: &GlobPlan,
+    started: Instant,
+    project: TopK,
+    ignored: Option<IgnoredFound>,
+    roots: &[IgnoredRoot],
+    errors: ErrorLog,
+    cancel: &CancelToken,
+) -> GlobResult {
+    let opts = &plan.opts;
+    let root = &plan.root;
+    let mut result = GlobResult::default();
+    let mut chosen: Vec<GlobMatch> = project.heap.into_sorted_vec();
+    result.total = project.total;
+    let label = |d: &IgnoredRoot| d.label(root);
+    let mut ignored_totals = vec![0u64; roots.len()];
+    match ignored {
+        Some((found, total, per_root)) => {
+            if cancel.is_stopped() {
+                result.ignored_unsearched = roots.iter().map(label).collect();
+            }
+            ignored_totals = per_root;
+            result.total += total;
+            chosen.extend(found);
+        }
+        None => result.ignored_unsearched = roots.iter().map(label).collect(),
     }
     for (i, d) in roots.iter().enumerate() {
         if ignored_totals[i] > 0 {
@@ -365,7 +489,7 @@ fn run_plan(plan: &GlobPlan, cancel: &CancelToken) -> GlobResult {
             ignored: c.ignored_root.is_some(),
         })
         .collect();
-    result.errors = errors.into_inner().unwrap_or_else(|p| p.into_inner());
+    result.errors = errors;
     (result.cancelled, result.timed_out) = cancel.flags();
     result.elapsed_ms = started.elapsed().as_secs_f64() * 1000.0;
     result

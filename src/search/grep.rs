@@ -12,7 +12,7 @@
 
 use super::cancel::CancelToken;
 use super::results::{GrepSummary, Hit};
-use super::source::{FileList, FileSource, ListedFile};
+use super::source::{FileFeed, FileList, FileSource, ListedFile};
 use super::walk::{resolve_target, Target, WalkOptions, Walker};
 use super::{SearchError, SortOrder};
 use grep_regex::{RegexMatcher, RegexMatcherBuilder};
@@ -192,6 +192,21 @@ impl GrepPlan {
             matcher: build_matcher(&opts)?,
             opts,
             source: FileSource::List(files),
+            display_root,
+        })
+    }
+
+    /// A search over files a feed hands out on demand (see
+    /// [`FileFeed`]), searched as given, like [`GrepPlan::over_files`].
+    pub fn over_feed(
+        display_root: PathBuf,
+        feed: Box<dyn FileFeed>,
+        opts: GrepOptions,
+    ) -> Result<Self, SearchError> {
+        Ok(GrepPlan {
+            matcher: build_matcher(&opts)?,
+            opts,
+            source: FileSource::Feed(feed),
             display_root,
         })
     }

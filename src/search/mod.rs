@@ -27,10 +27,11 @@ mod unordered;
 mod walk;
 
 pub use cancel::{CancelToken, StopReason};
+pub use classify::classifies_alike;
 pub use display::{display_bytes, relative_bytes, DisplayPath};
 pub use error::{CodedError, ErrorCode, SearchError};
 pub use glob::{
-    EntryKind, GlobEntry, GlobIgnored, GlobOptions, GlobPlan, GlobResult,
+    EntryKind, GlobEntry, GlobIgnored, GlobOptions, GlobPlan, GlobResult, ListedGlobFile,
     DEFAULT_LIMIT as DEFAULT_GLOB_LIMIT,
 };
 pub use grep::{build_matcher, GrepMode, GrepOptions, GrepPlan, DEFAULT_MAX_LINE_LENGTH};
@@ -40,9 +41,10 @@ pub use outline_file::{
     MAX_FILE_BYTES as MAX_OUTLINE_FILE_BYTES,
 };
 pub use results::{ContextLine, FileStructure, GrepSummary, Hit, HitSymbol, IgnoredCount};
-pub use source::{FileList, ListedFile};
+pub use source::{FileFeed, FileList, ListedFile};
 pub use walk::{
-    default_threads, resolve_target, ErrorLog, IgnoredRoot, Target, WalkEntry, WalkOptions, Walker,
+    default_threads, resolve_target, ErrorLog, Filters, IgnoredRoot, Target, WalkEntry,
+    WalkOptions, Walker,
 };
 
 /// Sorting shared by grep and glob.

@@ -29,13 +29,57 @@ pub struct FileList {
     pub files: Vec<ListedFile>,
 }
 
-/// The files a plan searches. Both kinds yield project files before
+/// Files handed out on demand, in path order, by whoever holds them (the
+/// index's file table): a search that reaches its limit early never asks
+/// for the rest, so a broad query over a large tree reads its first files
+/// without anyone listing the whole tree first. Filtered as a
+/// [`FileList`] is.
+pub trait FileFeed: Send + Sync {
+    /// In path order, as the walk would set them aside.
+    fn ignored_roots(&self) -> &[IgnoredRoot];
+    /// Calls `on_file` with each project file in path order until it
+    /// returns false.
+    fn project(&self, on_file: &mut dyn FnMut(&Path) -> bool);
+    /// Calls `on_file` with each file under ignored root `index`, in path
+    /// order, until it returns false; returns false when stopped so.
+    fn ignored(&self, index: usize, on_file: &mut dyn FnMut(&Path) -> bool) -> bool;
+}
+
+/// The files a plan searches. Every kind yields project files before
 /// ignored ones and each part in path order, so output does not depend on
 /// which kind it came from.
 pub enum FileSource {
     /// Boxed: a walker is large and a list is not.
     Walk(Box<Walker>),
     List(FileList),
+    Feed(Box<dyn FileFeed>),
+}
+
+impl FileList {
+    /// Everything a feed hands out, as a list.
+    fn of_feed(feed: &dyn FileFeed, cancel: &CancelToken) -> FileList {
+        let mut files = Vec::new();
+        feed.project(&mut |p| {
+            files.push(ListedFile {
+                path: p.to_path_buf(),
+                ignored_root: None,
+            });
+            !cancel.is_stopped()
+        });
+        for i in 0..feed.ignored_roots().len() {
+            feed.ignored(i, &mut |p| {
+                files.push(ListedFile {
+                    path: p.to_path_buf(),
+                    ignored_root: Some(i),
+                });
+                !cancel.is_stopped()
+            });
+        }
+        FileList {
+            ignored_roots: feed.ignored_roots().to_vec(),
+            files,
+        }
+    }
 }
 
 impl FileSource {
@@ -57,6 +101,10 @@ impl FileSource {
                     .filter(|f| f.ignored_root.is_none())
                     .all(|f| !cancel.is_stopped() && on_file(&f.path));
                 list.ignored_roots.clone()
+            }
+            FileSource::Feed(feed) => {
+                feed.project(&mut |p| !cancel.is_stopped() && on_file(p));
+                feed.ignored_roots().to_vec()
             }
         }
     }
@@ -80,6 +128,9 @@ impl FileSource {
                 .iter()
                 .filter(|f| f.ignored_root == Some(index))
                 .all(|f| !cancel.is_stopped() && on_file(&f.path)),
+            FileSource::Feed(feed) => {
+                feed.ignored(index, &mut |p| !cancel.is_stopped() && on_file(p))
+            }
         }
     }
 
@@ -123,32 +174,49 @@ impl FileSource {
                 }
                 roots
             }
-            FileSource::List(list) => {
-                // Project files first (the list's own order keeps them there
-                // only within a root), then the ignored ones.
-                let order: Vec<&ListedFile> = (list.files.iter())
-                    .filter(|f| f.ignored_root.is_none())
-                    .chain(list.files.iter().filter(|f| f.ignored_root.is_some()))
-                    .collect();
-                let next = AtomicUsize::new(0);
-                std::thread::scope(|scope| {
-                    for _ in 0..threads.max(1) {
-                        let (order, next, make_visitor) = (&order, &next, &make_visitor);
-                        scope.spawn(move || {
-                            let mut visit = make_visitor();
-                            while let Some(f) = order.get(next.fetch_add(1, Ordering::Relaxed)) {
-                                if cancel.is_stopped() {
-                                    break;
-                                }
-                                visit(&f.path, f.ignored_root);
-                            }
-                        });
-                    }
-                });
-                list.ignored_roots.clone()
+            FileSource::List(list) => visit_list(list, threads, cancel, make_visitor),
+            // Every file is visited: nothing is saved by asking one by one.
+            FileSource::Feed(feed) => {
+                let list = FileList::of_feed(feed.as_ref(), cancel);
+                visit_list(&list, threads, cancel, make_visitor)
             }
         }
     }
+}
+
+/// [`FileSource::visit_parallel`] over a list.
+fn visit_list<F, V>(
+    list: &FileList,
+    threads: usize,
+    cancel: &CancelToken,
+    make_visitor: F,
+) -> Vec<IgnoredRoot>
+where
+    F: Fn() -> V + Sync,
+    V: FnMut(&Path, Option<usize>) + Send,
+{
+    // Project files first (the list's own order keeps them there only
+    // within a root), then the ignored ones.
+    let order: Vec<&ListedFile> = (list.files.iter())
+        .filter(|f| f.ignored_root.is_none())
+        .chain(list.files.iter().filter(|f| f.ignored_root.is_some()))
+        .collect();
+    let next = AtomicUsize::new(0);
+    std::thread::scope(|scope| {
+        for _ in 0..threads.max(1) {
+            let (order, next, make_visitor) = (&order, &next, &make_visitor);
+            scope.spawn(move || {
+                let mut visit = make_visitor();
+                while let Some(f) = order.get(next.fetch_add(1, Ordering::Relaxed)) {
+                    if cancel.is_stopped() {
+                        break;
+                    }
+                    visit(&f.path, f.ignored_root);
+                }
+            });
+        }
+    });
+    list.ignored_roots.clone()
 }
 
 /// A file's modification time for `--sort mtime`; unreadable files sort as

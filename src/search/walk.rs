@@ -154,6 +154,16 @@ fn is_dir(entry: &DirEntry) -> bool {
     entry.file_type().is_some_and(|t| t.is_dir())
 }
 
+/// See [`Walker::filters`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Filters {
+    None,
+    /// Dot-names are skipped, nothing else.
+    Hidden,
+    /// Globs or types decide.
+    Paths,
+}
+
 pub struct Walker {
     root: PathBuf,
     opts: WalkOptions,
@@ -234,6 +244,20 @@ impl Walker {
         !whitelisted && !self.opts.hidden && name.as_encoded_bytes().starts_with(b".")
     }
 
+    /// What `admits` has to look at: nothing (every entry below the root
+    /// is admitted), names alone (only the hidden filter is on), or the
+    /// globs and types too. Lets a caller going through a whole table skip
+    /// the per-path work `admits` would do.
+    pub fn filters(&self) -> Filters {
+        if !self.overrides.is_empty() || !self.types.is_empty() {
+            Filters::Paths
+        } else if self.opts.hidden {
+            Filters::None
+        } else {
+            Filters::Hidden
+        }
+    }
+
     /// Whether a walk from the root with no ignore rule on would reach
     /// `path` (a path below the root): the filters `skips` applies to each
     /// entry are applied to every directory on the way down and to the
@@ -243,6 +267,14 @@ impl Walker {
         let Ok(rel) = path.strip_prefix(&self.root) else {
             return false;
         };
+        // Without globs or types only the hidden filter can skip, and it
+        // looks at names alone: no path need be built (a glob of the
+        // index's table asks this for every file of the tree).
+        if self.overrides.is_empty() && self.types.is_empty() {
+            let dot =
+                |c: std::path::Component<'_>| c.as_os_str().as_encoded_bytes().starts_with(b".");
+            return self.opts.hidden || !rel.components().any(dot);
+        }
         let mut at = self.root.clone();
         let mut parts = rel.components().peekable();
         while let Some(part) = parts.next() {

@@ -1,0 +1,179 @@
+//! Which files of a table a search sees: exactly those its own walk would
+//! hand out, for a search of the indexed root or of a directory below it.
+//!
+//! The table was made by the widest walk of the root (hidden files on, no
+//! globs or types, ignore rules classifying). A search's filters are applied
+//! to it with `Walker::admits`, and a search of a subdirectory takes the
+//! table's entries below it, in the same order. That is only the
+//! subdirectory's own walk when both walks classify alike (see
+//! `classifies_alike`) and the table reached the subdirectory as a plain
+//! directory; otherwise there is no scope and the search scans.
+
+use super::table::{Entry, Table};
+use crate::search::{classifies_alike, Filters, IgnoredRoot, WalkOptions, Walker};
+use std::ops::Range;
+use std::path::{Component, Path};
+
+pub struct Scope {
+    walker: Walker,
+    /// The ignored roots the search's walk would set aside, in path order.
+    pub ignored_roots: Vec<IgnoredRoot>,
+    /// The run of table entries that are the project files below the
+    /// search's directory.
+    project: Range<usize>,
+    /// The run of the files under each of `ignored_roots`.
+    root_ranges: Vec<Range<usize>>,
+    filters: Filters,
+    /// Where the part of an entry's path below the search's directory
+    /// starts, in bytes.
+    rel_start: usize,
+}
+
+/// A table entry's place in the table's order: project files first, then
+/// each ignored root's.
+fn group(e: &Entry) -> u64 {
+    e.ignored_root.map_or(0, |i| i as u64 + 1)
+}
+
+/// Whether the table walk of `root` went through every directory from
+/// `root` down to `dir` as a plain directory (a symlink, `.git`, `..` on
+/// the way: the table has nothing below it that a walk of `dir` would see).
+fn reached_plainly(root: &Path, dir: &Path) -> bool {
+    let Ok(rel) = dir.strip_prefix(root) else {
+        return false;
+    };
+    let mut at = root.to_path_buf();
+    rel.components().all(|c| match c {
+        Component::Normal(name) if name != ".git" => {
+            at.push(name);
+            std::fs::symlink_metadata(&at).is_ok_and(|m| m.is_dir())
+        }
+        _ => false,
+    })
+}
+
+impl Scope {
+    /// The scope of a walk of `dir` with `walk` options over the table of
+    /// `root`; `None` when the table cannot give exactly that walk's files
+    /// (ignore rules dropping files rather than classifying them, or a
+    /// subdirectory the table cannot vouch for).
+    pub fn new(table: &Table, root: &Path, dir: &Path, walk: &WalkOptions) -> Option<Self> {
+        // With ignore rules on, the walk drops what they exclude (and globs
+        // may re-include it): that walk is `ignore`'s, not the table's.
+        if !walk.no_ignore {
+            return None;
+        }
+        let walker = Walker::new(dir.to_path_buf(), walk.clone()).ok()?;
+        let entries = &table.entries;
+        let below: Vec<usize> = (table.ignored_roots.iter().enumerate())
+            .filter(|(_, r)| r.path.starts_with(dir))
+            .map(|(i, _)| i)
+            .collect();
+        if dir != root {
+            let inside_ignored = (table.ignored_roots.iter()).any(|r| dir.starts_with(&r.path));
+            if inside_ignored || !reached_plainly(root, dir) {
+                return None;
+            }
+            let ignored: Vec<IgnoredRoot> = below
+                .iter()
+                .map(|&i| table.ignored_roots[i].clone())
+                .collect();
+            if !classifies_alike(root, dir, &ignored) {
+                return None;
+            }
+        }
+        // Below `dir` is one run of the project part (paths sort
+        // component-wise, so a subtree is contiguous), and the whole part
+        // of each ignored root below it.
+        let project = entries.partition_point(|e| group(e) == 0 && e.path.as_path() < dir)
+            ..entries.partition_point(|e| {
+                group(e) == 0 && (e.path.as_path() < dir || e.path.starts_with(dir))
+            });
+        let mut ignored_roots = Vec::new();
+        let mut root_ranges = Vec::new();
+        for &i in &below {
+            let r = &table.ignored_roots[i];
+            if walker.admits(&r.path, r.is_dir) {
+                ignored_roots.push(r.clone());
+                let g = i as u64 + 1;
+                let lo = entries.partition_point(|e| group(e) < g);
+                root_ranges.push(lo..entries.partition_point(|e| group(e) <= g));
+            }
+        }
+        // Where the part below `dir` starts in an entry's path: entries are
+        // the root's path with names pushed on, as `dir` is rebuilt here.
+        let mut prefix = root.to_path_buf();
+        prefix.extend(dir.strip_prefix(root).ok()?.components());
+        let bytes = prefix.as_os_str().as_encoded_bytes();
+        let rel_start = bytes.len() + usize::from(!bytes.ends_with(b"/"));
+        let mut filters = walker.filters();
+        let first = (std::iter::once(&project).chain(&root_ranges))
+            .find_map(|r| entries.get(r.start).filter(|_| !r.is_empty()));
+        if first.is_some_and(|e| !e.path.as_os_str().as_encoded_bytes().starts_with(bytes)) {
+            // Not the shape assumed: the walker's own test on each path.
+            filters = Filters::Paths;
+        }
+        Some(Scope {
+            walker,
+            ignored_roots,
+            project,
+            root_ranges,
+            filters,
+            rel_start,
+        })
+    }
+
+    /// The files the search's walk would hand out, in the table's order
+    /// (the walk's: project files by path, then each ignored root's), each
+    /// with its ignored root among [`Scope::ignored_roots`].
+    pub fn files<'t>(
+        &'t self,
+        table: &'t Table,
+    ) -> impl Iterator<Item = (&'t Entry, Option<usize>)> + 't {
+        self.entries(table).filter(move |(e, _)| self.admits(e))
+    }
+
+    /// Like [`Scope::files`] but without the search's own filters (hidden,
+    /// globs, types): the caller applies [`Scope::admits`] to what it keeps,
+    /// when that is cheaper than filtering every file first.
+    pub fn entries<'t>(
+        &'t self,
+        table: &'t Table,
+    ) -> impl Iterator<Item = (&'t Entry, Option<usize>)> + 't {
+        let entries = &table.entries;
+        let project = entries[self.project.clone()].iter().map(|e| (e, None));
+        let ignored = (self.root_ranges.iter().enumerate())
+            .flat_map(move |(i, r)| entries[r.clone()].iter().map(move |e| (e, Some(i))));
+        project.chain(ignored)
+    }
+
+    /// The project files of [`Scope::files`], in order.
+    pub fn project<'t>(&'t self, table: &'t Table) -> impl Iterator<Item = &'t Entry> + 't {
+        (table.entries[self.project.clone()].iter()).filter(move |e| self.admits(e))
+    }
+
+    /// The files of [`Scope::files`] under ignored root `index`, in order.
+    pub fn ignored<'t>(
+        &'t self,
+        table: &'t Table,
+        index: usize,
+    ) -> impl Iterator<Item = &'t Entry> + 't {
+        let run = self.root_ranges.get(index).cloned().unwrap_or_default();
+        table.entries[run].iter().filter(move |e| self.admits(e))
+    }
+
+    /// Whether the search's filters let its walk reach `e`.
+    pub fn admits(&self, e: &Entry) -> bool {
+        match self.filters {
+            Filters::None => true,
+            // A dot-name anywhere below the directory (the path is the
+            // directory's, a `/`, then the relative part).
+            Filters::Hidden => {
+                let bytes = e.path.as_os_str().as_encoded_bytes();
+                let rel = bytes.get(self.rel_start..).unwrap_or_default();
+                !(rel.starts_with(b".") || rel.windows(2).any(|w| w == b"/."))
+            }
+            Filters::Paths => self.walker.admits(&e.path, false),
+        }
+    }
+}
