@@ -17,6 +17,7 @@ import type { GlobResult, GrepHit, GrepOptions, GrepSummary } from "../index.d.t
 import { formatSize, truncateHead } from "../extensions/lib/truncate.mjs";
 import { formatGrepHits, runGrepTool, type GrepBackend, type GrepRunConfig } from "../extensions/lib/search/grep.mjs";
 import { runGlobTool, type GlobBackend, type GlobRunConfig } from "../extensions/lib/search/glob.mjs";
+import { SPILL_RETENTION_MS, sweepSpillFiles } from "../extensions/lib/search/toolkit.mjs";
 import { native } from "./helpers/native.ts";
 import { makeTree } from "./helpers/tree.ts";
 
@@ -202,10 +203,41 @@ test("byte cap keeps whole lines and spills the full text to a temp file named i
   assert.match(path.basename(file), /^pi-grep-[0-9a-f]{16}\.txt$/);
   assert.equal(path.dirname(file), spill);
   assert.equal(fs.readFileSync(file, "utf-8"), full.text, "the spill file holds the untruncated text");
+  assert.equal(fs.statSync(file).mode & 0o777, 0o600, "only the user may read their code from the shared temp folder");
   const expected = truncateHead(full.text, { maxLines: Number.MAX_SAFE_INTEGER, maxBytes: 300 });
   assert.equal(r.text, `${expected.content}\n\n[300B limit reached. Full output: ${file}]`);
   assert.deepEqual(r.details?.truncation, expected);
   assert.ok(full.text.startsWith(expected.content) && expected.outputLines > 0);
+});
+
+test("the spill sweep removes only our own old spill files", async (t) => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "pi-utils-sweep-"));
+  t.after(() => fs.rmSync(dir, { recursive: true, force: true }));
+  const old = (Date.now() - SPILL_RETENTION_MS - 60_000) / 1000;
+  const put = (name: string, age: "old" | "new") => {
+    const file = path.join(dir, name);
+    fs.writeFileSync(file, "x");
+    if (age === "old") fs.utimesSync(file, old, old);
+    return file;
+  };
+  const gone = [put("pi-grep-0123456789abcdef.txt", "old"), put("pi-glob-fedcba9876543210.txt", "old")];
+  const kept = [
+    put("pi-grep-0123456789abcdee.txt", "new"), // still within the retention
+    put("pi-grep-notours.txt", "old"), // not a name we give
+    put("pi-grep-0123456789abcdef.txt.bak", "old"),
+    put("pi-bash-0123456789abcdef.txt", "old"), // Pi's own spill files are Pi's
+  ];
+  const target = put("target.txt", "old");
+  const link = path.join(dir, "pi-grep-aaaaaaaaaaaaaaaa.txt");
+  fs.symlinkSync(target, link);
+  fs.lutimesSync(link, old, old);
+  fs.mkdirSync(path.join(dir, "pi-glob-bbbbbbbbbbbbbbbb.txt"));
+  assert.equal(await sweepSpillFiles({ dir }), 2);
+  for (const f of gone) assert.equal(fs.existsSync(f), false, `${f} removed`);
+  for (const f of [...kept, target, link, path.join(dir, "pi-glob-bbbbbbbbbbbbbbbb.txt")]) {
+    assert.doesNotThrow(() => fs.lstatSync(f), `${f} kept`);
+  }
+  assert.equal(await sweepSpillFiles({ dir: path.join(dir, "missing") }), 0, "a folder it cannot read: nothing, no throw");
 });
 
 test("bad input from the backend is rethrown with its message", async (t) => {

@@ -30,7 +30,7 @@ import {
 import { formatResultLines, kb, shortenPath } from "./lib/search/render.mjs";
 import { DEFAULT_LOCATE_LIMIT, runLocateTool } from "./lib/search/locate.mjs";
 import { DEFAULT_TRACE_MAX_FILES, DEFAULT_TRACE_MAX_REGIONS, runTraceTool } from "./lib/search/trace.mjs";
-import type { ParameterSpecs } from "./lib/search/toolkit.mjs";
+import { sweepSpillFiles, type ParameterSpecs } from "./lib/search/toolkit.mjs";
 import { loadNative, type NativeLoad } from "./lib/native.mjs";
 import { findRg, rgBackend, RG_INSTALL_HINT, type SearchBackend } from "./lib/search/rg/index.mjs";
 import { isToolEnabled, loadSettings, takeWarningsOnce, type PiUtilsSettings } from "./lib/settings.ts";
@@ -275,7 +275,14 @@ export default function fsSearch(pi: ExtensionAPI): void {
 		}
 	}
 
+	let swept = false;
 	pi.on("session_start", (_event, ctx) => {
+		// Spill files of earlier sessions, once per process, in the background (a slow temp folder never
+		// delays the session).
+		if (!swept) {
+			swept = true;
+			void sweepSpillFiles();
+		}
 		const loaded = loadSettings();
 		settings = loaded.settings;
 		const sessionKey = ctx.sessionManager.getSessionId();

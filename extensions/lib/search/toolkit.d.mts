@@ -9,6 +9,9 @@ export declare function effectiveLimit(limit: unknown, fallback: number): number
 export declare function hardDeadlineMs(config: { timeoutMs: number; graceMs: number }): number;
 export declare function formatSeconds(ms: number): string;
 export declare function spillFullOutput(text: string, prefix: string, dir?: string): Promise<string | null>;
+export declare const SPILL_PREFIXES: string[];
+export declare const SPILL_RETENTION_MS: number;
+export declare function sweepSpillFiles(options?: { dir?: string; maxAgeMs?: number; now?: number }): Promise<number>;
 export interface IgnoredRootCount {
   path: string;
   value: number;

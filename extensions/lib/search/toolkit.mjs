@@ -3,12 +3,18 @@
 // block appended to the text. Each tool's own module only says what its text and notices are.
 
 import { randomBytes } from "node:crypto";
-import { writeFile } from "node:fs/promises";
+import { lstat, readdir, unlink, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { formatSize } from "../truncate.mjs";
 
 const LISTED_ROOTS = 5;
+
+/** The spill files' prefixes; the sweep removes files of these names and no others. */
+export const SPILL_PREFIXES = ["pi-grep", "pi-glob"];
+/** How long a spill file stays for the model to read, as long as shell logs stay by default. */
+export const SPILL_RETENTION_MS = 7 * 24 * 3600 * 1000;
+const SPILL_NAME = new RegExp(`^(${SPILL_PREFIXES.join("|")})-[0-9a-f]{16}\\.txt$`);
 
 export function abortError() {
   return new Error("Operation aborted");
@@ -47,11 +53,45 @@ export function formatSeconds(ms) {
 export async function spillFullOutput(text, prefix, dir) {
   const file = join(dir ?? tmpdir(), `${prefix}-${randomBytes(8).toString("hex")}.txt`);
   try {
-    await writeFile(file, text, "utf-8");
+    // The temp folder is shared with other users: the text is the user's code, so only they may read it,
+    // and a name planted there beforehand (a symlink) is never written through.
+    await writeFile(file, text, { encoding: "utf-8", mode: 0o600, flag: "wx" });
     return file;
   } catch {
     return null;
   }
+}
+
+/**
+ * Removes spill files older than `maxAgeMs` from `dir`: only regular files named as `spillFullOutput` names
+ * them and owned by this user, so nothing another program or user made is touched. Returns how many went;
+ * never throws (a sweep that cannot read the folder removes nothing).
+ * @param {{ dir?: string, maxAgeMs?: number, now?: number }} [options]
+ */
+export async function sweepSpillFiles(options = {}) {
+  const dir = options.dir ?? tmpdir();
+  const cutoff = (options.now ?? Date.now()) - (options.maxAgeMs ?? SPILL_RETENTION_MS);
+  const uid = typeof process.getuid === "function" ? process.getuid() : undefined;
+  let names;
+  try {
+    names = await readdir(dir);
+  } catch {
+    return 0;
+  }
+  let removed = 0;
+  for (const name of names) {
+    if (!SPILL_NAME.test(name)) continue;
+    const file = join(dir, name);
+    try {
+      const st = await lstat(file);
+      if (!st.isFile() || (uid !== undefined && st.uid !== uid) || st.mtimeMs >= cutoff) continue;
+      await unlink(file);
+      removed++;
+    } catch {
+      // Gone meanwhile, or not ours to remove.
+    }
+  }
+  return removed;
 }
 
 function listPaths(paths) {
