@@ -78,7 +78,15 @@ enum Unsized {
 /// fstat'ed, to size the rest of the read and to refuse a device swapped in
 /// since the walk (its reads would never end); a failed read is checked the
 /// same way.
-fn read_unsized(file: &mut std::fs::File, buf: &mut Vec<u8>) -> std::io::Result<Unsized> {
+///
+/// With `short_read_ends_file` (see `local_fs`), a read that returns less
+/// than asked is the end of the file, and the read that would only see 0
+/// bytes is not made.
+fn read_unsized(
+    file: &mut std::fs::File,
+    buf: &mut Vec<u8>,
+    short_read_ends_file: bool,
+) -> std::io::Result<Unsized> {
     if buf.len() < FIRST_BUFFER {
         buf.resize(FIRST_BUFFER, 0);
     }
@@ -86,6 +94,9 @@ fn read_unsized(file: &mut std::fs::File, buf: &mut Vec<u8>) -> std::io::Result<
     while filled < FIRST_BUFFER {
         match file.read(&mut buf[filled..FIRST_BUFFER]) {
             Ok(0) => return Ok(Unsized::Whole(filled)),
+            Ok(n) if short_read_ends_file && n < FIRST_BUFFER - filled => {
+                return Ok(Unsized::Whole(filled + n))
+            }
             Ok(n) => filled += n,
             Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
             Err(e) => {
@@ -118,6 +129,7 @@ pub(super) struct FileSearcher<'a> {
     /// How much of the leased buffer holds the current file.
     filled: usize,
     display_root: PathBuf,
+    short_read_ends_file: bool,
 }
 
 /// Stops a streamed read when the search is cancelled, since the searcher
@@ -140,7 +152,12 @@ impl<R: Read> Read for CancellableReader<'_, R> {
 }
 
 impl<'a> FileSearcher<'a> {
-    pub(super) fn new(opts: &'a GrepOptions, matcher: RegexMatcher, display_root: PathBuf) -> Self {
+    pub(super) fn new(
+        opts: &'a GrepOptions,
+        matcher: RegexMatcher,
+        display_root: PathBuf,
+        short_read_ends_file: bool,
+    ) -> Self {
         FileSearcher {
             opts,
             matcher,
@@ -148,6 +165,7 @@ impl<'a> FileSearcher<'a> {
             opener: DirOpener::default(),
             filled: 0,
             display_root,
+            short_read_ends_file,
         }
     }
 
@@ -187,7 +205,7 @@ impl<'a> FileSearcher<'a> {
             binary: false,
             stop,
         };
-        let (whole, result) = match read_unsized(&mut file, &mut buf) {
+        let (whole, result) = match read_unsized(&mut file, &mut buf, self.short_read_ends_file) {
             Err(e) => return fail(e),
             Ok(Unsized::NotRegular) => return FileOutcome::Skipped,
             Ok(Unsized::Whole(n)) => {
@@ -404,4 +422,40 @@ pub(super) fn attach_structure(outline: &Outline, hits: &mut [Hit]) {
             .collect(),
         others_omitted: g.others_omitted,
     }));
+}
+
+#[cfg(test)]
+mod read_tests {
+    use super::*;
+
+    /// Every size around the first buffer's edge is read whole, to its last
+    /// byte, whether a short read ends the file or a read must return 0.
+    #[test]
+    fn files_around_the_first_buffer_are_read_to_their_last_byte() {
+        let t = tempfile::tempdir().unwrap();
+        for size in [
+            0,
+            1,
+            4095,
+            4096,
+            FIRST_BUFFER - 1,
+            FIRST_BUFFER,
+            FIRST_BUFFER + 1,
+            3 * FIRST_BUFFER,
+        ] {
+            let path = t.path().join(format!("f{size}"));
+            let body: Vec<u8> = (0..size).map(|i| b'a' + (i % 26) as u8).collect();
+            std::fs::write(&path, &body).unwrap();
+            for short_read_ends_file in [false, true] {
+                let mut buf = Vec::new();
+                let mut file = std::fs::File::open(&path).unwrap();
+                match read_unsized(&mut file, &mut buf, short_read_ends_file).unwrap() {
+                    Unsized::Whole(n) => {
+                        assert_eq!(&buf[..n], &body[..], "{size} {short_read_ends_file}")
+                    }
+                    _ => panic!("{size}: read whole"),
+                }
+            }
+        }
+    }
 }

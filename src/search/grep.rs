@@ -11,6 +11,8 @@
 //! the ignore rules exclude are searched after the project's own.
 
 use super::cancel::CancelToken;
+use super::file_search::FileSearcher;
+use super::local_fs::short_read_ends_file;
 use super::results::{GrepSummary, Hit};
 use super::source::{FileFeed, FileList, FileSource, ListedFile};
 use super::walk::{resolve_target, Target, WalkOptions, Walker};
@@ -143,6 +145,9 @@ pub struct GrepPlan {
     pub(super) source: FileSource,
     /// Paths are shown relative to this directory.
     pub(super) display_root: PathBuf,
+    /// Whether a short read of a file is its end (see `local_fs`), decided
+    /// once for the search.
+    pub(super) short_read_ends_file: bool,
 }
 
 impl GrepPlan {
@@ -176,6 +181,7 @@ impl GrepPlan {
             opts,
             matcher,
             source,
+            short_read_ends_file: short_read_ends_file(&walk_root),
             display_root: walk_root,
         })
     }
@@ -192,6 +198,7 @@ impl GrepPlan {
             matcher: build_matcher(&opts)?,
             opts,
             source: FileSource::List(files),
+            short_read_ends_file: short_read_ends_file(&display_root),
             display_root,
         })
     }
@@ -207,8 +214,19 @@ impl GrepPlan {
             matcher: build_matcher(&opts)?,
             opts,
             source: FileSource::Feed(feed),
+            short_read_ends_file: short_read_ends_file(&display_root),
             display_root,
         })
+    }
+
+    /// A searcher of this plan's files, one per search thread.
+    pub(super) fn file_searcher(&self) -> FileSearcher<'_> {
+        FileSearcher::new(
+            &self.opts,
+            self.matcher.clone(),
+            self.display_root.clone(),
+            self.short_read_ends_file,
+        )
     }
 
     /// Runs the search, calling `emit` with ordered batches on the calling

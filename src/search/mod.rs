@@ -14,6 +14,7 @@ mod file_search;
 mod glob;
 mod grep;
 mod line_window;
+mod local_fs;
 mod near_names;
 mod ordered;
 mod outline_cache;

@@ -4,7 +4,7 @@
 //! applies the limit and emits batches.
 
 use super::cancel::CancelToken;
-use super::file_search::{attach_structure, FileOutcome, FileSearcher};
+use super::file_search::{attach_structure, FileOutcome};
 use super::grep::{GrepMode, GrepOptions, GrepPlan};
 use super::results::{GrepSummary, Hit, IgnoredCount};
 use super::source::{mtime_of, FileSource};
@@ -148,7 +148,7 @@ fn search_files(
 ) {
     let opts = &plan.opts;
     let stop = || progress.halted(cancel);
-    let mut searcher = FileSearcher::new(opts, plan.matcher.clone(), plan.display_root.clone());
+    let mut searcher = plan.file_searcher();
     for task in tasks.iter() {
         let outcome = if stop() {
             FileOutcome::Skipped

@@ -5,7 +5,7 @@
 //! held in memory.
 
 use super::cancel::CancelToken;
-use super::file_search::{FileOutcome, FileSearcher};
+use super::file_search::FileOutcome;
 use super::grep::GrepPlan;
 use super::results::{GrepSummary, Hit, IgnoredCount};
 use super::source::mtime_of;
@@ -64,8 +64,7 @@ pub(super) fn run(
     let roots = plan
         .source
         .visit_parallel(plan.opts.walk.threads, cancel, &walk_errors, || {
-            let mut searcher =
-                FileSearcher::new(&plan.opts, plan.matcher.clone(), plan.display_root.clone());
+            let mut searcher = plan.file_searcher();
             let (tally, stop) = (&tally, &stop);
             move |path: &Path, ignored_root: Option<usize>| {
                 // File and count listings: no structure to show.
