@@ -544,6 +544,12 @@ export interface LocateOptions {
    * the project's own (walked only when the project did not fill the list).
    */
   noIgnore?: boolean
+  /**
+   * Default true: a ready live index of the directory (or of one above
+   * it) lists the files from its table instead of walking. `false`
+   * always walks (tests and benchmarks). Never starts an index.
+   */
+  index?: boolean
   /** Walker threads. Default: available cores + 1, at most 8. */
   threads?: number
   /** Stop after this many milliseconds and report `timedOut` with the best so far. */
@@ -566,6 +572,11 @@ export interface LocateResult {
   errorCount: number
   errors: Array<string>
   elapsedMs: number
+  /**
+   * `used`: the paths came from the live index's table (no walk);
+   * `scan`, `building`, `stale`, `off`: the tree was walked.
+   */
+  index: 'used' | 'scan' | 'building' | 'stale' | 'off'
   /** The result as the `locate` tool and `pi-utils locate` print it. */
   text: string
 }
@@ -939,6 +950,12 @@ export interface TraceOptions {
    * after the project's own.
    */
   noIgnore?: boolean
+  /**
+   * Default true: a ready live index of the directory (or of one above
+   * it) lists the files from its table instead of walking. `false`
+   * always walks (tests and benchmarks). Never starts an index.
+   */
+  index?: boolean
   /** Walker threads. Default: available cores + 1, at most 8. */
   threads?: number
   /** Stop after this many milliseconds and report `timedOut` with what was found. */
@@ -995,6 +1012,11 @@ export interface TraceResult {
   errorCount: number
   errors: Array<string>
   elapsedMs: number
+  /**
+   * `used`: the files came from the live index's table and only those
+   * its postings allow were read; else the tree was walked.
+   */
+  index: 'used' | 'scan' | 'building' | 'stale' | 'off'
   /** The result as the `trace` tool and `pi-utils trace` print it. */
   text: string
 }

@@ -184,3 +184,31 @@ test("a build in progress does not keep Node running: a process that starts one 
   assert.equal(r.status, 0, r.stderr);
   assert.equal(r.stdout, "building\n", "it returned while the build was still running, and the process ended");
 });
+
+test("locate and trace list a ready index's table instead of walking, with the walk's text, and see a write made just before", async (t) => {
+  const { root, cleanup } = tree();
+  t.after(() => { native.indexDrop({ path: root }); cleanup(); });
+  // No index of its own: discovery walks until one is ready.
+  assert.equal((await native.locate({ query: "f7", cwd: root })).index, "off");
+  assert.equal(native.indexStatus({ path: root }).state, "none", "locate started no index");
+  await native.indexWarm({ path: root, minFiles: 0 });
+
+  fs.writeFileSync(path.join(root, "src/authStatus.ts"), "export function renderAuthStatus() { return needle; }\nrenderAuthStatus();\n");
+  for (const query of ["auth status", "f7", "out"]) {
+    const via = await native.locate({ query, cwd: root });
+    const walked = await native.locate({ query, cwd: root, index: false });
+    assert.equal(via.index, "used");
+    assert.equal(walked.index, "off");
+    assert.equal(via.text, walked.text, query);
+    assert.deepEqual([via.candidates, via.filesSeen, via.ignoredUnsearched], [walked.candidates, walked.filesSeen, walked.ignoredUnsearched]);
+  }
+  assert.equal((await native.locate({ query: "auth status", cwd: root })).files[0].path, "src/authStatus.ts");
+
+  const query = "subject:AuthStatus relation:called_from";
+  const via = await native.trace({ query, cwd: root });
+  const walked = await native.trace({ query, cwd: root, index: false });
+  assert.equal(via.index, "used");
+  assert.equal(via.text, walked.text);
+  assert.equal(via.filesScanned, walked.filesScanned, "files the postings rule out still count as searched");
+  assert.equal(via.bestFile, "src/authStatus.ts");
+});

@@ -3,10 +3,11 @@
 //! few best are then read and outlined, to add "defines a symbol of that
 //! name" and the structure shown with each result.
 
-use super::files::Scope;
+use super::files::{Scope, Visit};
 use super::role::{is_entry_point, Role};
 use super::tokens::{self, TokenMatch};
 use super::DiscoverError;
+use crate::index::{IndexMode, IndexUse};
 use crate::search::CancelToken;
 use crate::search::{display_bytes, relative_bytes, DisplayPath};
 use crate::search::{ErrorLog, WalkOptions};
@@ -29,6 +30,8 @@ pub struct LocateOptions {
     pub limit: usize,
     pub walk: WalkOptions,
     pub timeout: Option<Duration>,
+    /// Whether a ready index's file table may stand in for the walk.
+    pub index: IndexMode,
 }
 
 impl Default for LocateOptions {
@@ -38,6 +41,7 @@ impl Default for LocateOptions {
             limit: 10,
             walk: WalkOptions::default(),
             timeout: None,
+            index: IndexMode::IfReady,
         }
     }
 }
@@ -70,6 +74,8 @@ pub struct LocateResult {
     pub cancelled: bool,
     pub errors: ErrorLog,
     pub elapsed_ms: f64,
+    /// `Used`: the paths came from the index's table (no walk).
+    pub index: IndexUse,
     pub text: String,
 }
 
@@ -80,6 +86,10 @@ pub struct Query {
     pub tokens: Vec<String>,
     /// Lower-cased query when it names a path (`src/auth`), else `None`.
     path_form: Option<String>,
+    /// Every token is ASCII, so [`Query::may_match`] can rule paths out.
+    ascii: bool,
+    /// One substring finder per token, built once for every path.
+    finders: Vec<memchr::memmem::Finder<'static>>,
 }
 
 impl Query {
@@ -99,12 +109,41 @@ impl Query {
             .then(|| trimmed.trim_start_matches("./").to_lowercase());
         Ok(Query {
             raw: trimmed.to_string(),
+            ascii: toks.iter().all(|t| t.is_ascii()),
+            finders: (toks.iter())
+                .map(|t| memchr::memmem::Finder::new(t.as_bytes()).into_owned())
+                .collect(),
             tokens: toks,
             path_form,
         })
     }
 
-    fn matchers(&self) -> Vec<FuzzyToken> {
+    /// False only for a path that [`score_path`] cannot score. A path
+    /// scores when a token meets one of its tokens whole or as a prefix (or
+    /// a run of its tokens written together), when every token meets it
+    /// fuzzily, or when it contains the query's path form. The first needs
+    /// a token inside the path's letters and digits with the rest taken out
+    /// (`scratch` holds them); the others need every token's letters in
+    /// order in the path, which is also what frizbee's fuzzy match with no
+    /// typos aligns. Checked on bytes without splitting the path into
+    /// tokens, which is what scoring spends its time on; a path with
+    /// non-ASCII bytes is never ruled out (`K`, the Kelvin sign, lower-cases
+    /// to an ASCII `k`).
+    pub(crate) fn may_match(&self, rel: &[u8], scratch: &mut Vec<u8>) -> bool {
+        if !self.ascii || !rel.is_ascii() {
+            return true;
+        }
+        if self.tokens.iter().all(|t| in_order(t.as_bytes(), rel)) {
+            return true;
+        }
+        scratch.clear();
+        let alnum = rel.iter().filter(|b| b.is_ascii_alphanumeric());
+        scratch.extend(alnum.map(u8::to_ascii_lowercase));
+        let letters = scratch.as_slice();
+        self.finders.iter().any(|f| f.find(letters).is_some())
+    }
+
+    pub(crate) fn matchers(&self) -> Vec<FuzzyToken> {
         // No typos: on the Linux path list one allowed typo multiplied the
         // matches tenfold, nearly all noise.
         let config = frizbee::Config::default().max_typos(Some(0));
@@ -120,6 +159,22 @@ impl Query {
             })
             .collect()
     }
+}
+
+/// Whether the bytes of `needle` (lower-case ASCII) occur in `hay` in
+/// order, ignoring ASCII case.
+fn in_order(needle: &[u8], hay: &[u8]) -> bool {
+    let mut want = needle.iter().peekable();
+    for b in hay {
+        match want.peek() {
+            Some(&&w) if w == b.to_ascii_lowercase() => {
+                want.next();
+            }
+            Some(_) => {}
+            None => break,
+        }
+    }
+    want.peek().is_none()
 }
 
 /// What a lacking query token costs a path: more than a whole-token hit in
@@ -325,6 +380,26 @@ struct Best {
     seen: u64,
 }
 
+/// One walker thread's best, merged into the shared one when the thread's
+/// visitor is dropped (the walk drops them before it returns).
+struct ThreadBest<'a> {
+    best: Best,
+    into: &'a Mutex<Best>,
+    matchers: Vec<FuzzyToken>,
+    scratch: Vec<u8>,
+}
+
+impl Drop for ThreadBest<'_> {
+    fn drop(&mut self) {
+        let mut all = self.into.lock().unwrap_or_else(|p| p.into_inner());
+        all.seen += self.best.seen;
+        all.matched += self.best.matched;
+        for Reverse(c) in std::mem::take(&mut self.best.heap) {
+            all.push(c);
+        }
+    }
+}
+
 impl Best {
     fn would_keep(&self, score: f64, ignored: bool) -> bool {
         if self.heap.len() < self.keep {
@@ -353,7 +428,7 @@ pub struct LocatePlan {
 impl LocatePlan {
     pub fn new(cwd: &Path, path: Option<&str>, opts: LocateOptions) -> Result<Self, DiscoverError> {
         let query = Query::parse(&opts.query)?;
-        let scope = Scope::new(cwd, path, opts.walk.clone())?;
+        let scope = Scope::new(cwd, path, opts.walk.clone(), opts.index)?;
         Ok(LocatePlan { opts, query, scope })
     }
 
@@ -373,35 +448,51 @@ fn run_plan(plan: &LocatePlan, cancel: &CancelToken) -> LocateResult {
     });
     let errors = Mutex::new(ErrorLog::default());
     let q = &plan.query;
-    let unsearched = plan.scope.for_each_file(
+    // Where a path below the root starts: paths are the root's with names
+    // pushed on, so the prefilter reads the part below it in place.
+    let root_bytes = root.as_os_str().as_encoded_bytes();
+    let rel_start = root_bytes.len() + usize::from(!root_bytes.ends_with(b"/"));
+    let (unsearched, index) = plan.scope.for_each_file(
+        None,
         cancel,
         &errors,
         // Ignored files rank after the project's own: walk them only when
         // the project did not fill the list.
         || best.lock().unwrap_or_else(|p| p.into_inner()).heap.len() < limit,
         |ignored| {
-            let mut matchers = q.matchers();
-            let best = &best;
-            move |path: &Path| {
+            // Each thread keeps its own best and hands it over when its
+            // part of the walk ends: the order is total, so the union's
+            // best are the same as one shared heap's, without a lock per path.
+            let mut mine = ThreadBest {
+                best: Best {
+                    keep,
+                    ..Best::default()
+                },
+                into: &best,
+                matchers: q.matchers(),
+                scratch: Vec::new(),
+            };
+            move |v: &Visit<'_>| {
+                let path = v.path;
+                mine.best.seen += 1;
+                let bytes = path.as_os_str().as_encoded_bytes();
+                let below = bytes
+                    .strip_prefix(root_bytes)
+                    .and_then(|b| b.get(rel_start - root_bytes.len()..));
+                if !below.is_none_or(|b| q.may_match(b, &mut mine.scratch)) {
+                    return true;
+                }
                 let rel = display_bytes(&relative_bytes(root, path)).text;
-                let scored = score_path(q, &rel, &mut matchers, false);
-                let mut b = best.lock().unwrap_or_else(|p| p.into_inner());
-                b.seen += 1;
+                let scored = score_path(q, &rel, &mut mine.matchers, false);
                 if let Some(PathScore { score, .. }) = scored {
-                    b.matched += 1;
-                    if b.would_keep(score, ignored) {
-                        drop(b);
-                        let mtime = std::fs::symlink_metadata(path)
-                            .and_then(|m| m.modified())
-                            .unwrap_or(SystemTime::UNIX_EPOCH);
-                        best.lock()
-                            .unwrap_or_else(|p| p.into_inner())
-                            .push(Candidate {
-                                score,
-                                mtime,
-                                path: path.to_path_buf(),
-                                ignored,
-                            });
+                    mine.best.matched += 1;
+                    if mine.best.would_keep(score, ignored) {
+                        mine.best.push(Candidate {
+                            score,
+                            mtime: v.mtime(),
+                            path: path.to_path_buf(),
+                            ignored,
+                        });
                     }
                 }
                 true
@@ -425,6 +516,7 @@ fn run_plan(plan: &LocatePlan, cancel: &CancelToken) -> LocateResult {
         files_seen: best.seen,
         ignored_unsearched: unsearched,
         errors: errors.into_inner().unwrap_or_else(|p| p.into_inner()),
+        index,
         ..LocateResult::default()
     };
     (result.cancelled, result.timed_out) = cancel.flags();

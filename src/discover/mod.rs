@@ -17,6 +17,8 @@ pub mod trace;
 mod trace_render;
 
 #[cfg(test)]
+mod index_tests;
+#[cfg(test)]
 mod tests;
 
 use crate::search::SearchError;

@@ -36,6 +36,12 @@ impl Subject {
         })
     }
 
+    /// The regex that finds the subject in every identifier form (before
+    /// the word-boundary check), for the index to narrow by.
+    pub fn pattern(&self) -> &str {
+        self.regex.as_str()
+    }
+
     /// Occurrences in a whole file, in order; at most `max`.
     pub fn find(&self, buf: &[u8], max: usize) -> Vec<Occurrence> {
         let mut out = Vec::new();

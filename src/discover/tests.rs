@@ -309,3 +309,72 @@ fn trace_prefers_the_exact_spelling_production_code_and_implementations() {
     let r = traced(t.path(), "subject:runTool relation:defined");
     assert_eq!(r.files[0].path.text, "src/tool.mjs", "{}", r.text);
 }
+
+mod prefilter {
+    use super::super::locate::{score_path, Query};
+    use proptest::prelude::*;
+
+    /// Path pieces with the shapes that matter to the token layer: case
+    /// changes, digits, separators, repeated letters, and non-ASCII (the
+    /// Kelvin sign lower-cases to `k`).
+    fn piece() -> impl Strategy<Value = String> {
+        prop::sample::select(vec![
+            "auth",
+            "Status",
+            "sched",
+            "fair",
+            "FAIR",
+            "tcp",
+            "Cong",
+            "cubic",
+            "x86",
+            "mmu",
+            "k",
+            "K",
+            "\u{212A}vm",
+            "ſched",
+            "_",
+            "-",
+            ".",
+            "/",
+            "rs",
+            "c",
+            "mod",
+            "index",
+            "2",
+            "aa",
+        ])
+        .prop_map(str::to_string)
+    }
+
+    fn text(max: usize) -> impl Strategy<Value = String> {
+        prop::collection::vec(piece(), 1..max).prop_map(|v| v.concat())
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 3000, ..ProptestConfig::default() })]
+
+        /// The byte prefilter only ever rules out paths that scoring would
+        /// drop too: it can never lose a result.
+        #[test]
+        fn a_path_the_prefilter_rules_out_never_scores(query in text(4), rel in text(8)) {
+            let rel = rel.trim_start_matches('/').to_string();
+            let Ok(q) = Query::parse(&query) else { return Ok(()) };
+            let mut scratch = Vec::new();
+            if !q.may_match(rel.as_bytes(), &mut scratch) {
+                let scored = score_path(&q, &rel, &mut q.matchers(), false);
+                prop_assert!(scored.is_none(), "{query:?} scores {rel:?} but the prefilter ruled it out");
+            }
+        }
+    }
+
+    #[test]
+    fn the_prefilter_rules_out_paths_without_the_letters() {
+        let q = Query::parse("sched fair").unwrap();
+        let mut scratch = Vec::new();
+        assert!(!q.may_match(b"drivers/net/ethernet/intel/e1000.c", &mut scratch));
+        assert!(q.may_match(b"kernel/sched/fair.c", &mut scratch));
+        // Letters in order but not whole: fuzzy scoring decides.
+        assert!(q.may_match(b"s/c/h/e/d/f/a/i/r.c", &mut scratch));
+    }
+}

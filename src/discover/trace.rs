@@ -5,15 +5,16 @@
 //! kind (definition, callsite, render-site, handler, assignment, ...).
 
 use super::dsl::{KindFilter, Relation, RelationTerm, TraceQuery};
-use super::files::{read_small, Scope};
+use super::files::{read_small, Scope, Visit};
 use super::relate::{shape, Occurrence, Shape, Subject};
 use super::role::Role;
 use super::tokens;
 use super::DiscoverError;
+use crate::index::{IndexMode, IndexUse};
 use crate::search::CancelToken;
 use crate::search::{display_bytes, relative_bytes, DisplayPath};
 use crate::search::{ErrorLog, WalkOptions};
-use crate::structure::calls::{name_uses, UseKind};
+use crate::structure::calls::UseKind;
 use crate::structure::{self, Language, Outline, Symbol, SymbolKind};
 use std::cmp::{Ordering, Reverse};
 use std::collections::BinaryHeap;
@@ -36,6 +37,9 @@ pub struct TraceOptions {
     pub max_regions: usize,
     pub walk: WalkOptions,
     pub timeout: Option<Duration>,
+    /// Whether a ready index may list the files and rule out those that
+    /// cannot mention the subject.
+    pub index: IndexMode,
 }
 
 impl Default for TraceOptions {
@@ -46,6 +50,7 @@ impl Default for TraceOptions {
             max_regions: 6,
             walk: WalkOptions::default(),
             timeout: None,
+            index: IndexMode::IfReady,
         }
     }
 }
@@ -123,6 +128,9 @@ pub struct TraceResult {
     pub cancelled: bool,
     pub errors: ErrorLog,
     pub elapsed_ms: f64,
+    /// `Used`: the files came from the index's table and only those its
+    /// postings allow were read.
+    pub index: IndexUse,
     pub text: String,
 }
 
@@ -178,7 +186,7 @@ impl TracePlan {
             .map(|s| tokens::split(s))
             .filter(|t| !t.is_empty())
             .collect();
-        let scope = Scope::new(cwd, path, opts.walk.clone())?;
+        let scope = Scope::new(cwd, path, opts.walk.clone(), opts.index)?;
         Ok(TracePlan {
             opts,
             query,
@@ -276,19 +284,24 @@ fn run_plan(plan: &TracePlan, cancel: &CancelToken) -> TraceResult {
     // Without a kind or path filter no file's relative path is needed
     // before it is known to mention the subject.
     let filtered = plan.query.kind.is_some() || plan.query.path.is_some();
-    plan.scope.for_each_file(
+    let subject = plan.subject.pattern();
+    let (_, index) = plan.scope.for_each_file(
+        Some(subject),
         cancel,
         &errors,
         || true,
         |ignored| {
             let (heap, scanned, matched) = (&heap, &scanned, &matched);
             let mut buf = Vec::new();
-            move |path: &Path| {
+            move |v: &Visit<'_>| {
+                let path = v.path;
                 if filtered && !plan.in_scope(&display_bytes(&relative_bytes(root, path)).text) {
                     return true;
                 }
                 scanned.fetch_add(1, AtomicOrdering::Relaxed);
-                if read_text(path, &mut buf).is_none() {
+                // Counted as the walk counts it, but not read: the index
+                // says the subject is not in it.
+                if !v.candidate || read_text(path, &mut buf).is_none() {
                     return true;
                 }
                 let occ = plan.subject.find(&buf, MAX_OCCURRENCES);
@@ -317,10 +330,7 @@ fn run_plan(plan: &TracePlan, cancel: &CancelToken) -> TraceResult {
         .into_iter()
         .map(|Reverse(c)| c)
         .collect();
-    let mut files: Vec<TracedFile> = candidates
-        .iter()
-        .filter_map(|c| traced(plan, root, c, cancel))
-        .collect();
+    let mut files = trace_candidates(plan, root, &candidates, cancel);
     let wanted = plan.known().and_then(wanted_kind);
     files.sort_by(|a, b| {
         (!b.ignored)
@@ -341,6 +351,7 @@ fn run_plan(plan: &TracePlan, cancel: &CancelToken) -> TraceResult {
         files_scanned: scanned,
         structure_found,
         errors: errors.into_inner().unwrap_or_else(|p| p.into_inner()),
+        index,
         ..TraceResult::default()
     };
     (result.cancelled, result.timed_out) = cancel.flags();
@@ -406,6 +417,36 @@ fn keep_best_regions(files: &mut [TracedFile], max: usize) {
     }
 }
 
+/// [`traced`] for every candidate, on a few threads: each is a parse or
+/// two (5 to 20 ms for a large C file), and this part of a trace came to
+/// more than the pass over the files once the index had narrowed that.
+fn trace_candidates(
+    plan: &TracePlan,
+    root: &Path,
+    candidates: &[Candidate],
+    cancel: &CancelToken,
+) -> Vec<TracedFile> {
+    let next = AtomicU64::new(0);
+    let done = Mutex::new(Vec::new());
+    let threads = crate::search::default_threads()
+        .min(candidates.len())
+        .max(1);
+    let work = || loop {
+        let i = next.fetch_add(1, AtomicOrdering::Relaxed) as usize;
+        let Some(c) = candidates.get(i) else { break };
+        if let Some(f) = traced(plan, root, c, cancel) {
+            done.lock().unwrap_or_else(|p| p.into_inner()).push(f);
+        }
+    };
+    std::thread::scope(|s| {
+        for _ in 1..threads {
+            s.spawn(work);
+        }
+        work();
+    });
+    done.into_inner().unwrap_or_else(|p| p.into_inner())
+}
+
 /// Structure for one candidate: regions, their kinds and scores.
 fn traced(
     plan: &TracePlan,
@@ -425,8 +466,8 @@ fn traced(
     let outline =
         language.and_then(|l| crate::search::outline_of(l, &meta, &buf, &|| cancel.is_stopped()));
     let uses = match (language, cancel.is_stopped()) {
-        (Some(l), false) => name_uses(l, &buf, &|| cancel.is_stopped()),
-        _ => Vec::new(),
+        (Some(l), false) => crate::search::name_uses_of(l, &meta, &buf, &|| cancel.is_stopped()),
+        _ => Default::default(),
     };
     let lines = lines_of(&buf);
     let mut regions = build_regions(plan, role, outline.as_deref(), &lines, &occ, &uses);

@@ -2,6 +2,7 @@
 //! each search), stale (rebuilding), or off.
 
 use super::build::{build, lower_priority, Built, NotBuilt};
+use super::listing::Listing;
 use super::planner;
 use super::postings::Postings;
 use super::scope::Scope;
@@ -10,7 +11,7 @@ use super::watch::Watcher;
 use super::{IndexConfig, IndexUse};
 use crate::search::{
     CancelToken, EntryKind, FileFeed, FileList, GlobPlan, GlobResult, GrepOptions, IgnoredRoot,
-    ListedFile, ListedGlobFile,
+    ListedFile, ListedGlobFile, WalkOptions,
 };
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
@@ -172,6 +173,23 @@ impl Picture {
         (!too_many((docs.len() as u64).saturating_sub(dead))).then_some(docs)
     }
 
+    /// The files a walk of `dir` with `walk` would hand out, each marked
+    /// whether `q` may match it; `None` when the table cannot give that
+    /// walk's files. A query that cannot be narrowed lists every file as a
+    /// candidate: the caller still skips the walk.
+    fn listing(
+        &self,
+        root: &Path,
+        dir: &Path,
+        walk: &WalkOptions,
+        q: Option<&planner::Query>,
+        config: &IndexConfig,
+    ) -> Option<Listing> {
+        let scope = Scope::new(&self.table, root, dir, walk)?;
+        let docs = q.and_then(|q| self.narrowed(q, config));
+        Some(Listing::new(self.table.clone(), scope, docs))
+    }
+
     /// The glob `plan` answered from the table; `None` when the table
     /// cannot give its walk's entries (directories asked for, ignore rules
     /// dropping files, a subdirectory it cannot vouch for).
@@ -235,7 +253,7 @@ impl FileFeed for TableFeed {
 
 /// A table stamp's modification time as the walk's `stat` gives it:
 /// seconds may be negative (before 1970), the nanoseconds are added.
-fn system_time((secs, nanos): (i64, i64)) -> SystemTime {
+pub(super) fn system_time((secs, nanos): (i64, i64)) -> SystemTime {
     let whole = Duration::from_secs(secs.unsigned_abs());
     let whole = if secs >= 0 {
         UNIX_EPOCH.checked_add(whole)
@@ -465,6 +483,19 @@ impl LiveIndex {
         cancel: &CancelToken,
     ) -> Result<GlobResult, IndexUse> {
         self.with_fresh(|pic| pic.glob(&self.root, plan, cancel))
+    }
+
+    /// The files of a walk of `dir` (this root or a directory below it)
+    /// from the file table, narrowed by the regex `narrow` when given, or
+    /// how the caller must run instead (walk).
+    pub fn listing(
+        self: &Arc<Self>,
+        dir: &Path,
+        walk: &WalkOptions,
+        narrow: Option<&str>,
+    ) -> Result<Listing, IndexUse> {
+        let q = narrow.map(|p| planner::plan(p, false, false));
+        self.with_fresh(|pic| pic.listing(&self.root, dir, walk, q.as_ref(), &self.config))
     }
 
     /// Runs `query` on the picture once every event queued so far is

@@ -15,6 +15,7 @@
 
 mod build;
 mod glob;
+mod listing;
 mod live;
 pub mod planner;
 mod postings;
@@ -25,9 +26,10 @@ mod table;
 mod watch;
 
 pub use glob::glob;
+pub use listing::{ListedEntry, Listing};
 pub use live::{IndexStatus, LiveIndex, State};
 pub use registry::{
-    drop_root, forget_root, plan_grep, start, status_of, take_notice, warm, IndexMode,
+    drop_root, forget_root, listing, plan_grep, start, status_of, take_notice, warm, IndexMode,
 };
 
 /// Bounds on what is indexed (settings `index.minFiles`, `index.maxFiles`,
@@ -70,7 +72,7 @@ impl Default for IndexConfig {
 }
 
 /// How a search used the index, as its summary reports it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum IndexUse {
     /// Candidates from a ready index were searched.
     Used,
@@ -84,6 +86,7 @@ pub enum IndexUse {
     Stale,
     /// No index for this root (disabled, too few or too many files, not
     /// supported here).
+    #[default]
     Off,
 }
 
@@ -102,4 +105,4 @@ impl IndexUse {
 #[cfg(test)]
 mod persist_tests;
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;

@@ -101,6 +101,24 @@ pub fn plan_grep(
     }
 }
 
+/// The files a walk of directory `dir` would hand out, from the table of a
+/// ready index that can give them (narrowed by the regex `narrow`), for
+/// discovery; Err says why the caller must walk. Starts no index: locate
+/// and trace are answered in a few hundred milliseconds by walking, and a
+/// build costs seconds of CPU that a session's warm-up already spends.
+pub fn listing(
+    dir: &Path,
+    walk: &crate::search::WalkOptions,
+    narrow: Option<&str>,
+    mode: IndexMode,
+) -> Result<super::Listing, IndexUse> {
+    if mode == IndexMode::Off {
+        return Err(IndexUse::Off);
+    }
+    let idx = serving(dir).ok_or(IndexUse::Off)?;
+    idx.listing(dir, walk, narrow)
+}
+
 /// The index that can serve a search of directory `dir`: its own, else
 /// that of the nearest indexed directory above it (which answers for `dir`
 /// when its table can give `dir`'s own walk).

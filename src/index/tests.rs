@@ -253,7 +253,7 @@ fn searches() -> Vec<GrepOptions> {
 }
 
 #[derive(Debug, Clone)]
-pub(super) enum Op {
+pub(crate) enum Op {
     Write(usize, usize),
     Append(usize, usize),
     Truncate(usize),
@@ -270,7 +270,7 @@ pub(super) enum Op {
     ChmodDir(usize, bool),
 }
 
-pub(super) const FILES: [&str; 12] = [
+pub(crate) const FILES: [&str; 12] = [
     "a.txt",
     "b.rs",
     ".hidden.txt",
@@ -284,7 +284,7 @@ pub(super) const FILES: [&str; 12] = [
     "a/c/v.log",
     "n.txt",
 ];
-pub(super) const DIRS: [&str; 5] = ["a", "b", "a/c", "b/c", "node_modules"];
+pub(crate) const DIRS: [&str; 5] = ["a", "b", "a/c", "b/c", "node_modules"];
 const TEXTS: [&str; 6] = [
     "no match\nneedle here\nhay\n",
     "struct foo_operations {\n  needle,\n}\n",
@@ -295,7 +295,7 @@ const TEXTS: [&str; 6] = [
 ];
 const RULES: [&str; 4] = ["*.log\n", "node_modules/\na/c/\n", "!out.log\n*.txt\n", ""];
 
-pub(super) fn op() -> impl Strategy<Value = Op> {
+pub(crate) fn op() -> impl Strategy<Value = Op> {
     let f = 0..FILES.len();
     let d = 0..DIRS.len();
     let t = 0..TEXTS.len();
@@ -335,7 +335,7 @@ fn write(path: &Path, bytes: &[u8]) {
     }
 }
 
-pub(super) fn apply(root: &Path, op: &Op) {
+pub(crate) fn apply(root: &Path, op: &Op) {
     let p = |i: usize| root.join(FILES[i]);
     let parent = |q: &PathBuf| {
         if let Some(d) = q.parent() {
@@ -488,7 +488,7 @@ pub(super) fn seeded_tree() -> tempfile::TempDir {
 /// The seeded tree, as a git repository or not: a search of a directory
 /// below a repository's root keeps the root's rules, one below a plain
 /// directory does not.
-fn seeded(repo: bool) -> tempfile::TempDir {
+pub(crate) fn seeded(repo: bool) -> tempfile::TempDir {
     let t = tempfile::tempdir().unwrap();
     if repo {
         fs::create_dir(t.path().join(".git")).unwrap();
@@ -505,7 +505,7 @@ fn seeded(repo: bool) -> tempfile::TempDir {
 /// Builds the index of `root`; the returned folder holds its postings
 /// store and must outlive the test's use of the index.
 #[must_use]
-fn ready(root: &Path) -> tempfile::TempDir {
+pub(crate) fn ready(root: &Path) -> tempfile::TempDir {
     let store = tempfile::tempdir().unwrap();
     ready_in(root, store.path());
     store

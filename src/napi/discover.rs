@@ -41,6 +41,10 @@ pub struct LocateOptions<'a> {
     /// Default true: files the ignore rules exclude are ranked too, after
     /// the project's own (walked only when the project did not fill the list).
     pub no_ignore: Option<bool>,
+    /// Default true: a ready live index of the directory (or of one above
+    /// it) lists the files from its table instead of walking. `false`
+    /// always walks (tests and benchmarks). Never starts an index.
+    pub index: Option<bool>,
     /// Walker threads. Default: available cores + 1, at most 8.
     pub threads: Option<u32>,
     /// Stop after this many milliseconds and report `timedOut` with the best so far.
@@ -98,6 +102,10 @@ pub struct LocateResult {
     pub error_count: i64,
     pub errors: Vec<String>,
     pub elapsed_ms: f64,
+    /// `used`: the paths came from the live index's table (no walk);
+    /// `scan`, `building`, `stale`, `off`: the tree was walked.
+    #[napi(ts_type = "'used' | 'scan' | 'building' | 'stale' | 'off'")]
+    pub index: String,
     /// The result as the `locate` tool and `pi-utils locate` print it.
     pub text: String,
 }
@@ -144,6 +152,7 @@ fn locate_out(r: CoreLocateResult) -> LocateResult {
         error_count: r.errors.count as i64,
         errors: r.errors.first,
         elapsed_ms: r.elapsed_ms,
+        index: r.index.as_str().to_string(),
         text: r.text,
     }
 }
@@ -155,6 +164,14 @@ fn discover_error(env: &Env, e: DiscoverError) -> Error {
         DiscoverError::Search(e) => to_js(env, e),
         DiscoverError::NotADirectory(_) => coded_error(env, ErrorCode::NotAFile, e),
         _ => coded_error(env, ErrorCode::InvalidPattern, e),
+    }
+}
+
+/// Discovery uses a ready index unless told not to; it never starts one.
+fn discover_index_mode(index: Option<bool>) -> crate::index::IndexMode {
+    match index {
+        Some(false) => crate::index::IndexMode::Off,
+        _ => crate::index::IndexMode::IfReady,
     }
 }
 
@@ -206,6 +223,7 @@ pub fn locate<'env>(
             options.threads,
         ),
         timeout: timeout_of(options.timeout_ms),
+        index: discover_index_mode(options.index),
     };
     let cancel = CancelToken::new(core.timeout);
     check_and_subscribe(env, options.signal.as_ref(), &cancel)?;
@@ -235,6 +253,10 @@ pub struct TraceOptions<'a> {
     /// Default true: files the ignore rules exclude are traced too and ranked
     /// after the project's own.
     pub no_ignore: Option<bool>,
+    /// Default true: a ready live index of the directory (or of one above
+    /// it) lists the files from its table instead of walking. `false`
+    /// always walks (tests and benchmarks). Never starts an index.
+    pub index: Option<bool>,
     /// Walker threads. Default: available cores + 1, at most 8.
     pub threads: Option<u32>,
     /// Stop after this many milliseconds and report `timedOut` with what was found.
@@ -303,6 +325,10 @@ pub struct TraceResult {
     pub error_count: i64,
     pub errors: Vec<String>,
     pub elapsed_ms: f64,
+    /// `used`: the files came from the live index's table and only those
+    /// its postings allow were read; else the tree was walked.
+    #[napi(ts_type = "'used' | 'scan' | 'building' | 'stale' | 'off'")]
+    pub index: String,
     /// The result as the `trace` tool and `pi-utils trace` print it.
     pub text: String,
 }
@@ -370,6 +396,7 @@ fn trace_out(r: CoreTraceResult) -> TraceResult {
         error_count: r.errors.count as i64,
         errors: r.errors.first,
         elapsed_ms: r.elapsed_ms,
+        index: r.index.as_str().to_string(),
         text: r.text,
     }
 }
@@ -392,6 +419,7 @@ pub fn trace<'env>(env: &'env Env, options: TraceOptions) -> Result<PromiseRaw<'
             options.threads,
         ),
         timeout: timeout_of(options.timeout_ms),
+        index: discover_index_mode(options.index),
     };
     let cancel = CancelToken::new(core.timeout);
     check_and_subscribe(env, options.signal.as_ref(), &cancel)?;

@@ -13,7 +13,12 @@
 //! Bounded: at most [`MAX_ENTRIES`] files and [`MAX_SYMBOLS`] symbols (a few
 //! MB); the least recently used go first. Unix only: elsewhere the stamps
 //! that make the key trustworthy are not all available.
+//!
+//! `trace` keeps a second cache of the same shape for a file's name uses
+//! (its call sites), which cost a second parse: a repeated trace over the
+//! same candidates parsed each of them twice again.
 
+use crate::structure::calls::NameUse;
 use crate::structure::{Language, Outline};
 use std::collections::HashMap;
 use std::fs::Metadata;
@@ -69,20 +74,46 @@ impl Key {
     }
 }
 
-struct Entry {
-    outline: Arc<Outline>,
+/// What a cache entry weighs against [`MAX_SYMBOLS`].
+pub(super) trait Weight {
+    fn weight(&self) -> usize;
+}
+
+impl Weight for Outline {
+    fn weight(&self) -> usize {
+        self.symbols.len()
+    }
+}
+
+impl Weight for Vec<NameUse> {
+    fn weight(&self) -> usize {
+        self.len()
+    }
+}
+
+struct Entry<T> {
+    outline: Arc<T>,
     used: u64,
 }
 
-#[derive(Default)]
-pub(super) struct Cache {
-    entries: HashMap<Key, Entry>,
+pub(super) struct Cache<T = Outline> {
+    entries: HashMap<Key, Entry<T>>,
     symbols: usize,
     clock: u64,
 }
 
-impl Cache {
-    pub(super) fn get(&mut self, key: &Key) -> Option<Arc<Outline>> {
+impl<T> Default for Cache<T> {
+    fn default() -> Self {
+        Cache {
+            entries: HashMap::new(),
+            symbols: 0,
+            clock: 0,
+        }
+    }
+}
+
+impl<T: Weight> Cache<T> {
+    pub(super) fn get(&mut self, key: &Key) -> Option<Arc<T>> {
         self.clock += 1;
         let now = self.clock;
         self.entries.get_mut(key).map(|e| {
@@ -91,15 +122,15 @@ impl Cache {
         })
     }
 
-    pub(super) fn put(&mut self, key: Key, outline: Arc<Outline>) {
-        let size = outline.symbols.len();
+    pub(super) fn put(&mut self, key: Key, outline: Arc<T>) {
+        let size = outline.weight();
         if size > MAX_SYMBOLS / 4 {
             return; // one huge generated file would push out everything else
         }
         self.clock += 1;
         let used = self.clock;
         if let Some(old) = self.entries.insert(key, Entry { outline, used }) {
-            self.symbols -= old.outline.symbols.len();
+            self.symbols -= old.outline.weight();
         }
         self.symbols += size;
         if self.entries.len() > MAX_ENTRIES || self.symbols > MAX_SYMBOLS {
@@ -121,7 +152,7 @@ impl Cache {
                 break;
             }
             if let Some(e) = self.entries.remove(&key) {
-                self.symbols -= e.outline.symbols.len();
+                self.symbols -= e.outline.weight();
             }
         }
     }
@@ -133,10 +164,36 @@ impl Cache {
 }
 
 static CACHE: Mutex<Option<Cache>> = Mutex::new(None);
+static USES: Mutex<Option<Cache<Vec<NameUse>>>> = Mutex::new(None);
 
 fn with<T>(f: impl FnOnce(&mut Cache) -> T) -> T {
     let mut guard = CACHE.lock().unwrap_or_else(|p| p.into_inner());
     f(guard.get_or_insert_with(Cache::default))
+}
+
+/// The name uses (call sites, render sites) of `source`, the contents
+/// `meta` describes: cached like outlines. Empty when `stop` cut the parse
+/// (and then not cached).
+pub fn name_uses_of(
+    lang: Language,
+    meta: &Metadata,
+    source: &[u8],
+    stop: &dyn Fn() -> bool,
+) -> Arc<Vec<NameUse>> {
+    let key = Key::of(meta, lang, std::time::SystemTime::now());
+    let cache = || USES.lock().unwrap_or_else(|p| p.into_inner());
+    if let Some(key) = &key {
+        if let Some(hit) = cache().get_or_insert_with(Cache::default).get(key) {
+            return hit;
+        }
+    }
+    let fresh = Arc::new(crate::structure::calls::name_uses(lang, source, stop));
+    if let (Some(key), false) = (key, stop()) {
+        cache()
+            .get_or_insert_with(Cache::default)
+            .put(key, fresh.clone());
+    }
+    fresh
 }
 
 /// The process-wide cache grep uses.
