@@ -130,17 +130,40 @@ if (!args.includes("--no-speed") && trees.linux) {
   const cwd = trees.linux;
   // One scan of the tree: a count of the subject over every file, drained.
   const scan = (pattern) => async () => {
-    const s = native.grep({ pattern, path: cwd, literal: true, mode: "count", maxCount: 1e9 });
+    const s = native.grep({ pattern, path: cwd, literal: true, mode: "count", maxCount: 1e9, index: false });
     while (await s.nextBatch());
   };
+  // Without the index (index: false walks), then with the tree's live index ready (its file table and
+  // postings): discovery never starts an index, so it is warmed first (the store is PI_UTILS_INDEX_DIR or
+  // the user's cache, as for any Node program).
+  const walked = (o) => ({ ...o, cwd, index: false });
+  const indexed = (o) => ({ ...o, cwd });
   const cases = [
-    ["locate 'sched fair'", () => native.locate({ query: "sched fair", cwd })],
-    ["locate 'TcpCongestionControl cubic'", () => native.locate({ query: "TcpCongestionControl cubic", cwd })],
-    ["trace tcp_rcv_established defined", () => native.trace({ query: "subject:tcp_rcv_established relation:defined", cwd })],
+    ["locate 'sched fair'", () => native.locate(walked({ query: "sched fair" }))],
+    ["locate 'TcpCongestionControl cubic'", () => native.locate(walked({ query: "TcpCongestionControl cubic" }))],
+    ["trace tcp_rcv_established defined", () => native.trace(walked({ query: "subject:tcp_rcv_established relation:defined" }))],
     ["scan: count tcp_rcv_established", scan("tcp_rcv_established")],
-    ["trace copy_process called_from", () => native.trace({ query: "subject:copy_process relation:called_from", cwd })],
+    ["trace copy_process called_from", () => native.trace(walked({ query: "subject:copy_process relation:called_from" }))],
     ["scan: count copy_process", scan("copy_process")],
   ];
+  const withIndex = !args.includes("--no-index");
+  if (withIndex) {
+    const t = performance.now();
+    const ready = await native.indexWarm({ path: cwd });
+    console.log(`index ready: ${ready.files} files (${(performance.now() - t).toFixed(0)} ms to warm)`);
+    const check = async (label, call, opts) => {
+      const [a, b] = [await call(indexed(opts)), await call(walked(opts))];
+      if (a.index !== "used" || a.text !== b.text) throw new Error(`${label}: index ${a.index}, same text ${a.text === b.text}`);
+    };
+    await check("locate", native.locate, { query: "sched fair" });
+    await check("trace", native.trace, { query: "subject:copy_process relation:called_from" });
+    cases.push(
+      ["index: locate 'sched fair'", () => native.locate(indexed({ query: "sched fair" }))],
+      ["index: locate 'TcpCongestionControl cubic'", () => native.locate(indexed({ query: "TcpCongestionControl cubic" }))],
+      ["index: trace tcp_rcv_established defined", () => native.trace(indexed({ query: "subject:tcp_rcv_established relation:defined" }))],
+      ["index: trace copy_process called_from", () => native.trace(indexed({ query: "subject:copy_process relation:called_from" }))],
+    );
+  }
   const { medians, ratios } = await interleaved(
     cases,
     [
