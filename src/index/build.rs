@@ -7,10 +7,10 @@ use super::postings::{
     merge_in_memory, write_segment, Builder, KeySet, ListSource, Postings, MAX_INDEXED_BYTES,
 };
 use super::store::{Meta, Saved, Store};
-use super::table::{self, entry_order, Entry, Stamp, Table};
+use super::table::{self, Stamp, Table};
 use super::watch::Watcher;
 use super::IndexConfig;
-use crate::search::{CancelToken, IgnoredRoot};
+use crate::search::CancelToken;
 use std::io::Read;
 use std::path::Path;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
@@ -145,24 +145,6 @@ fn too_big(size: u64, config: &IndexConfig) -> Option<NotBuilt> {
     })
 }
 
-/// The saved table's entries with their ignored root as the fresh walk
-/// numbers them, in the fresh table's order. The same roots (nearly always)
-/// keep the saved order as it is; otherwise each entry is classed again
-/// and sorted.
-fn in_table_order<'a>(saved: &'a Table, roots: &[IgnoredRoot]) -> Vec<(Option<u32>, &'a Entry)> {
-    let same = saved.ignored_roots.len() == roots.len()
-        && (saved.ignored_roots.iter().zip(roots))
-            .all(|(a, b)| a.is_dir == b.is_dir && a.path == b.path);
-    if same {
-        return saved.entries.iter().map(|e| (e.ignored_root, e)).collect();
-    }
-    let mut v: Vec<(Option<u32>, &Entry)> = (saved.entries.iter())
-        .map(|e| (IgnoredRoot::index_of(roots, &e.path).map(|i| i as u32), e))
-        .collect();
-    v.sort_unstable_by(|a, b| entry_order((a.0, &a.1.path), (b.0, &b.1.path)));
-    v
-}
-
 /// The postings a re-validation ends with, why they are not saved (if
 /// not), how many files were read again, and the documents they hold.
 type Revalidated = (Postings, Option<String>, usize, usize);
@@ -187,22 +169,16 @@ fn revalidate(
     // A trusted file without a document was read and found unindexable
     // (binary, too big, unreadable): it stays so without a second read.
     let trusted = |s: &Stamp| s.nlink == 1 && to_time(s.ctime) < cutoff;
-    let saved_in_order = in_table_order(&saved.table, &table.ignored_roots);
-    let mut old = saved_in_order.iter().peekable();
+    let was = table::same_paths(&saved.table, table);
     let mut changed = Vec::new();
     let mut live = 0usize;
-    for (i, e) in table.entries.iter_mut().enumerate() {
+    for (i, (e, was)) in table.entries.iter_mut().zip(was).enumerate() {
         e.doc = None;
-        // Both tables in the same order: one pass, no map of 86,000 paths.
-        while old
-            .next_if(|(c, o)| entry_order((*c, &o.path), (e.ignored_root, &e.path)).is_lt())
-            .is_some()
-        {}
-        let was = (old.next_if(|(_, o)| o.path.as_os_str() == e.path.as_os_str())).map(|(_, o)| o);
         // A file with more than one link is never trusted to the postings.
         let Some(s) = e.stamp.filter(|s| s.nlink == 1) else {
             continue;
         };
+        let was = was.map(|j| &saved.table.entries[j]);
         match was.filter(|o| o.stamp.is_some_and(|w| w == s && trusted(&w))) {
             Some(o) => {
                 e.doc = o.doc;
@@ -217,7 +193,6 @@ fn revalidate(
     let rebuild = (changed.len() > 1000 && changed.len() * 4 > n)
         || (dead > 1000 && dead * 2 > next + changed.len())
         || next + changed.len() >= u32::MAX as usize;
-    drop(saved_in_order);
     if rebuild {
         return None;
     }
@@ -290,14 +265,21 @@ pub fn build(root: &Path, config: &IndexConfig, cancel: &CancelToken) -> Result<
             }
         },
     };
-    let saved = lock.as_ref().and_then(|_| store.open_newest(root));
     if lock.is_some() {
         store.touch();
     }
     let watcher = Watcher::new().map_err(|e| NotBuilt::Off(e.to_string()))?;
     let walk_start = SystemTime::now();
-    let mut table =
-        table::walk(root, &watcher, cancel, config.max_files).map_err(NotBuilt::Failed)?;
+    // The saved generation is checked and read while the tree is walked:
+    // the walk waits on the kernel's directory listings, the check on
+    // reading and hashing the file.
+    let (saved, walked) = std::thread::scope(|scope| {
+        let opening = (lock.as_ref()).map(|_| scope.spawn(|| store.open_newest(root)));
+        let walked = table::walk(root, &watcher, cancel, config.max_files);
+        let saved = opening.and_then(|h| h.join().ok().flatten());
+        (saved, walked)
+    });
+    let mut table = walked.map_err(NotBuilt::Failed)?;
     if let Some(f) = watcher.failure() {
         return Err(NotBuilt::Off(f));
     }

@@ -122,6 +122,51 @@ pub fn entry_order(a: (Option<u32>, &Path), b: (Option<u32>, &Path)) -> std::cmp
         .then_with(|| path_order(a.1, b.1))
 }
 
+impl Table {
+    /// Where `path`'s entry is: a search in the table's order (no map of
+    /// every path to build when a picture is made).
+    pub fn find(&self, path: &Path) -> Option<usize> {
+        let class = IgnoredRoot::index_of(&self.ignored_roots, path).map(|i| i as u32);
+        (self.entries)
+            .binary_search_by(|e| entry_order((e.ignored_root, &e.path), (class, path)))
+            .ok()
+    }
+}
+
+/// For each entry of `fresh`, the entry of `old` with the same path: one
+/// merge pass over both tables, which are in the same order, instead of a
+/// map of every old path (80 ms on the Linux tree). Should the ignored
+/// roots differ, `old` is put in `fresh`'s order first.
+pub fn same_paths(old: &Table, fresh: &Table) -> Vec<Option<usize>> {
+    let roots = &fresh.ignored_roots;
+    let same_roots = old.ignored_roots.len() == roots.len()
+        && (old.ignored_roots.iter().zip(roots))
+            .all(|(a, b)| a.is_dir == b.is_dir && a.path == b.path);
+    let mut order: Vec<(Option<u32>, usize)> = (old.entries.iter().enumerate())
+        .map(|(i, e)| match same_roots {
+            true => (e.ignored_root, i),
+            false => (IgnoredRoot::index_of(roots, &e.path).map(|r| r as u32), i),
+        })
+        .collect();
+    let key = |(c, i): (Option<u32>, usize)| (c, old.entries[i].path.as_path());
+    if !same_roots {
+        order.sort_unstable_by(|&a, &b| entry_order(key(a), key(b)));
+    }
+    let mut old_in_order = order.into_iter().peekable();
+    (fresh.entries.iter())
+        .map(|e| {
+            while (old_in_order)
+                .next_if(|&o| entry_order(key(o), (e.ignored_root, &e.path)).is_lt())
+                .is_some()
+            {}
+            let same = |&(_, i): &(Option<u32>, usize)| {
+                old.entries[i].path.as_os_str() == e.path.as_os_str()
+            };
+            old_in_order.next_if(same).map(|(_, i)| i)
+        })
+        .collect()
+}
+
 /// Walks `root`, watching each directory before it is listed, and stamps
 /// each file as its directory is listed (on the walk's threads). The walk
 /// stops once it has seen more than `max_files` files (the table is then
@@ -161,8 +206,9 @@ pub fn walk(
     }
     let errors = errors.into_inner().unwrap_or_else(|p| p.into_inner());
     let mut entries: Vec<Entry> = found.into_inner().unwrap_or_else(|p| p.into_inner());
-    entries
-        .sort_unstable_by(|a, b| entry_order((a.ignored_root, &a.path), (b.ignored_root, &b.path)));
+    // Each thread sorted its own files as it finished: what is left is
+    // merging those runs, which the stable sort finds and merges.
+    entries.sort_by(by_entry_order);
     // The walk's threads allocated the paths in the order they met them;
     // copied in table order they lie side by side in memory, which makes a
     // pass over the whole table (a glob) about three times faster.
@@ -214,8 +260,14 @@ struct Batch<'a> {
     into: &'a Mutex<Vec<Entry>>,
 }
 
+fn by_entry_order(a: &Entry, b: &Entry) -> std::cmp::Ordering {
+    entry_order((a.ignored_root, &a.path), (b.ignored_root, &b.path))
+}
+
 impl Drop for Batch<'_> {
     fn drop(&mut self) {
+        // On the walk's thread, in parallel with the others'.
+        self.files.sort_unstable_by(by_entry_order);
         (self.into.lock().unwrap_or_else(|p| p.into_inner())).append(&mut self.files);
     }
 }
@@ -237,6 +289,49 @@ mod tests {
             let (a, b) = (Path::new("/r").join(a.join("/")), Path::new("/r").join(b.join("/")));
             prop_assert_eq!(path_order(&a, &b), a.cmp(&b));
         }
+    }
+
+    fn table(roots: &[&str], files: &[(&str, Option<u32>)]) -> Table {
+        Table {
+            entries: (files.iter())
+                .map(|&(p, r)| Entry {
+                    path: PathBuf::from(p),
+                    ignored_root: r,
+                    stamp: None,
+                    doc: None,
+                })
+                .collect(),
+            ignored_roots: (roots.iter())
+                .map(|r| IgnoredRoot {
+                    path: PathBuf::from(r),
+                    is_dir: true,
+                })
+                .collect(),
+            errors: Default::default(),
+        }
+    }
+
+    #[test]
+    fn same_paths_pairs_entries_even_when_the_ignored_roots_changed() {
+        let old = table(
+            &["/r/b"],
+            &[("/r/a", None), ("/r/c", None), ("/r/b/x", Some(0))],
+        );
+        let same = table(
+            &["/r/b"],
+            &[("/r/a", None), ("/r/new", None), ("/r/b/x", Some(0))],
+        );
+        assert_eq!(same_paths(&old, &same), vec![Some(0), None, Some(2)]);
+        // `b` is no longer ignored, `c` now is: the order changed.
+        let fresh = table(
+            &["/r/c"],
+            &[("/r/a", None), ("/r/b/x", None), ("/r/c", Some(0))],
+        );
+        assert_eq!(same_paths(&old, &fresh), vec![Some(0), Some(2), Some(1)]);
+        for (i, e) in fresh.entries.iter().enumerate() {
+            assert_eq!(fresh.find(&e.path), Some(i));
+        }
+        assert_eq!(fresh.find(Path::new("/r/b")), None);
     }
 
     #[test]
