@@ -11,7 +11,6 @@ use super::table::{self, Stamp, Table};
 use super::watch::Watcher;
 use super::IndexConfig;
 use crate::search::CancelToken;
-use std::collections::HashMap;
 use std::io::Read;
 use std::path::Path;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
@@ -169,26 +168,23 @@ fn revalidate(
     let cutoff = saved.meta.walk_start.checked_sub(config.racy)?;
     // A trusted file without a document was read and found unindexable
     // (binary, too big, unreadable): it stays so without a second read.
-    let trusted: HashMap<&Path, (Stamp, Option<u32>)> = (saved.table.entries.iter())
-        .filter_map(|e| {
-            let s = e.stamp?;
-            (s.nlink == 1 && to_time(s.ctime) < cutoff).then_some((e.path.as_path(), (s, e.doc)))
-        })
-        .collect();
+    let trusted = |s: &Stamp| s.nlink == 1 && to_time(s.ctime) < cutoff;
+    let was = table::same_paths(&saved.table, table);
     let mut changed = Vec::new();
     let mut live = 0usize;
-    for (i, e) in table.entries.iter_mut().enumerate() {
+    for (i, (e, was)) in table.entries.iter_mut().zip(was).enumerate() {
         e.doc = None;
         // A file with more than one link is never trusted to the postings.
         let Some(s) = e.stamp.filter(|s| s.nlink == 1) else {
             continue;
         };
-        match trusted.get(e.path.as_path()) {
-            Some((was, d)) if *was == s => {
-                e.doc = *d;
-                live += d.is_some() as usize;
+        let was = was.map(|j| &saved.table.entries[j]);
+        match was.filter(|o| o.stamp.is_some_and(|w| w == s && trusted(&w))) {
+            Some(o) => {
+                e.doc = o.doc;
+                live += o.doc.is_some() as usize;
             }
-            _ => changed.push(i),
+            None => changed.push(i),
         }
     }
     let next = saved.meta.next_doc as usize;
@@ -197,7 +193,6 @@ fn revalidate(
     let rebuild = (changed.len() > 1000 && changed.len() * 4 > n)
         || (dead > 1000 && dead * 2 > next + changed.len())
         || next + changed.len() >= u32::MAX as usize;
-    drop(trusted);
     if rebuild {
         return None;
     }
@@ -270,14 +265,21 @@ pub fn build(root: &Path, config: &IndexConfig, cancel: &CancelToken) -> Result<
             }
         },
     };
-    let saved = lock.as_ref().and_then(|_| store.open_newest(root));
     if lock.is_some() {
         store.touch();
     }
     let watcher = Watcher::new().map_err(|e| NotBuilt::Off(e.to_string()))?;
     let walk_start = SystemTime::now();
-    let mut table =
-        table::walk(root, &watcher, cancel, config.max_files).map_err(NotBuilt::Failed)?;
+    // The saved generation is checked and read while the tree is walked:
+    // the walk waits on the kernel's directory listings, the check on
+    // reading and hashing the file.
+    let (saved, walked) = std::thread::scope(|scope| {
+        let opening = (lock.as_ref()).map(|_| scope.spawn(|| store.open_newest(root)));
+        let walked = table::walk(root, &watcher, cancel, config.max_files);
+        let saved = opening.and_then(|h| h.join().ok().flatten());
+        (saved, walked)
+    });
+    let mut table = walked.map_err(NotBuilt::Failed)?;
     if let Some(f) = watcher.failure() {
         return Err(NotBuilt::Off(f));
     }

@@ -13,7 +13,7 @@ use crate::search::{
     CancelToken, EntryKind, FileFeed, FileList, GlobPlan, GlobResult, GrepOptions, IgnoredRoot,
     ListedFile, ListedGlobFile, WalkOptions,
 };
-use std::collections::{HashMap, HashSet};
+use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
@@ -26,7 +26,6 @@ struct Picture {
     table: Arc<Table>,
     postings: Postings,
     watcher: Watcher,
-    by_path: HashMap<PathBuf, usize>,
     built_at: SystemTime,
     /// Why it is not saved in the store (see [`IndexStatus::unsaved`]).
     unsaved: Option<String>,
@@ -44,22 +43,14 @@ impl Picture {
             table: Arc::new(b.table),
             postings: b.postings,
             watcher: b.watcher,
-            by_path: HashMap::new(),
             built_at: SystemTime::now(),
             unsaved: b.unsaved,
             reread: b.reread,
             unindexable: 0,
             dead: b.dead,
         };
-        p.index_paths();
         p.unindexable = p.unindexed();
         p
-    }
-
-    fn index_paths(&mut self) {
-        self.by_path = (self.table.entries.iter().enumerate())
-            .map(|(i, e)| (e.path.clone(), i))
-            .collect();
     }
 
     /// Files whose content is not in the postings (always candidates).
@@ -81,13 +72,13 @@ impl Picture {
         if changes.overflow {
             return Err("the watcher's event queue overflowed".into());
         }
-        let need_walk = changes.structural
-            || (changes.dirty.iter()).any(|p| !self.by_path.contains_key(p.as_path()));
+        let need_walk =
+            changes.structural || (changes.dirty.iter()).any(|p| self.table.find(p).is_none());
         if !need_walk {
             // A changed file is read by every search from now on, and its
             // stamp read again: glob lists it with its new time and size.
             for p in &changes.dirty {
-                if let Some(&i) = self.by_path.get(p.as_path()) {
+                if let Some(i) = self.table.find(p) {
                     let e = &mut Arc::make_mut(&mut self.table).entries[i];
                     e.doc = None;
                     e.stamp = Stamp::of(&e.path);
@@ -100,8 +91,9 @@ impl Picture {
         if let Some(f) = self.watcher.failure() {
             return Err(f);
         }
-        for e in &mut fresh.entries {
-            e.doc = self.by_path.get(&e.path).and_then(|&i| {
+        let was = table::same_paths(&self.table, &fresh);
+        for (e, was) in fresh.entries.iter_mut().zip(was) {
+            e.doc = was.and_then(|i| {
                 let old: &Entry = &self.table.entries[i];
                 let same = old.stamp.is_some_and(|s| s.nlink == 1) && old.stamp == e.stamp;
                 let touched = e.path.ancestors().any(|a| dirty.contains(a));
@@ -109,7 +101,6 @@ impl Picture {
             });
         }
         self.table = Arc::new(fresh);
-        self.index_paths();
         Ok(())
     }
 

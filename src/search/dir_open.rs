@@ -123,8 +123,19 @@ impl<'a> DirStat<'a> {
         std::fs::symlink_metadata(self.dir.join(name)).map(|m| Stamp::from(&m))
     }
 
+    /// Entry `name`'s own `lstat`, by `fstatat` in the directory, or by
+    /// path when that fails.
+    #[cfg(unix)]
+    pub(super) fn lstat(&self, name: &std::ffi::OsStr) -> Option<libc::stat> {
+        #[cfg(target_os = "linux")]
+        if let Some(st) = self.lstat_in(name) {
+            return Some(st);
+        }
+        lstat_path(&self.dir.join(name))
+    }
+
     #[cfg(target_os = "linux")]
-    fn stat_in(&self, name: &std::ffi::OsStr) -> Option<Stamp> {
+    fn lstat_in(&self, name: &std::ffi::OsStr) -> Option<libc::stat> {
         use std::ffi::CString;
         use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
         use std::os::unix::ffi::OsStrExt;
@@ -147,9 +158,12 @@ impl<'a> DirStat<'a> {
                 libc::AT_SYMLINK_NOFOLLOW,
             )
         };
-        if rc != 0 {
-            return None;
-        }
+        (rc == 0).then_some(st)
+    }
+
+    #[cfg(target_os = "linux")]
+    fn stat_in(&self, name: &std::ffi::OsStr) -> Option<Stamp> {
+        let st = self.lstat_in(name)?;
         // As std reads it: seconds may be negative (before 1970), the
         // nanoseconds are always added.
         let epoch = std::time::UNIX_EPOCH;
@@ -166,6 +180,16 @@ impl<'a> DirStat<'a> {
             size: st.st_size.max(0) as u64,
         })
     }
+}
+
+/// `path`'s own `lstat` (a symlink's, not its target's).
+#[cfg(unix)]
+pub(super) fn lstat_path(path: &Path) -> Option<libc::stat> {
+    use std::os::unix::ffi::OsStrExt;
+    let c = std::ffi::CString::new(path.as_os_str().as_bytes()).ok()?;
+    // SAFETY: `st` is plain data the call fills in; the path is valid.
+    let mut st: libc::stat = unsafe { std::mem::zeroed() };
+    (unsafe { libc::lstat(c.as_ptr(), &mut st) } == 0).then_some(st)
 }
 
 #[cfg(test)]

@@ -214,6 +214,17 @@ impl<'a> WalkEntry<'a> {
         !self.is_dir
     }
 
+    /// The entry's own `lstat`: everything the index's file table stamps a
+    /// file with, taken while its directory is being listed (by name in
+    /// it, on the walk's threads) rather than by path afterwards.
+    #[cfg(unix)]
+    pub fn lstat(&self) -> Option<libc::stat> {
+        match self.dir {
+            Some((dir, name)) => dir.lstat(name),
+            None => super::dir_open::lstat_path(self.path),
+        }
+    }
+
     /// The entry's own mtime and size (a symlink's, not its target's).
     pub fn stamp(&self) -> std::io::Result<Stamp> {
         match self.dir {
