@@ -5,7 +5,7 @@
 
 use super::locate::{self, LocateOptions};
 use super::trace::{self, TraceOptions};
-use crate::index::tests::{apply, op, ready, seeded, Op, DIRS};
+use crate::index::tests::{apply, op, ready, seeded, Op, DIRS, SUBDIRS};
 use crate::index::{IndexMode, IndexUse};
 use crate::search::{CancelToken, WalkOptions};
 use proptest::prelude::*;
@@ -43,6 +43,7 @@ fn walk(hidden: bool, no_ignore: bool) -> WalkOptions {
 /// Everything a caller of locate sees, as one text.
 fn located(
     root: &Path,
+    sub: Option<&str>,
     query: &str,
     limit: usize,
     walk: WalkOptions,
@@ -55,7 +56,7 @@ fn located(
         timeout: None,
         index,
     };
-    let r = locate::run(root, None, opts, &CancelToken::new(None)).expect("valid query");
+    let r = locate::run(root, sub, opts, &CancelToken::new(None)).expect("valid query");
     let scores: Vec<String> = r
         .files
         .iter()
@@ -69,14 +70,14 @@ fn located(
 }
 
 /// Everything a caller of trace sees, as one text.
-fn traced(root: &Path, query: &str, index: IndexMode) -> (String, IndexUse) {
+fn traced(root: &Path, sub: Option<&str>, query: &str, index: IndexMode) -> (String, IndexUse) {
     let opts = TraceOptions {
         query: query.into(),
         walk: walk(true, true),
         index,
         ..Default::default()
     };
-    let r = trace::run(root, None, opts, &CancelToken::new(None)).expect("valid query");
+    let r = trace::run(root, sub, opts, &CancelToken::new(None)).expect("valid query");
     let text = format!(
         "{}\nmatched={} scanned={} structure={} errors={} {:?}",
         r.text, r.files_matched, r.files_scanned, r.structure_found, r.errors.count, r.errors.first
@@ -84,35 +85,49 @@ fn traced(root: &Path, query: &str, index: IndexMode) -> (String, IndexUse) {
     (text, r.index)
 }
 
-/// Runs every query both ways; returns how many used the index.
-fn compare_all(root: &Path, step: &str) -> usize {
-    let mut used = 0;
-    for q in LOCATE {
-        // A limit the project alone fills (ignored roots unsearched) and one
-        // that leaves room for ignored files; hidden files off once.
-        for (limit, walk) in [
-            (1, walk(true, true)),
-            (10, walk(true, true)),
-            (10, walk(false, true)),
-        ] {
-            let (scan, _) = located(root, q, limit, walk.clone(), IndexMode::Off);
-            let (via, how) = located(root, q, limit, walk, IndexMode::IfReady);
-            assert_eq!(
-                via,
-                scan,
-                "{step}: locate {q:?} limit {limit} ({})",
-                how.as_str()
-            );
-            used += usize::from(how == IndexUse::Used);
+/// Runs every query both ways, of the root and of each subdirectory that
+/// exists (a subdirectory is listed from the root's table when its own
+/// walk would classify alike); returns how many used the index, at the
+/// root and in subdirectories.
+fn compare_all(root: &Path, step: &str) -> (usize, usize) {
+    let (mut used, mut sub_used) = (0, 0);
+    let subs = SUBDIRS
+        .into_iter()
+        .filter(|d| std::fs::symlink_metadata(root.join(d)).is_ok_and(|m| m.is_dir()));
+    for sub in std::iter::once(None).chain(subs.map(Some)) {
+        // At the root: a limit the project alone fills (ignored roots
+        // unsearched), one that leaves room for ignored files, hidden off.
+        let cases: &[(usize, bool)] = match sub {
+            None => &[(1, true), (10, true), (10, false)],
+            Some(_) => &[(10, true)],
+        };
+        for q in LOCATE {
+            for &(limit, hidden) in cases {
+                let w = walk(hidden, true);
+                let (scan, _) = located(root, sub, q, limit, w.clone(), IndexMode::Off);
+                let (via, how) = located(root, sub, q, limit, w, IndexMode::IfReady);
+                let what = format!("{step}: locate {q:?} in {sub:?} limit {limit}");
+                assert_eq!(via, scan, "{what} ({})", how.as_str());
+                *if sub.is_some() {
+                    &mut sub_used
+                } else {
+                    &mut used
+                } += usize::from(how == IndexUse::Used);
+            }
+        }
+        for q in TRACE {
+            let (scan, _) = traced(root, sub, q, IndexMode::Off);
+            let (via, how) = traced(root, sub, q, IndexMode::IfReady);
+            let what = format!("{step}: trace {q:?} in {sub:?}");
+            assert_eq!(via, scan, "{what} ({})", how.as_str());
+            *if sub.is_some() {
+                &mut sub_used
+            } else {
+                &mut used
+            } += usize::from(how == IndexUse::Used);
         }
     }
-    for q in TRACE {
-        let (scan, _) = traced(root, q, IndexMode::Off);
-        let (via, how) = traced(root, q, IndexMode::IfReady);
-        assert_eq!(via, scan, "{step}: trace {q:?} ({})", how.as_str());
-        used += usize::from(how == IndexUse::Used);
-    }
-    used
+    (used, sub_used)
 }
 
 proptest! {
@@ -123,11 +138,14 @@ proptest! {
         let t = seeded(repo);
         let root = t.path().to_path_buf();
         let _store = ready(&root);
-        let mut used = compare_all(&root, "start");
+        let (mut used, sub_used) = compare_all(&root, "start");
         prop_assert!(used > 0, "discovery never used the index");
+        // Below a repository's root a walk keeps the root's rules, so the
+        // root's table answers for a subdirectory.
+        prop_assert!(sub_used > 0 || !repo, "a subdirectory never used the index");
         for (i, o) in ops.iter().enumerate() {
             apply(&root, o);
-            used += compare_all(&root, &format!("after op {i} {o:?}"));
+            used += compare_all(&root, &format!("after op {i} {o:?}")).0;
         }
         crate::index::drop_root(&root);
         for (d, _) in DIRS.iter().enumerate() {
@@ -142,14 +160,25 @@ fn trace_reads_only_the_files_the_postings_allow_but_counts_every_file() {
     let t = seeded(false);
     let root = t.path();
     let _store = ready(root);
-    let (scan, _) = traced(root, "subject:needle relation:defined", IndexMode::Off);
-    let (via, how) = traced(root, "subject:needle relation:defined", IndexMode::IfReady);
+    let (scan, _) = traced(
+        root,
+        None,
+        "subject:needle relation:defined",
+        IndexMode::Off,
+    );
+    let (via, how) = traced(
+        root,
+        None,
+        "subject:needle relation:defined",
+        IndexMode::IfReady,
+    );
     assert_eq!(how, IndexUse::Used);
     assert_eq!(via, scan);
     // A file written after the build is seen at once, through the index.
     std::fs::write(root.join("a/fresh.rs"), "fn brand_new_subject() {}\n").unwrap();
     let (via, how) = traced(
         root,
+        None,
         "subject:brand_new_subject relation:defined",
         IndexMode::IfReady,
     );
@@ -162,13 +191,18 @@ fn trace_reads_only_the_files_the_postings_allow_but_counts_every_file() {
 fn discovery_never_starts_an_index_of_its_own() {
     let t = seeded(false);
     let root = t.path();
-    let (_, how) = located(root, "deep", 10, walk(true, true), IndexMode::IfReady);
+    let (_, how) = located(root, None, "deep", 10, walk(true, true), IndexMode::IfReady);
     assert_eq!(how, IndexUse::Off);
     assert!(
         crate::index::status_of(root).is_none(),
         "locate started an index"
     );
-    let (_, how) = traced(root, "subject:needle relation:defined", IndexMode::IfReady);
+    let (_, how) = traced(
+        root,
+        None,
+        "subject:needle relation:defined",
+        IndexMode::IfReady,
+    );
     assert_eq!(how, IndexUse::Off);
     assert!(
         crate::index::status_of(root).is_none(),

@@ -157,7 +157,7 @@ fn globs() -> Vec<GlobOptions> {
 /// Directories below the root that each step also searches: with rules
 /// of their own or not, inside an ignored directory, one that may not
 /// exist at the moment.
-const SUBDIRS: [&str; 4] = ["a", "a/c", "b", "node_modules"];
+pub(crate) const SUBDIRS: [&str; 4] = ["a", "a/c", "b", "node_modules"];
 
 /// The searches each step runs: literals, regexes with and without a
 /// required literal, case folding (with the long s that folds to `s`),
