@@ -196,7 +196,9 @@ fn revalidate(
     if rebuild {
         return None;
     }
-    if changed.is_empty() {
+    // A few changed files are left without a document (see
+    // `IndexConfig::max_unread`): searches read them, nothing is written.
+    if changed.len() <= config.max_unread {
         return Some(Ok((saved.postings, None, 0, next)));
     }
     let mut builder = Builder::default();

@@ -37,6 +37,15 @@ fn warm_in(root: &Path, store: &Path) -> IndexStatus {
     warm(root, config(store), &CancelToken::new(None)).expect("index ready")
 }
 
+/// [`warm_in`], leaving up to `max_unread` changed files unread.
+fn warm_leaving(root: &Path, store: &Path, max_unread: usize) -> IndexStatus {
+    let config = IndexConfig {
+        max_unread,
+        ..config(store)
+    };
+    warm(root, config, &CancelToken::new(None)).expect("index ready")
+}
+
 fn store_of(root: &Path, store: &Path) -> Store {
     Store::of(root, &config(store))
 }
@@ -87,6 +96,8 @@ proptest! {
     fn the_next_process_revalidates_the_saved_index_and_answers_as_the_scan(
         offline in proptest::collection::vec(op(), 0..8),
         online in proptest::collection::vec(op(), 0..4),
+        // Changed files merged into a new generation, or left unread.
+        max_unread in prop_oneof![Just(0usize), Just(64usize)],
     ) {
         let t = seeded_tree();
         let root = t.path().to_path_buf();
@@ -98,7 +109,7 @@ proptest! {
         for o in &offline {
             apply(&root, o);
         }
-        let second = warm_in(&root, store.path());
+        let second = warm_leaving(&root, store.path(), max_unread);
         prop_assert!(second.reread.is_some(), "the second process re-validates");
         let mut used = compare_all(&root, "reopened");
         for (i, o) in online.iter().enumerate() {
@@ -146,6 +157,38 @@ fn only_the_files_changed_meanwhile_are_read_again() {
     assert_eq!(how, IndexUse::Used);
     assert!(via.contains("a.txt:2:1:1:xeedle here"), "{via}");
     compare_all(root, "after one offline edit");
+    super::drop_root(root);
+}
+
+#[test]
+fn a_few_files_changed_meanwhile_are_left_unread_and_nothing_is_written() {
+    let (t, store) = tree_and_store();
+    let root = t.path();
+    settle();
+    warm_in(root, store.path());
+    let dir = store_of(root, store.path()).dir;
+    let before = generations(&dir);
+    forget_root(root);
+    fs::write(root.join("a.txt"), "no match\nxeedle here\nhay\n").unwrap();
+    fs::write(root.join("a/fresh.txt"), "xeedle in a new file\n").unwrap();
+    let next = warm_leaving(root, store.path(), 64);
+    assert_eq!(next.reread, Some(0), "nothing read again");
+    assert_eq!(generations(&dir), before, "and no generation written");
+    // The two files have no document: every search reads them.
+    let (how, via) = both_ways(root, "xeedle");
+    assert_eq!(how, IndexUse::Used);
+    assert!(via.contains("a.txt:2:1:1:xeedle here"), "{via}");
+    assert!(
+        via.contains("a/fresh.txt:1:1:1:xeedle in a new file"),
+        "{via}"
+    );
+    compare_all(root, "after two offline edits, left unread");
+    forget_root(root);
+    // Past the bound they are read and merged into a new generation.
+    let merged = warm_leaving(root, store.path(), 1);
+    assert_eq!(merged.reread, Some(2));
+    assert_ne!(generations(&dir), before, "a new generation holds them");
+    compare_all(root, "after the merge");
     super::drop_root(root);
 }
 

@@ -19,6 +19,9 @@ pub(super) fn test_config(store: &Path) -> IndexConfig {
         min_files: 0,
         max_share: 1.0,
         store: Some(store.to_path_buf()),
+        // The test trees are small: every change takes the merge path
+        // unless a test asks for the other.
+        max_unread: 0,
         ..Default::default()
     }
 }
