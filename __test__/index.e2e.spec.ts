@@ -58,3 +58,46 @@ test("index.enabled false: the session builds nothing and grep scans", async (t)
   const root = await session(t, { index: { enabled: false, minFiles: 0 } });
   assert.equal(native.indexStatus({ path: root }).state, "none");
 });
+
+test("in a session, locate and trace answer from the working directory's ready index with the walk's text", async (t) => {
+  const tree = project();
+  const agent = agentDir({ index: { minFiles: 0 } });
+  t.after(() => {
+    native.indexDrop({ path: tree.root });
+    agent.cleanup();
+    tree.cleanup();
+  });
+  // The first session asks for the index; discovery never starts one itself.
+  await runFauxSession({ cwd: tree.root, agentDir: agent.dir, steps: oneGrep() });
+  await native.indexWarm({ path: tree.root, minFiles: 0 });
+  const run = await runFauxSession({
+    cwd: tree.root,
+    agentDir: agent.dir,
+    steps: [
+      fauxAssistantMessage(
+        [
+          fauxToolCall("locate", { query: "app" }, { id: "l" }),
+          fauxToolCall("trace", { query: "subject:needle relation:defined" }, { id: "t" }),
+        ],
+        { stopReason: "toolUse" },
+      ),
+      fauxAssistantMessage("done"),
+    ],
+  });
+  assert.deepEqual(run.extensionErrors, []);
+  const byName = (name: string) => {
+    const r = run.toolResults.find((x) => x.toolName === name);
+    assert.ok(r, `no ${name} result`);
+    return r as { text: string; details: { index: string } };
+  };
+  const located = byName("locate");
+  const traced = byName("trace");
+  assert.equal(located.details.index, "used");
+  assert.equal(traced.details.index, "used");
+  assert.match(located.text, /1\. src\/app\.ts/);
+  assert.match(traced.text, /best answer likely in src\/app\.ts/);
+  const walkedLocate = await native.locate({ query: "app", cwd: tree.root, index: false });
+  const walkedTrace = await native.trace({ query: "subject:needle relation:defined", cwd: tree.root, index: false });
+  assert.ok(located.text.includes(walkedLocate.text.trimEnd()), located.text);
+  assert.ok(traced.text.includes(walkedTrace.text.trimEnd()), traced.text);
+});

@@ -60,8 +60,8 @@ pub struct IndexConfig {
     /// leaves unread (always candidates, read by every search) instead of
     /// merging: a merge rewrites the whole generation (128 MB and an fsync
     /// on the Linux tree, 1.1-1.4 s for one edited file), while a search
-    /// reading a few dozen more small files costs well under a millisecond.
-    /// Past this many, they are read and merged into a new generation.
+    /// only reads a few dozen more files. Past this many, they are read and
+    /// merged into a new generation.
     pub max_unread: usize,
 }
 

@@ -26,6 +26,8 @@ export interface LocateToolDetails extends DiscoverExtraDetails {
   files: number;
   /** Files whose path matched the query at all. */
   candidates: number;
+  /** `used`: the paths came from the live index's table, no walk (`off` when the call timed out). */
+  index: LocateResult["index"];
 }
 
 export declare const DEFAULT_LOCATE_LIMIT: 10;

@@ -35,6 +35,6 @@ export async function runLocateTool(backend, params, config) {
     truncated: "Use limit or pathsOnly for a shorter list",
     timedOut: "Narrow the path or add a type or glob filter",
   });
-  const details = { files: files.length, candidates: result?.candidates ?? 0, ...extra };
+  const details = { files: files.length, candidates: result?.candidates ?? 0, index: result?.index ?? "off", ...extra };
   return { text, details, result };
 }

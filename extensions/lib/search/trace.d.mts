@@ -21,6 +21,8 @@ export interface TraceToolDetails extends DiscoverExtraDetails {
   regions: number;
   bestFile: string | null;
   structureFound: boolean;
+  /** `used`: only the files the live index allows were read (`off` when the call timed out). */
+  index: TraceResult["index"];
 }
 
 export declare const DEFAULT_TRACE_MAX_FILES: 5;

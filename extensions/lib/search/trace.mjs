@@ -37,6 +37,7 @@ export async function runTraceTool(backend, params, config) {
     regions: result?.totalRegions ?? 0,
     bestFile: result?.bestFile ?? null,
     structureFound: result?.structureFound ?? false,
+    index: result?.index ?? "off",
     ...extra,
   };
   return { text, details, result };
