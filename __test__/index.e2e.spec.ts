@@ -101,3 +101,36 @@ test("in a session, locate and trace answer from the working directory's ready i
   assert.ok(located.text.includes(walkedLocate.text.trimEnd()), located.text);
   assert.ok(traced.text.includes(walkedTrace.text.trimEnd()), traced.text);
 });
+
+test("the settings' locate.limit and trace.maxFiles are what the tools use when the model gives none", async (t) => {
+  const tree = project();
+  const agent = agentDir({ locate: { limit: 2 }, trace: { maxFiles: 1, maxRegions: 1 }, index: { enabled: false } });
+  t.after(() => {
+    agent.cleanup();
+    tree.cleanup();
+  });
+  const run = await runFauxSession({
+    cwd: tree.root,
+    agentDir: agent.dir,
+    steps: [
+      fauxAssistantMessage(
+        [
+          fauxToolCall("locate", { query: "f" }, { id: "l" }),
+          fauxToolCall("trace", { query: "subject:hay relation:defined" }, { id: "t" }),
+          fauxToolCall("locate", { query: "f", limit: 3 }, { id: "l3" }),
+        ],
+        { stopReason: "toolUse" },
+      ),
+      fauxAssistantMessage("done"),
+    ],
+  });
+  assert.deepEqual(run.extensionErrors, []);
+  const details = (id: string) => run.toolResults.find((x) => x.toolCallId === id)?.details as { files: number; regions?: number };
+  assert.equal(details("l").files, 2);
+  assert.deepEqual([details("t").files, details("t").regions], [1, 1]);
+  assert.equal(details("l3").files, 3, "the model's own limit wins");
+  // The tool's schema tells the model the configured default.
+  const tools = run.contexts[0].tools ?? [];
+  const locate = tools.find((x) => x.name === "locate");
+  assert.match(JSON.stringify(locate?.parameters), /default: 2/);
+});

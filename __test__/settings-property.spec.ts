@@ -6,8 +6,8 @@ import { join } from "node:path";
 import fc from "fast-check";
 import { DEFAULT_SETTINGS, KNOWN_TOOLS, loadSettings, type PiUtilsSettings } from "../extensions/lib/settings.ts";
 
-type Section = "grep" | "glob" | "shell";
-const SECTIONS: Section[] = ["grep", "glob", "shell"];
+type Section = "grep" | "glob" | "locate" | "trace" | "shell";
+const SECTIONS: Section[] = ["grep", "glob", "locate", "trace", "shell"];
 const MAX_MS = 2 ** 31 - 1;
 
 // Written independently of the loader's schema so a loosened check there shows up here.
@@ -18,6 +18,8 @@ const VALID: Record<Section, Record<string, (v: unknown) => boolean>> = (() => {
 	return {
 		grep: { timeoutMs: int(1, MAX_MS), graceMs: int(0, MAX_MS), noIgnore: bool, limit: int(1, big), maxLineLength: int(1, big), maxBytes: int(1, big) },
 		glob: { timeoutMs: int(1, MAX_MS), graceMs: int(0, MAX_MS), limit: int(1, big), noIgnore: bool },
+		locate: { timeoutMs: int(1, MAX_MS), graceMs: int(0, MAX_MS), limit: int(1, big) },
+		trace: { timeoutMs: int(1, MAX_MS), graceMs: int(0, MAX_MS), maxFiles: int(1, big), maxRegions: int(1, big) },
 		shell: {
 			foregroundTimeoutSec: int(1, Math.floor(MAX_MS / 1000)), autoBackgroundAfterSec: int(1, Math.floor(MAX_MS / 1000)),
 			maxBackgroundJobs: int(1, big), killGraceMs: int(0, MAX_MS), onQuit: (v) => v === "kill" || v === "keep",

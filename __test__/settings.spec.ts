@@ -52,6 +52,17 @@ const GLOB_FULL = `"glob": {
     "limit": 200,
     "noIgnore": true
   }`;
+const LOCATE_FULL = `"locate": {
+    "timeoutMs": 30000,
+    "graceMs": 3000,
+    "limit": 10
+  }`;
+const TRACE_FULL = `"trace": {
+    "timeoutMs": 30000,
+    "graceMs": 3000,
+    "maxFiles": 5,
+    "maxRegions": 6
+  }`;
 const SHELL_FULL = `"shell": {
     "foregroundTimeoutSec": 600,
     "autoBackgroundAfterSec": 120,
@@ -67,7 +78,7 @@ const INDEX_FULL = `"index": {
     "maxFiles": 500000,
     "maxDiskMB": 2048
   }`;
-const SCAFFOLD = `{\n  ${GREP_FULL},\n  ${GLOB_FULL},\n  ${SHELL_FULL},\n  ${INDEX_FULL},\n  "disabledTools": []\n}\n`;
+const SCAFFOLD = `{\n  ${GREP_FULL},\n  ${GLOB_FULL},\n  ${LOCATE_FULL},\n  ${TRACE_FULL},\n  ${SHELL_FULL},\n  ${INDEX_FULL},\n  "disabledTools": []\n}\n`;
 
 test("agentDir follows Pi: $PI_CODING_AGENT_DIR with ~ expanded, else ~/.pi/agent", () => {
 	assert.equal(agentDir({}), join(homedir(), ".pi", "agent"));
@@ -95,10 +106,10 @@ test("a missing file is scaffolded with every default, 2-space indent, trailing 
 });
 
 test("a missing key is appended at the end of its own section; everything else byte-identical", (t) => {
-	const before = `{\n  "grep": {\n    "limit": 7,\n    "noIgnore": false\n  },\n  ${GLOB_FULL},\n  ${SHELL_FULL},\n  ${INDEX_FULL},\n  "disabledTools": []\n}\n`;
+	const before = `{\n  "grep": {\n    "limit": 7,\n    "noIgnore": false\n  },\n  ${GLOB_FULL},\n  ${LOCATE_FULL},\n  ${TRACE_FULL},\n  ${SHELL_FULL},\n  ${INDEX_FULL},\n  "disabledTools": []\n}\n`;
 	const { dir, file } = withFile(t, before);
 	const r = loadSettings(dir);
-	const after = `{\n  "grep": {\n    "limit": 7,\n    "noIgnore": false,\n    "timeoutMs": 30000,\n    "graceMs": 3000,\n    "maxLineLength": 500,\n    "maxBytes": 51200\n  },\n  ${GLOB_FULL},\n  ${SHELL_FULL},\n  ${INDEX_FULL},\n  "disabledTools": []\n}\n`;
+	const after = `{\n  "grep": {\n    "limit": 7,\n    "noIgnore": false,\n    "timeoutMs": 30000,\n    "graceMs": 3000,\n    "maxLineLength": 500,\n    "maxBytes": 51200\n  },\n  ${GLOB_FULL},\n  ${LOCATE_FULL},\n  ${TRACE_FULL},\n  ${SHELL_FULL},\n  ${INDEX_FULL},\n  "disabledTools": []\n}\n`;
 	assert.equal(read(file), after);
 	assert.deepEqual(r.repaired, ["grep.timeoutMs", "grep.graceMs", "grep.maxLineLength", "grep.maxBytes"]);
 	assert.equal(r.settings.grep.limit, 7);
@@ -113,9 +124,9 @@ test("missing sections are appended after the user's last key, in the user's ind
 	const { dir, file } = withFile(t, before);
 	const r = loadSettings(dir);
 	const tabbed = (s: string) => s.replace(/\n {4}/g, "\n\t\t").replace(/\n {2}/g, "\n\t");
-	const after = `{\n\t"disabledTools": ["bash"],\n\t"grep": {\n\t\t"limit": 9,\n\t\t"timeoutMs": 30000,\n\t\t"graceMs": 3000,\n\t\t"noIgnore": true,\n\t\t"maxLineLength": 500,\n\t\t"maxBytes": 51200\n\t},\n\t${tabbed(GLOB_FULL)},\n\t${tabbed(SHELL_FULL)},\n\t${tabbed(INDEX_FULL)}\n}`;
+	const after = `{\n\t"disabledTools": ["bash"],\n\t"grep": {\n\t\t"limit": 9,\n\t\t"timeoutMs": 30000,\n\t\t"graceMs": 3000,\n\t\t"noIgnore": true,\n\t\t"maxLineLength": 500,\n\t\t"maxBytes": 51200\n\t},\n\t${tabbed(GLOB_FULL)},\n\t${tabbed(LOCATE_FULL)},\n\t${tabbed(TRACE_FULL)},\n\t${tabbed(SHELL_FULL)},\n\t${tabbed(INDEX_FULL)}\n}`;
 	assert.equal(read(file), after);
-	assert.deepEqual(r.repaired, ["grep.timeoutMs", "grep.graceMs", "grep.noIgnore", "grep.maxLineLength", "grep.maxBytes", "glob", "shell", "index"]);
+	assert.deepEqual(r.repaired, ["grep.timeoutMs", "grep.graceMs", "grep.noIgnore", "grep.maxLineLength", "grep.maxBytes", "glob", "locate", "trace", "shell", "index"]);
 });
 
 test("a file written on one line gets its missing keys on that line, spaced as the file spaces them", (t) => {
@@ -125,14 +136,14 @@ test("a file written on one line gets its missing keys on that line, spaced as t
 	const { limit: _limit, ...grepRest } = DEFAULT_SETTINGS.grep;
 	assert.equal(
 		read(tight.file),
-		`{"grep":{"limit":5,${compact(grepRest)}},"disabledTools":[],${compact({ glob: DEFAULT_SETTINGS.glob, shell: DEFAULT_SETTINGS.shell, index: DEFAULT_SETTINGS.index })}}`,
+		`{"grep":{"limit":5,${compact(grepRest)}},"disabledTools":[],${compact({ glob: DEFAULT_SETTINGS.glob, locate: DEFAULT_SETTINGS.locate, trace: DEFAULT_SETTINGS.trace, shell: DEFAULT_SETTINGS.shell, index: DEFAULT_SETTINGS.index })}}`,
 	);
 
 	const spaced = withFile(t, `{"grep": {"limit": 5}}`);
 	loadSettings(spaced.dir);
 	const written = read(spaced.file);
 	assert.ok(written.startsWith(`{"grep": {"limit": 5, "timeoutMs": 30000, "graceMs": 3000, `), written);
-	assert.ok(written.includes(`}, "glob": {"timeoutMs": 10000, "graceMs": 2000, "limit": 200, "noIgnore": true}, "shell": {`), written);
+	assert.ok(written.includes(`}, "glob": {"timeoutMs": 10000, "graceMs": 2000, "limit": 200, "noIgnore": true}, "locate": {"timeoutMs": 30000, "graceMs": 3000, "limit": 10}, "trace": {"timeoutMs": 30000, "graceMs": 3000, "maxFiles": 5, "maxRegions": 6}, "shell": {`), written);
 	assert.ok(written.endsWith(`"onQuit": "kill", "maxLogBytes": 67108864, "logRetentionDays": 7}, "index": {"enabled": true, "minFiles": 1000, "maxFiles": 500000, "maxDiskMB": 2048}, "disabledTools": []}`), written);
 	assert.ok(!written.includes("\n"), "still one line");
 });
@@ -140,7 +151,7 @@ test("a file written on one line gets its missing keys on that line, spaced as t
 test("an empty object and an empty section are filled", (t) => {
 	const { dir, file } = withFile(t, `{\n  "grep": {}\n}\n`);
 	loadSettings(dir);
-	assert.equal(read(file), `{\n  ${GREP_FULL},\n  ${GLOB_FULL},\n  ${SHELL_FULL},\n  ${INDEX_FULL},\n  "disabledTools": []\n}\n`);
+	assert.equal(read(file), `{\n  ${GREP_FULL},\n  ${GLOB_FULL},\n  ${LOCATE_FULL},\n  ${TRACE_FULL},\n  ${SHELL_FULL},\n  ${INDEX_FULL},\n  "disabledTools": []\n}\n`);
 
 	const bare = withFile(t, "{}");
 	loadSettings(bare.dir);
@@ -148,7 +159,7 @@ test("an empty object and an empty section are filled", (t) => {
 });
 
 test("an invalid value keeps its bytes, the default applies in memory, and the warning names section.key", (t) => {
-	const before = `{\n  "grep": {\n    "timeoutMs": "fast",\n    "graceMs": 3000,\n    "noIgnore": "yes",\n    "limit": 0,\n    "maxLineLength": 1.5,\n    "maxBytes": 51200\n  },\n  ${GLOB_FULL},\n  "shell": {\n    "foregroundTimeoutSec": 600,\n    "autoBackgroundAfterSec": 120,\n    "maxBackgroundJobs": -1,\n    "killGraceMs": 3000,\n    "onQuit": "stop",\n    "maxLogBytes": 67108864,\n    "logRetentionDays": 7\n  },\n  ${INDEX_FULL},\n  "disabledTools": []\n}\n`;
+	const before = `{\n  "grep": {\n    "timeoutMs": "fast",\n    "graceMs": 3000,\n    "noIgnore": "yes",\n    "limit": 0,\n    "maxLineLength": 1.5,\n    "maxBytes": 51200\n  },\n  ${GLOB_FULL},\n  ${LOCATE_FULL},\n  ${TRACE_FULL},\n  "shell": {\n    "foregroundTimeoutSec": 600,\n    "autoBackgroundAfterSec": 120,\n    "maxBackgroundJobs": -1,\n    "killGraceMs": 3000,\n    "onQuit": "stop",\n    "maxLogBytes": 67108864,\n    "logRetentionDays": 7\n  },\n  ${INDEX_FULL},\n  "disabledTools": []\n}\n`;
 	const { dir, file } = withFile(t, before);
 	const r = loadSettings(dir);
 	assert.equal(read(file), before);
@@ -181,7 +192,7 @@ test("delays beyond Node's 2^31-1 ms timer limit are rejected, the limit itself 
 });
 
 test("an invalid value stays on disk while missing keys of the same section are added", (t) => {
-	const before = `{\n  "glob": {\n    "limit": "lots"\n  },\n  ${GREP_FULL},\n  ${SHELL_FULL},\n  ${INDEX_FULL},\n  "disabledTools": []\n}\n`;
+	const before = `{\n  "glob": {\n    "limit": "lots"\n  },\n  ${GREP_FULL},\n  ${LOCATE_FULL},\n  ${TRACE_FULL},\n  ${SHELL_FULL},\n  ${INDEX_FULL},\n  "disabledTools": []\n}\n`;
 	const { dir, file } = withFile(t, before);
 	const r = loadSettings(dir);
 	const after = before.replace(`"limit": "lots"\n`, `"limit": "lots",\n    "timeoutMs": 10000,\n    "graceMs": 2000,\n    "noIgnore": true\n`);
@@ -191,7 +202,7 @@ test("an invalid value stays on disk while missing keys of the same section are 
 });
 
 test("a section that is not an object is an invalid value: defaults for it, bytes untouched", (t) => {
-	const before = `{\n  "grep": 5,\n  ${GLOB_FULL},\n  ${SHELL_FULL},\n  ${INDEX_FULL},\n  "disabledTools": []\n}\n`;
+	const before = `{\n  "grep": 5,\n  ${GLOB_FULL},\n  ${LOCATE_FULL},\n  ${TRACE_FULL},\n  ${SHELL_FULL},\n  ${INDEX_FULL},\n  "disabledTools": []\n}\n`;
 	const { dir, file } = withFile(t, before);
 	const r = loadSettings(dir);
 	assert.equal(read(file), before);
@@ -204,7 +215,7 @@ test("unknown keys, odd numbers and duplicate keys survive byte for byte", (t) =
 	const before = `{\n  "myNote": "keep me",\n  "big": 12345678901234567890,\n  "huge": 1e400,\n  "grep": {"custom": [1, 2], "limit": 3},\n  "grep": {"limit": 4}\n}\n`;
 	const { dir, file } = withFile(t, before);
 	const r = loadSettings(dir);
-	const after = `{\n  "myNote": "keep me",\n  "big": 12345678901234567890,\n  "huge": 1e400,\n  "grep": {"custom": [1, 2], "limit": 3},\n  "grep": {"limit": 4, "timeoutMs": 30000, "graceMs": 3000, "noIgnore": true, "maxLineLength": 500, "maxBytes": 51200},\n  ${GLOB_FULL},\n  ${SHELL_FULL},\n  ${INDEX_FULL},\n  "disabledTools": []\n}\n`;
+	const after = `{\n  "myNote": "keep me",\n  "big": 12345678901234567890,\n  "huge": 1e400,\n  "grep": {"custom": [1, 2], "limit": 3},\n  "grep": {"limit": 4, "timeoutMs": 30000, "graceMs": 3000, "noIgnore": true, "maxLineLength": 500, "maxBytes": 51200},\n  ${GLOB_FULL},\n  ${LOCATE_FULL},\n  ${TRACE_FULL},\n  ${SHELL_FULL},\n  ${INDEX_FULL},\n  "disabledTools": []\n}\n`;
 	assert.equal(read(file), after);
 	assert.equal(r.settings.grep.limit, 4, "the last duplicate wins, as in JSON.parse");
 	assert.ok(r.warnings.some((w) => w.includes('"myNote" is not a known setting')));
@@ -231,7 +242,7 @@ test("a present disabledTools array is kept as is, however it is formatted", (t)
 	const before = `{\n  "disabledTools": [ "glob",\n      "shell_*"  ,"bash"]\n}\n`;
 	const { dir, file } = withFile(t, before);
 	const r = loadSettings(dir);
-	assert.equal(read(file), `{\n  "disabledTools": [ "glob",\n      "shell_*"  ,"bash"],\n  ${GREP_FULL},\n  ${GLOB_FULL},\n  ${SHELL_FULL},\n  ${INDEX_FULL}\n}\n`);
+	assert.equal(read(file), `{\n  "disabledTools": [ "glob",\n      "shell_*"  ,"bash"],\n  ${GREP_FULL},\n  ${GLOB_FULL},\n  ${LOCATE_FULL},\n  ${TRACE_FULL},\n  ${SHELL_FULL},\n  ${INDEX_FULL}\n}\n`);
 	assert.ok(!r.repaired.includes("disabledTools"));
 	assert.deepEqual(r.settings.disabledTools, ["glob", "shell_status", "shell_kill", "bash"]);
 });
@@ -334,7 +345,8 @@ test("the write goes through a symlink to its target and keeps the file's mode",
 	assert.ok(read(real).startsWith(`{"grep": {"limit": 3, "timeoutMs": 30000`));
 	assert.equal(statSync(real).mode & 0o777, 0o600);
 	assert.deepEqual(readdirSync(dotfiles), ["pi-utils.json"]);
-	assert.equal(r.repaired.length, 9);
+	// grep's five missing keys, then glob, locate, trace, shell, index and disabledTools.
+	assert.equal(r.repaired.length, 11);
 });
 
 test("prefix wildcards expand to known tool names; gates are exact-match", (t) => {

@@ -28,8 +28,8 @@ import {
 	type OutlineToolParams,
 } from "./lib/search/outline.mjs";
 import { formatResultLines, kb, shortenPath } from "./lib/search/render.mjs";
-import { DEFAULT_LOCATE_LIMIT, runLocateTool } from "./lib/search/locate.mjs";
-import { DEFAULT_TRACE_MAX_FILES, DEFAULT_TRACE_MAX_REGIONS, runTraceTool } from "./lib/search/trace.mjs";
+import { runLocateTool } from "./lib/search/locate.mjs";
+import { runTraceTool } from "./lib/search/trace.mjs";
 import { sweepSpillFiles, type ParameterSpecs } from "./lib/search/toolkit.mjs";
 import { loadNative, type NativeLoad } from "./lib/native.mjs";
 import { findRg, rgBackend, RG_INSTALL_HINT, type SearchBackend } from "./lib/search/rg/index.mjs";
@@ -78,11 +78,11 @@ function textComponent(last: unknown, text: string): Text {
 
 const expandHint = () => keyHint("app.tools.expand", "to expand");
 
-function locateSchema() {
+function locateSchema(defaultLimit: number) {
 	return Type.Object({
 		query: Type.String({ description: "Words or an identifier in any form: 'auth status', 'AuthStatus', 'auth_status', 'src/auth'" }),
 		path: Type.Optional(Type.String({ description: "Directory to search in (default: current directory)" })),
-		limit: Type.Optional(Type.Number({ description: `Most files to return (default: ${DEFAULT_LOCATE_LIMIT})` })),
+		limit: Type.Optional(Type.Number({ description: `Most files to return (default: ${defaultLimit})` })),
 		type: Type.Optional(Type.String({ description: "Only files of this ripgrep type, e.g. ts, rust, py" })),
 		glob: Type.Optional(Type.String({ description: "Only files matching this glob, e.g. 'src/**'" })),
 		noIgnore: Type.Optional(Type.Boolean({ description: "Also rank files ignore rules exclude, after the project's own (default: true)" })),
@@ -90,7 +90,7 @@ function locateSchema() {
 	});
 }
 
-function traceSchema() {
+function traceSchema(defaults: { maxFiles: number; maxRegions: number }) {
 	return Type.Object({
 		query: Type.String({
 			description:
@@ -99,8 +99,8 @@ function traceSchema() {
 				"e.g. 'subject:auth_status relation:called_from'",
 		}),
 		path: Type.Optional(Type.String({ description: "Directory to search in (default: current directory)" })),
-		maxFiles: Type.Optional(Type.Number({ description: `Most files to show (default: ${DEFAULT_TRACE_MAX_FILES})` })),
-		maxRegions: Type.Optional(Type.Number({ description: `Most regions to show over all files (default: ${DEFAULT_TRACE_MAX_REGIONS})` })),
+		maxFiles: Type.Optional(Type.Number({ description: `Most files to show (default: ${defaults.maxFiles})` })),
+		maxRegions: Type.Optional(Type.Number({ description: `Most regions to show over all files (default: ${defaults.maxRegions})` })),
 	});
 }
 
@@ -227,8 +227,9 @@ export default function fsSearch(pi: ExtensionAPI): void {
 				promptGuidelines: [
 					"Use locate when you know roughly what a file is about but not its name; use glob when you know the name pattern, grep for exact text.",
 				],
-				parameters: locateSchema(),
-				run: (params: never, cwd: string, signal: AbortSignal | undefined) => runLocateTool(core, params, { cwd, signal }),
+				parameters: locateSchema(settings.locate.limit),
+				run: (params: never, cwd: string, signal: AbortSignal | undefined) =>
+					runLocateTool(core, params, { cwd, signal, timeoutMs: settings.locate.timeoutMs, graceMs: settings.locate.graceMs, defaultLimit: settings.locate.limit }),
 			},
 			{
 				name: "trace",
@@ -241,8 +242,16 @@ export default function fsSearch(pi: ExtensionAPI): void {
 				promptGuidelines: [
 					"Use trace when you want where something is defined, called from, rendered, populated or handled in one call, instead of several greps and reads.",
 				],
-				parameters: traceSchema(),
-				run: (params: never, cwd: string, signal: AbortSignal | undefined) => runTraceTool(core, params, { cwd, signal }),
+				parameters: traceSchema(settings.trace),
+				run: (params: never, cwd: string, signal: AbortSignal | undefined) =>
+					runTraceTool(core, params, {
+						cwd,
+						signal,
+						timeoutMs: settings.trace.timeoutMs,
+						graceMs: settings.trace.graceMs,
+						defaultMaxFiles: settings.trace.maxFiles,
+						defaultMaxRegions: settings.trace.maxRegions,
+					}),
 			},
 		];
 		for (const tool of queryTools) {

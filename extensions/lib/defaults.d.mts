@@ -12,6 +12,19 @@ export interface GlobDefaults {
   limit: number;
   noIgnore: boolean;
 }
+export interface LocateDefaults {
+  timeoutMs: number;
+  graceMs: number;
+  /** Files returned when the call gives no `limit`. */
+  limit: number;
+}
+export interface TraceDefaults {
+  timeoutMs: number;
+  graceMs: number;
+  /** Files and regions shown when the call gives no `maxFiles` / `maxRegions`. */
+  maxFiles: number;
+  maxRegions: number;
+}
 export interface OutlineDefaults {
   maxItems: number;
 }
@@ -35,10 +48,12 @@ export interface IndexDefaults {
 export interface Defaults {
   readonly grep: Readonly<GrepDefaults>;
   readonly glob: Readonly<GlobDefaults>;
+  readonly locate: Readonly<LocateDefaults>;
+  readonly trace: Readonly<TraceDefaults>;
   readonly outline: Readonly<OutlineDefaults>;
   readonly shell: Readonly<ShellDefaults>;
   readonly index: Readonly<IndexDefaults>;
 }
 
-/** Every default, frozen. The settings file's keys are `grep`, `glob`, `shell` and `index`; `outline` is not a setting. */
+/** Every default, frozen. The settings file's keys are `grep`, `glob`, `locate`, `trace`, `shell` and `index`; `outline` is not a setting. */
 export declare const DEFAULTS: Defaults;

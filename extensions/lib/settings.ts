@@ -19,8 +19,10 @@ export const KNOWN_TOOLS: readonly string[] = Object.freeze(["grep", "glob", "ou
 export interface GrepSettings { timeoutMs: number; graceMs: number; noIgnore: boolean; limit: number; maxLineLength: number; maxBytes: number }
 export interface GlobSettings { timeoutMs: number; graceMs: number; limit: number; noIgnore: boolean }
 export interface ShellSettings { foregroundTimeoutSec: number; autoBackgroundAfterSec: number; maxBackgroundJobs: number; killGraceMs: number; onQuit: "kill" | "keep"; maxLogBytes: number; logRetentionDays: number }
+export interface LocateSettings { timeoutMs: number; graceMs: number; limit: number }
+export interface TraceSettings { timeoutMs: number; graceMs: number; maxFiles: number; maxRegions: number }
 export interface IndexSettings { enabled: boolean; minFiles: number; maxFiles: number; maxDiskMB: number }
-export interface PiUtilsSettings { grep: GrepSettings; glob: GlobSettings; shell: ShellSettings; index: IndexSettings; disabledTools: string[] }
+export interface PiUtilsSettings { grep: GrepSettings; glob: GlobSettings; locate: LocateSettings; trace: TraceSettings; shell: ShellSettings; index: IndexSettings; disabledTools: string[] }
 
 export interface SettingsLoadResult {
 	settings: PiUtilsSettings;
@@ -45,6 +47,8 @@ function deepFreeze<T>(value: T): T {
 export const DEFAULT_SETTINGS: PiUtilsSettings = deepFreeze({
 	grep: { ...DEFAULTS.grep },
 	glob: { ...DEFAULTS.glob },
+	locate: { ...DEFAULTS.locate },
+	trace: { ...DEFAULTS.trace },
 	shell: { ...DEFAULTS.shell },
 	index: { ...DEFAULTS.index },
 	disabledTools: [],
@@ -103,9 +107,11 @@ const bool: Check = (v) => (typeof v === "boolean" ? null : "must be true or fal
 const oneOf = (...options: string[]): Check => (v) =>
 	typeof v === "string" && options.includes(v) ? null : `must be one of ${options.map((o) => JSON.stringify(o)).join(", ")}`;
 
-const SCHEMA: { [S in "grep" | "glob" | "shell" | "index"]: { [K in keyof PiUtilsSettings[S]]: Check } } = {
+const SCHEMA: { [S in "grep" | "glob" | "locate" | "trace" | "shell" | "index"]: { [K in keyof PiUtilsSettings[S]]: Check } } = {
 	grep: { timeoutMs: intIn(1, MAX_MS), graceMs: intIn(0, MAX_MS), noIgnore: bool, limit: intIn(1, Number.MAX_SAFE_INTEGER), maxLineLength: intIn(1, Number.MAX_SAFE_INTEGER), maxBytes: intIn(1, Number.MAX_SAFE_INTEGER) },
 	glob: { timeoutMs: intIn(1, MAX_MS), graceMs: intIn(0, MAX_MS), limit: intIn(1, Number.MAX_SAFE_INTEGER), noIgnore: bool },
+	locate: { timeoutMs: intIn(1, MAX_MS), graceMs: intIn(0, MAX_MS), limit: intIn(1, Number.MAX_SAFE_INTEGER) },
+	trace: { timeoutMs: intIn(1, MAX_MS), graceMs: intIn(0, MAX_MS), maxFiles: intIn(1, Number.MAX_SAFE_INTEGER), maxRegions: intIn(1, Number.MAX_SAFE_INTEGER) },
 	shell: { foregroundTimeoutSec: intIn(1, MAX_SEC), autoBackgroundAfterSec: intIn(1, MAX_SEC), maxBackgroundJobs: intIn(1, Number.MAX_SAFE_INTEGER), killGraceMs: intIn(0, MAX_MS), onQuit: oneOf("kill", "keep"), maxLogBytes: intIn(2 * 1024 * 1024, Number.MAX_SAFE_INTEGER), logRetentionDays: intIn(1, 36500) },
 	index: { enabled: bool, minFiles: intIn(0, 2 ** 32 - 1), maxFiles: intIn(1, 2 ** 32 - 1), maxDiskMB: intIn(1, 2 ** 32 - 1) },
 };
@@ -125,7 +131,7 @@ function show(v: unknown): string {
 const isCommentKey = (k: string) => k.startsWith("_") || k.startsWith("$") || k.startsWith("//");
 
 function cloneDefaults(): PiUtilsSettings {
-	return { grep: { ...DEFAULT_SETTINGS.grep }, glob: { ...DEFAULT_SETTINGS.glob }, shell: { ...DEFAULT_SETTINGS.shell }, index: { ...DEFAULT_SETTINGS.index }, disabledTools: [] };
+	return { grep: { ...DEFAULT_SETTINGS.grep }, glob: { ...DEFAULT_SETTINGS.glob }, locate: { ...DEFAULT_SETTINGS.locate }, trace: { ...DEFAULT_SETTINGS.trace }, shell: { ...DEFAULT_SETTINGS.shell }, index: { ...DEFAULT_SETTINGS.index }, disabledTools: [] };
 }
 
 function validate(raw: Record<string, unknown>, warn: (msg: string) => void): PiUtilsSettings {

@@ -2,11 +2,12 @@
 // (timeout + grace), and the finishing of the core's text (byte cap, timeout and error notices).
 // The text itself is rendered by the native core, so the CLI and the Pi tools print the same bytes.
 
+import { DEFAULTS } from "../defaults.mjs";
 import { formatSize, truncateHead } from "../truncate.mjs";
 import { abortError, asError, errorsNotice, formatSeconds, raceDeadline, searchFailure } from "./toolkit.mjs";
 
-/** Defaults of both tools (there are no settings keys for them yet). */
-export const DISCOVER_DEFAULTS = Object.freeze({ timeoutMs: 30000, graceMs: 3000, maxBytes: 51200 });
+/** What a call without its own timing or byte cap gets (the settings `locate.*` / `trace.*` set the timing). */
+export const DISCOVER_DEFAULTS = Object.freeze({ timeoutMs: DEFAULTS.locate.timeoutMs, graceMs: DEFAULTS.locate.graceMs, maxBytes: DEFAULTS.grep.maxBytes });
 
 /** Resolves with the native result, or null when the hard deadline passes first; rejects on abort or bad input. */
 export function callNative(call, opts, config) {

@@ -30,7 +30,7 @@ export interface LocateToolDetails extends DiscoverExtraDetails {
   index: LocateResult["index"];
 }
 
-export declare const DEFAULT_LOCATE_LIMIT: 10;
+export declare const DEFAULT_LOCATE_LIMIT: number;
 
 export declare function locateOptionsFor(params: LocateToolParams, config: LocateRunConfig): LocateOptions;
 

@@ -2,9 +2,10 @@
 // the Pi extension and `pi-utils locate`. Ranking and text come from the native core (src/discover).
 
 import { effectiveLimit } from "./toolkit.mjs";
+import { DEFAULTS } from "../defaults.mjs";
 import { callNative, finishText } from "./discover-kit.mjs";
 
-export const DEFAULT_LOCATE_LIMIT = 10;
+export const DEFAULT_LOCATE_LIMIT = DEFAULTS.locate.limit;
 
 export function locateOptionsFor(params, config) {
   const opts = {

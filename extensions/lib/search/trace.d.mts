@@ -25,14 +25,20 @@ export interface TraceToolDetails extends DiscoverExtraDetails {
   index: TraceResult["index"];
 }
 
-export declare const DEFAULT_TRACE_MAX_FILES: 5;
-export declare const DEFAULT_TRACE_MAX_REGIONS: 6;
+export declare const DEFAULT_TRACE_MAX_FILES: number;
+export declare const DEFAULT_TRACE_MAX_REGIONS: number;
 
-export declare function traceOptionsFor(params: TraceToolParams, config: DiscoverRunConfig): TraceOptions;
+export interface TraceRunConfig extends DiscoverRunConfig {
+  /** Used when `params.maxFiles` / `params.maxRegions` are not given (settings `trace.maxFiles` / `trace.maxRegions`). */
+  defaultMaxFiles?: number;
+  defaultMaxRegions?: number;
+}
+
+export declare function traceOptionsFor(params: TraceToolParams, config: TraceRunConfig): TraceOptions;
 
 /** Throws `Error("Operation aborted")` on abort and rethrows DSL errors (with a valid example). */
 export declare function runTraceTool(
   backend: TraceBackend,
   params: TraceToolParams,
-  config: DiscoverRunConfig,
+  config: TraceRunConfig,
 ): Promise<{ text: string; details: TraceToolDetails; result: TraceResult | null }>;

@@ -2,10 +2,11 @@
 // useful context packet"), shared by the Pi extension and `pi-utils trace`. Probes, regions and text come
 // from the native core (src/discover).
 
+import { DEFAULTS } from "../defaults.mjs";
 import { callNative, finishText } from "./discover-kit.mjs";
 
-export const DEFAULT_TRACE_MAX_FILES = 5;
-export const DEFAULT_TRACE_MAX_REGIONS = 6;
+export const DEFAULT_TRACE_MAX_FILES = DEFAULTS.trace.maxFiles;
+export const DEFAULT_TRACE_MAX_REGIONS = DEFAULTS.trace.maxRegions;
 
 const positive = (n, fallback) => (typeof n === "number" && Number.isFinite(n) ? Math.max(1, Math.floor(n)) : fallback);
 
@@ -13,8 +14,8 @@ export function traceOptionsFor(params, config) {
   const opts = {
     query: typeof params.query === "string" ? params.query : "",
     cwd: config.cwd,
-    maxFiles: positive(params.maxFiles, DEFAULT_TRACE_MAX_FILES),
-    maxRegions: positive(params.maxRegions, DEFAULT_TRACE_MAX_REGIONS),
+    maxFiles: positive(params.maxFiles, config.defaultMaxFiles ?? DEFAULT_TRACE_MAX_FILES),
+    maxRegions: positive(params.maxRegions, config.defaultMaxRegions ?? DEFAULT_TRACE_MAX_REGIONS),
   };
   if (params.path) opts.path = params.path;
   return opts;
