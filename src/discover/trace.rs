@@ -463,11 +463,11 @@ fn traced(
     let path = display_bytes(&relative_bytes(root, &c.path));
     let role = Role::of(&path.text);
     let language = Language::detect(&c.path, &buf);
-    let outline =
-        language.and_then(|l| crate::search::outline_of(l, &meta, &buf, &|| cancel.is_stopped()));
-    let uses = match (language, cancel.is_stopped()) {
-        (Some(l), false) => crate::search::name_uses_of(l, &meta, &buf, &|| cancel.is_stopped()),
-        _ => Default::default(),
+    let stop = || cancel.is_stopped();
+    let parsed = language.and_then(|l| crate::search::outline_and_uses_of(l, &meta, &buf, &stop));
+    let (outline, uses) = match parsed {
+        Some((o, u)) => (Some(o), u),
+        None => (None, Default::default()),
     };
     let lines = lines_of(&buf);
     let mut regions = build_regions(plan, role, outline.as_deref(), &lines, &occ, &uses);

@@ -171,6 +171,38 @@ fn with<T>(f: impl FnOnce(&mut Cache) -> T) -> T {
     f(guard.get_or_insert_with(Cache::default))
 }
 
+/// The outline and the name uses of `source` (the contents `meta`
+/// describes), each from its cache or, when neither is cached, from one
+/// parse (the first trace over a file used to parse it twice). `None` only
+/// when `stop` says so.
+pub fn outline_and_uses_of(
+    lang: Language,
+    meta: &Metadata,
+    source: &[u8],
+    stop: &dyn Fn() -> bool,
+) -> Option<(Arc<Outline>, Arc<Vec<NameUse>>)> {
+    let key = Key::of(meta, lang, std::time::SystemTime::now());
+    let uses_cache = || USES.lock().unwrap_or_else(|p| p.into_inner());
+    let outline = key.as_ref().and_then(get);
+    let uses = (key.as_ref()).and_then(|k| uses_cache().get_or_insert_with(Cache::default).get(k));
+    match (outline, uses) {
+        (Some(o), Some(u)) => Some((o, u)),
+        (Some(o), None) => Some((o, name_uses_of(lang, meta, source, stop))),
+        (None, Some(u)) => Some((outline_of(lang, meta, source, stop)?, u)),
+        (None, None) => {
+            let (o, u) = crate::structure::outline_and_uses(lang, source, stop)?;
+            let (o, u) = (Arc::new(o), Arc::new(u));
+            if let (Some(key), false) = (key, stop()) {
+                put(key.clone(), o.clone());
+                uses_cache()
+                    .get_or_insert_with(Cache::default)
+                    .put(key, u.clone());
+            }
+            Some((o, u))
+        }
+    }
+}
+
 /// The name uses (call sites, render sites) of `source`, the contents
 /// `meta` describes: cached like outlines. Empty when `stop` cut the parse
 /// (and then not cached).

@@ -7,7 +7,7 @@
 
 use super::languages::Language;
 use std::sync::OnceLock;
-use tree_sitter::{Parser, Query, QueryCursor, StreamingIterator};
+use tree_sitter::{Query, QueryCursor, StreamingIterator};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum UseKind {
@@ -60,23 +60,19 @@ pub fn name_uses(
     source: &[u8],
     should_stop: &dyn Fn() -> bool,
 ) -> Vec<NameUse> {
-    let Some(query) = compiled(language) else {
-        return Vec::new();
-    };
-    let mut parser = Parser::new();
-    if parser.set_language(&language.grammar()).is_err() {
+    // No parse for a language without a call query.
+    if compiled(language).is_none() {
         return Vec::new();
     }
-    let mut progress = |_: &tree_sitter::ParseState| {
-        if should_stop() {
-            std::ops::ControlFlow::Break(())
-        } else {
-            std::ops::ControlFlow::Continue(())
-        }
+    let Some(tree) = super::outline::parse(language, source, should_stop) else {
+        return Vec::new();
     };
-    let mut read = |offset: usize, _| source.get(offset..).unwrap_or_default();
-    let options = tree_sitter::ParseOptions::new().progress_callback(&mut progress);
-    let Some(tree) = parser.parse_with_options(&mut read, None, Some(options)) else {
+    uses_in(language, &tree, source)
+}
+
+/// The name uses in an already parsed `tree` of `source`.
+pub(crate) fn uses_in(language: Language, tree: &tree_sitter::Tree, source: &[u8]) -> Vec<NameUse> {
+    let Some(query) = compiled(language) else {
         return Vec::new();
     };
     let names = query.capture_names();
@@ -177,6 +173,12 @@ mod tests {
                     .any(|u| u.name == name && u.line == line && u.kind == UseKind::Call),
                 "{lang:?}: {uses:?}"
             );
+            // One parse for both gives what the two calls give.
+            let (outline, both) =
+                crate::structure::outline_and_uses(lang, src.as_bytes(), &|| false).unwrap();
+            let alone = crate::structure::outline(lang, src.as_bytes());
+            assert_eq!(both, uses, "{lang:?}");
+            assert_eq!(format!("{outline:?}"), format!("{alone:?}"), "{lang:?}");
         }
     }
 

@@ -25,7 +25,9 @@ pub mod render;
 pub use group::{group, Grouping};
 pub use languages::Language;
 pub use limit::{limit, Limited};
-pub use outline::{count_lines, outline, outline_cancellable, Outline, Symbol, SymbolKind};
+pub use outline::{
+    count_lines, outline, outline_and_uses, outline_cancellable, Outline, Symbol, SymbolKind,
+};
 pub use render::{render_outline, render_symbols, symbol_label};
 
 #[cfg(test)]
