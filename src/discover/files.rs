@@ -214,6 +214,38 @@ impl Scope {
     }
 }
 
+/// Runs a worker (one per thread, made by `make`) over every item on a
+/// few threads and returns what it gave, in no set order: the callers
+/// read and parse the handful of files a result shows, a few ms each.
+pub fn map_parallel<T: Sync, R: Send, W>(items: &[T], make: impl Fn() -> W + Sync) -> Vec<R>
+where
+    W: FnMut(usize, &T) -> Option<R>,
+{
+    let next = AtomicUsize::new(0);
+    let done = Mutex::new(Vec::new());
+    let threads = crate::search::default_threads()
+        .min(4)
+        .min(items.len())
+        .max(1);
+    let work = || {
+        let mut worker = make();
+        loop {
+            let i = next.fetch_add(1, Ordering::Relaxed);
+            let Some(item) = items.get(i) else { break };
+            if let Some(r) = worker(i, item) {
+                done.lock().unwrap_or_else(|p| p.into_inner()).push(r);
+            }
+        }
+    };
+    std::thread::scope(|s| {
+        for _ in 1..threads {
+            s.spawn(work);
+        }
+        work();
+    });
+    done.into_inner().unwrap_or_else(|p| p.into_inner())
+}
+
 /// Visits `files` on up to `threads` threads (each with its own visitor),
 /// a chunk at a time, until they are done, a visitor says stop, or `cancel`
 /// stops.

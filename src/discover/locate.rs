@@ -3,7 +3,7 @@
 //! few best are then read and outlined, to add "defines a symbol of that
 //! name" and the structure shown with each result.
 
-use super::files::{Scope, Visit};
+use super::files::{map_parallel, Scope, Visit};
 use super::role::{is_entry_point, Role};
 use super::tokens::{self, TokenMatch};
 use super::DiscoverError;
@@ -533,26 +533,10 @@ fn finish(
     chosen: Vec<Candidate>,
     cancel: &CancelToken,
 ) -> Vec<(LocatedFile, usize)> {
-    let jobs: Vec<(usize, Candidate)> = chosen.into_iter().enumerate().collect();
-    let next = Mutex::new(jobs.into_iter());
-    let done = Mutex::new(Vec::new());
-    let threads = crate::search::default_threads().min(4);
-    std::thread::scope(|s| {
-        for _ in 0..threads {
-            s.spawn(|| {
-                let mut matchers = q.matchers();
-                loop {
-                    let job = next.lock().unwrap_or_else(|p| p.into_inner()).next();
-                    let Some((rank, c)) = job else { break };
-                    let file = located(q, root, &c, &mut matchers, cancel);
-                    done.lock()
-                        .unwrap_or_else(|p| p.into_inner())
-                        .push((file, rank));
-                }
-            });
-        }
-    });
-    done.into_inner().unwrap_or_else(|p| p.into_inner())
+    map_parallel(&chosen, || {
+        let mut matchers = q.matchers();
+        move |rank, c: &Candidate| Some((located(q, root, c, &mut matchers, cancel), rank))
+    })
 }
 
 fn located(

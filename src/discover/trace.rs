@@ -5,7 +5,7 @@
 //! kind (definition, callsite, render-site, handler, assignment, ...).
 
 use super::dsl::{KindFilter, Relation, RelationTerm, TraceQuery};
-use super::files::{read_small, Scope, Visit};
+use super::files::{map_parallel, read_small, Scope, Visit};
 use super::relate::{shape, Occurrence, Shape, Subject};
 use super::role::Role;
 use super::tokens;
@@ -330,7 +330,11 @@ fn run_plan(plan: &TracePlan, cancel: &CancelToken) -> TraceResult {
         .into_iter()
         .map(|Reverse(c)| c)
         .collect();
-    let mut files = trace_candidates(plan, root, &candidates, cancel);
+    // Each is a parse or two (5 to 20 ms for a large C file): once the
+    // index has narrowed the pass over the files, most of a trace.
+    let mut files = map_parallel(&candidates, || {
+        |_, c: &Candidate| traced(plan, root, c, cancel)
+    });
     let wanted = plan.known().and_then(wanted_kind);
     files.sort_by(|a, b| {
         (!b.ignored)
@@ -415,36 +419,6 @@ fn keep_best_regions(files: &mut [TracedFile], max: usize) {
             k
         });
     }
-}
-
-/// [`traced`] for every candidate, on a few threads: each is a parse or
-/// two (5 to 20 ms for a large C file), and this part of a trace came to
-/// more than the pass over the files once the index had narrowed that.
-fn trace_candidates(
-    plan: &TracePlan,
-    root: &Path,
-    candidates: &[Candidate],
-    cancel: &CancelToken,
-) -> Vec<TracedFile> {
-    let next = AtomicU64::new(0);
-    let done = Mutex::new(Vec::new());
-    let threads = crate::search::default_threads()
-        .min(candidates.len())
-        .max(1);
-    let work = || loop {
-        let i = next.fetch_add(1, AtomicOrdering::Relaxed) as usize;
-        let Some(c) = candidates.get(i) else { break };
-        if let Some(f) = traced(plan, root, c, cancel) {
-            done.lock().unwrap_or_else(|p| p.into_inner()).push(f);
-        }
-    };
-    std::thread::scope(|s| {
-        for _ in 1..threads {
-            s.spawn(work);
-        }
-        work();
-    });
-    done.into_inner().unwrap_or_else(|p| p.into_inner())
 }
 
 /// Structure for one candidate: regions, their kinds and scores.

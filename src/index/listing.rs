@@ -31,12 +31,7 @@ impl ListedEntry<'_> {
     /// The modification time the walk's `stat` would give; only asked for
     /// the few files a caller keeps.
     pub fn mtime(&self) -> SystemTime {
-        // A write through another name of a hard-linked file may not be
-        // reported for this one: its time is read afresh, as glob does.
-        let stamp = match self.stamp {
-            Some(s) if s.nlink > 1 => Stamp::of(self.path),
-            other => other,
-        };
+        let stamp = Stamp::current(self.stamp, self.path);
         stamp.map_or(UNIX_EPOCH, |s| system_time(s.mtime))
     }
 }

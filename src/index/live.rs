@@ -190,16 +190,7 @@ impl Picture {
         }
         let scope = Scope::new(&self.table, root, plan.root(), &plan.options().walk)?;
         let files = scope.files(&self.table).map(|(e, ignored_root)| {
-            // A write through another name of a hard-linked file may not
-            // be reported for this one: its stamp is read afresh.
-            let fresh;
-            let stamp = match e.stamp {
-                Some(s) if s.nlink > 1 => {
-                    fresh = Stamp::of(&e.path);
-                    fresh.as_ref()
-                }
-                _ => e.stamp.as_ref(),
-            };
+            let stamp = Stamp::current(e.stamp, &e.path);
             ListedGlobFile {
                 path: &e.path,
                 mtime: stamp.map_or(UNIX_EPOCH, |s| system_time(s.mtime)),

@@ -171,9 +171,15 @@ fn with<T>(f: impl FnOnce(&mut Cache) -> T) -> T {
     f(guard.get_or_insert_with(Cache::default))
 }
 
-/// The outline and the name uses of `source` (the contents `meta`
-/// describes), each from its cache or, when neither is cached, from one
-/// parse (the first trace over a file used to parse it twice). `None` only
+fn with_uses<T>(f: impl FnOnce(&mut Cache<Vec<NameUse>>) -> T) -> T {
+    let mut guard = USES.lock().unwrap_or_else(|p| p.into_inner());
+    f(guard.get_or_insert_with(Cache::default))
+}
+
+/// The outline and the name uses (call sites, render sites) of `source`
+/// (the contents `meta` describes), each from its cache or, when neither
+/// is cached, from one parse (the first trace over a file used to parse it
+/// twice); what was parsed is cached when its stamps allow. `None` only
 /// when `stop` says so.
 pub fn outline_and_uses_of(
     lang: Language,
@@ -182,50 +188,27 @@ pub fn outline_and_uses_of(
     stop: &dyn Fn() -> bool,
 ) -> Option<(Arc<Outline>, Arc<Vec<NameUse>>)> {
     let key = Key::of(meta, lang, std::time::SystemTime::now());
-    let uses_cache = || USES.lock().unwrap_or_else(|p| p.into_inner());
     let outline = key.as_ref().and_then(get);
-    let uses = (key.as_ref()).and_then(|k| uses_cache().get_or_insert_with(Cache::default).get(k));
-    match (outline, uses) {
-        (Some(o), Some(u)) => Some((o, u)),
-        (Some(o), None) => Some((o, name_uses_of(lang, meta, source, stop))),
-        (None, Some(u)) => Some((outline_of(lang, meta, source, stop)?, u)),
+    let uses = key.as_ref().and_then(|k| with_uses(|c| c.get(k)));
+    let (outline, uses) = match (outline, uses) {
+        (Some(o), Some(u)) => return Some((o, u)),
+        (None, Some(u)) => return Some((outline_of(lang, meta, source, stop)?, u)),
+        (Some(o), None) => (o, crate::structure::calls::name_uses(lang, source, stop)),
         (None, None) => {
             let (o, u) = crate::structure::outline_and_uses(lang, source, stop)?;
-            let (o, u) = (Arc::new(o), Arc::new(u));
-            if let (Some(key), false) = (key, stop()) {
+            let o = Arc::new(o);
+            if let Some(key) = &key {
                 put(key.clone(), o.clone());
-                uses_cache()
-                    .get_or_insert_with(Cache::default)
-                    .put(key, u.clone());
             }
-            Some((o, u))
+            (o, u)
         }
-    }
-}
-
-/// The name uses (call sites, render sites) of `source`, the contents
-/// `meta` describes: cached like outlines. Empty when `stop` cut the parse
-/// (and then not cached).
-pub fn name_uses_of(
-    lang: Language,
-    meta: &Metadata,
-    source: &[u8],
-    stop: &dyn Fn() -> bool,
-) -> Arc<Vec<NameUse>> {
-    let key = Key::of(meta, lang, std::time::SystemTime::now());
-    let cache = || USES.lock().unwrap_or_else(|p| p.into_inner());
-    if let Some(key) = &key {
-        if let Some(hit) = cache().get_or_insert_with(Cache::default).get(key) {
-            return hit;
-        }
-    }
-    let fresh = Arc::new(crate::structure::calls::name_uses(lang, source, stop));
+    };
+    let uses = Arc::new(uses);
+    // Empty when `stop` cut the parse: then not cached.
     if let (Some(key), false) = (key, stop()) {
-        cache()
-            .get_or_insert_with(Cache::default)
-            .put(key, fresh.clone());
+        with_uses(|c| c.put(key, uses.clone()));
     }
-    fresh
+    Some((outline, uses))
 }
 
 /// The process-wide cache grep uses.
