@@ -15,6 +15,7 @@ import { jobDirFor, jobRegistryExists, nativeRegistryAvailable, openJobRegistry,
 import { bashContract, structuredResult, type BashStructured } from "./lib/shell/contract.ts";
 import { sweepJobDirs } from "./lib/shell/retention.ts";
 import { jobOperations, type RunOutcome } from "./lib/shell/runner.ts";
+import { keepSignalHandled } from "./lib/shell/quit-signal.ts";
 
 const WIDGET = "shell-bg";
 const MESSAGE_TYPE = "shell-bg";
@@ -78,6 +79,7 @@ export default function shellBg(pi: ExtensionAPI): void {
 	let piShell: { shellPath?: string; commandPrefix?: string } = {};
 	let widgetTimer: NodeJS.Timeout | undefined;
 	let widgetText = "";
+	let releaseSigterm: (() => void) | undefined;
 
 	const host: JobsHost = {
 		canDeliver: (how) => {
@@ -410,6 +412,8 @@ export default function shellBg(pi: ExtensionAPI): void {
 		inMemorySession = !sessionFile;
 		dir = jobDirFor({ sessionFile, sessionId, agentDir: agentDir() });
 		piShell = piShellSettings(ctx.cwd);
+		// In the TUI, SIGTERM must reach session_shutdown below on Pi 0.73 too (why: lib/shell/quit-signal.ts).
+		if (ctx.hasUI && process.stdin.isTTY === true) releaseSigterm ??= keepSignalHandled("SIGTERM");
 		// Once per Pi process (not per /reload): job directories of sessions that are gone, past their retention.
 		const store = globalThis as unknown as Record<symbol, boolean | undefined>;
 		if (!store[SWEPT]) {
@@ -432,6 +436,8 @@ export default function shellBg(pi: ExtensionAPI): void {
 	});
 
 	pi.on("session_shutdown", async (event, ctx) => {
+		releaseSigterm?.();
+		releaseSigterm = undefined;
 		const current = jobs;
 		stopWidget(true);
 		active = false;
