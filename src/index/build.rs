@@ -232,6 +232,11 @@ fn revalidate(
         next_doc: (next + changed.len()) as u32,
     };
     let written = store.write_generation(store.next_generation(), root, table, &meta, &sources);
+    if written.is_err() && saved.postings.is_damaged() {
+        // A saved list failed its checksum while being merged (the file is
+        // gone from the store by now): build from scratch.
+        return None;
+    }
     Some(Ok(match written {
         Ok(p) => (p, None, changed.len(), next + changed.len()),
         Err(e) => {

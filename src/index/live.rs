@@ -507,6 +507,15 @@ impl LiveIndex {
         let rebuild = pic.unindexed().saturating_sub(pic.unindexable)
             > rebuild_threshold(pic.table.entries.len());
         let found = query(pic);
+        if pic.postings.is_damaged() {
+            // What `query` found is still right (a damaged list reads as
+            // "any file"), but the saved generation is gone from the store
+            // and the picture is rebuilt from scratch.
+            *slot = Slot::Stale("the saved index failed its checksum".into());
+            drop(slot);
+            self.spawn_build_from_stale();
+            return Err(IndexUse::Stale);
+        }
         drop(slot);
         if rebuild {
             self.spawn_build();

@@ -13,6 +13,7 @@
 //! (`store.rs`) and mapped from there, so they stay off Node's heap and the
 //! next process re-validates them by one walk instead of building again.
 
+mod blocks;
 mod build;
 mod glob;
 mod listing;

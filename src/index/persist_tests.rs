@@ -224,6 +224,80 @@ fn a_damaged_generation_is_never_trusted_the_next_process_builds_again() {
     super::drop_root(root);
 }
 
+/// Where a generation's posting blob lies: its offset and length, from
+/// the trailer (words 0 and 1 of the last 48 bytes).
+fn blob_of(file: &[u8]) -> (usize, usize) {
+    let t = &file[file.len() - 48..];
+    let word = |i: usize| u64::from_le_bytes(t[i * 8..i * 8 + 8].try_into().unwrap()) as usize;
+    (word(0), word(1))
+}
+
+/// A tree whose index's posting blob spans many checksum blocks, built
+/// and saved; its generation file with every block wholly inside the
+/// blob flipped (the table and key directory, checked at open, intact).
+fn damaged_blob() -> (tempfile::TempDir, tempfile::TempDir, Vec<u8>) {
+    let (t, store) = tree_and_store();
+    let root = t.path();
+    fs::create_dir(root.join("many")).unwrap();
+    for i in 0..60 {
+        let text = format!("word{i}x alpha{i}q zeta_{i}_omega\n");
+        fs::write(root.join(format!("many/m{i}.txt")), text).unwrap();
+    }
+    settle();
+    warm_in(root, store.path());
+    forget_root(root);
+    let dir = store_of(root, store.path()).dir;
+    let gen = dir.join(&generations(&dir)[0]);
+    let mut bytes = fs::read(&gen).unwrap();
+    let (at, blob) = blob_of(&bytes);
+    let block = 1usize << super::blocks::BLOCK_SHIFT;
+    let (from, to) = (at.div_ceil(block) * block, (at + blob) / block * block);
+    assert!(to > from + block, "the test tree's blob spans blocks");
+    for b in &mut bytes[from..to] {
+        *b ^= 0xff;
+    }
+    fs::write(&gen, &bytes).unwrap();
+    (t, store, bytes)
+}
+
+/// After the damage was met: built again from scratch into a new
+/// generation, which searches use.
+fn rebuilt_from_scratch(root: &Path, store: &Path, damaged: &[u8]) {
+    let rebuilt = warm_in(root, store);
+    assert_eq!(rebuilt.reread, None, "built again from scratch");
+    let dir = store_of(root, store).dir;
+    let now = generations(&dir);
+    assert_eq!(now.len(), 1, "{now:?}");
+    assert_ne!(fs::read(dir.join(&now[0])).unwrap(), damaged);
+    assert!(compare_all(root, "rebuilt").grep > 0);
+    super::drop_root(root);
+}
+
+#[test]
+fn damaged_posting_lists_are_caught_when_a_search_first_reads_them() {
+    let (t, store, damaged) = damaged_blob();
+    let opened = warm_in(t.path(), store.path());
+    assert_eq!(opened.reread, Some(0), "the damage is not seen at open");
+    compare_all(t.path(), "over damaged lists");
+    rebuilt_from_scratch(t.path(), store.path(), &damaged);
+}
+
+#[test]
+fn damaged_posting_lists_met_while_merging_changed_files_start_a_build_from_scratch() {
+    let (t, store, damaged) = damaged_blob();
+    fs::write(
+        t.path().join("many/m3.txt"),
+        "changed while no process watched\n",
+    )
+    .unwrap();
+    settle();
+    // No file left unread: the changed one is merged with every saved list.
+    let status = warm_leaving(t.path(), store.path(), 0);
+    assert_eq!(status.reread, None, "the merge met the damage");
+    compare_all(t.path(), "after the merge was given up");
+    rebuilt_from_scratch(t.path(), store.path(), &damaged);
+}
+
 #[test]
 fn the_store_folder_deleted_between_two_searches() {
     let (t, store) = tree_and_store();

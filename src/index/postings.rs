@@ -9,6 +9,7 @@
 //! cut the posting lists a query reads further, which matters past the
 //! million-file scale Cursor works at, not at a checkout's.
 
+use super::blocks::Checked;
 use super::planner::{trigram, Query};
 use std::collections::HashMap;
 
@@ -149,7 +150,8 @@ pub struct Sorted {
 pub trait ListSource {
     fn key_count(&self) -> usize;
     fn key(&self, i: usize) -> u32;
-    fn list(&self, i: usize) -> &[u8];
+    /// `None`: the list's bytes failed their checksum.
+    fn list(&self, i: usize) -> Option<&[u8]>;
     /// Bytes these lists take written out (an upper bound on their share
     /// of a merge).
     fn size(&self) -> u64;
@@ -162,8 +164,8 @@ impl ListSource for Sorted {
     fn key(&self, i: usize) -> u32 {
         self.lists[i].0
     }
-    fn list(&self, i: usize) -> &[u8] {
-        &self.lists[i].1
+    fn list(&self, i: usize) -> Option<&[u8]> {
+        Some(&self.lists[i].1)
     }
     fn size(&self) -> u64 {
         let blob: usize = self.lists.iter().map(|(_, b)| b.len()).sum();
@@ -178,9 +180,15 @@ impl ListSource for Postings {
     fn key(&self, i: usize) -> u32 {
         Postings::key(self, i)
     }
-    fn list(&self, i: usize) -> &[u8] {
+    fn list(&self, i: usize) -> Option<&[u8]> {
         let (a, b) = (self.offset(i) as usize, self.offset(i + 1) as usize);
-        &self.blob()[a..b]
+        let at = self.layout.at;
+        if let Store::Mapped(map, Some(checked)) = &self.store {
+            if !checked.check(map, at + a..at + b) {
+                return None;
+            }
+        }
+        Some(&self.blob()[a..b])
     }
     fn size(&self) -> u64 {
         self.bytes()
@@ -236,7 +244,12 @@ pub fn write_merged(
         offsets.push(at);
         let mut end = 0u32;
         for (n, &i) in having.iter().enumerate() {
-            let bytes = sources[i].list(cursor[i]);
+            let bytes = sources[i].list(cursor[i]).ok_or_else(|| {
+                std::io::Error::new(
+                    std::io::ErrorKind::InvalidData,
+                    "a posting list failed its checksum",
+                )
+            })?;
             cursor[i] += 1;
             let rest = if n == 0 {
                 bytes
@@ -282,7 +295,13 @@ enum Store {
     /// and are replaced by renaming a new one over, so a mapping stays
     /// valid when another process switches generations or removes the
     /// folder.
-    Mapped(std::sync::Arc<memmap2::Mmap>),
+    /// With the file's block checksums when it came from the store (its
+    /// lists are checked as they are first read); a build's own segment,
+    /// written by this process, has none.
+    Mapped(
+        std::sync::Arc<memmap2::Mmap>,
+        Option<std::sync::Arc<Checked>>,
+    ),
 }
 
 /// The finished postings: sorted keys, each key's range of the blob (see
@@ -319,16 +338,36 @@ impl Postings {
     /// file is never read past its end.
     pub fn mapped(map: std::sync::Arc<memmap2::Mmap>, layout: Layout) -> Option<Postings> {
         let p = Postings {
-            store: Store::Mapped(map),
+            store: Store::Mapped(map, None),
             layout,
         };
         p.is_sound().then_some(p)
     }
 
+    /// Postings of a generation file whose keys and offsets have passed
+    /// `checked` already; each list's bytes are checked when first read.
+    pub fn mapped_checked(
+        map: std::sync::Arc<memmap2::Mmap>,
+        layout: Layout,
+        checked: std::sync::Arc<Checked>,
+    ) -> Option<Postings> {
+        let p = Postings {
+            store: Store::Mapped(map, Some(checked)),
+            layout,
+        };
+        p.is_sound().then_some(p)
+    }
+
+    /// A list read so far failed its checksum: the file they come from is
+    /// not to be used again (every answer since was "all files").
+    pub fn is_damaged(&self) -> bool {
+        matches!(&self.store, Store::Mapped(_, Some(c)) if c.is_damaged())
+    }
+
     fn bytes_all(&self) -> &[u8] {
         match &self.store {
             Store::Memory(b) => b,
-            Store::Mapped(m) => m,
+            Store::Mapped(m, _) => m,
         }
     }
 
@@ -352,7 +391,7 @@ impl Postings {
     }
 
     pub fn is_mapped(&self) -> bool {
-        matches!(self.store, Store::Mapped(_))
+        matches!(self.store, Store::Mapped(..))
     }
 
     fn key_count(&self) -> usize {
@@ -404,14 +443,15 @@ impl Postings {
         (lo < self.key_count() && self.key(lo) == key).then_some(lo)
     }
 
-    /// The documents holding trigram `key`.
-    fn list(&self, key: u32) -> Vec<u32> {
+    /// The documents holding trigram `key`; `None` ("any document") when
+    /// its list failed its checksum.
+    fn list(&self, key: u32) -> Option<Vec<u32>> {
         let Some(i) = self.find(key) else {
-            return Vec::new();
+            return Some(Vec::new());
         };
         let mut out = Vec::new();
         let (mut last, mut v, mut shift) = (0u32, 0u32, 0u32);
-        for &byte in ListSource::list(self, i) {
+        for &byte in ListSource::list(self, i)? {
             v |= ((byte & 0x7f) as u32).wrapping_shl(shift);
             if byte & 0x80 != 0 {
                 shift += 7;
@@ -421,14 +461,16 @@ impl Postings {
             out.push(last.wrapping_sub(1));
             (v, shift) = (0, 0);
         }
-        out
+        Some(out)
     }
 
-    /// The documents that may satisfy `q`, sorted; `None` for "all".
+    /// The documents that may satisfy `q`, sorted; `None` for "all" (also
+    /// when a list it needed failed its checksum: never narrower than the
+    /// truth).
     pub fn eval(&self, q: &Query) -> Option<Vec<u32>> {
         match q {
             Query::All => None,
-            Query::Tri(k) => Some(self.list(*k)),
+            Query::Tri(k) => self.list(*k),
             Query::And(xs) => {
                 let mut acc: Option<Vec<u32>> = None;
                 for x in xs {

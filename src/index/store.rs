@@ -20,6 +20,7 @@
 //! - `last-used`: touched when a process opens the folder; the least
 //!   recently used folders are evicted past the total cap.
 
+use super::blocks::{Checked, Summing, BLOCK_SHIFT, SHIFTS};
 use super::postings::{write_merged, Layout, ListSource, Postings};
 use super::table::{Entry, Stamp, Table};
 use super::IndexConfig;
@@ -32,10 +33,12 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-const MAGIC: &[u8; 8] = b"PIUGEN01";
+/// 02: block checksums (`blocks.rs`) instead of one over the whole file.
+const MAGIC: &[u8; 8] = b"PIUGEN02";
 const DONE: &[u8; 8] = b"PIUGENOK";
-/// Blob offset, blob length, key count, checksum, completion marker.
-const TRAILER: usize = 40;
+/// Blob offset, blob length, key count, block shift, checksum of the block
+/// sums and these four words, completion marker.
+const TRAILER: usize = 48;
 
 /// A file whose ctime lies this close to (or after) the start of the walk
 /// that stamped it is not trusted by a later process: filesystem clocks
@@ -103,40 +106,6 @@ fn secs(t: SystemTime) -> (i64, u32) {
 
 fn time_of(s: i64, ns: u32) -> SystemTime {
     UNIX_EPOCH + Duration::new(s.max(0) as u64, ns.min(999_999_999))
-}
-
-/// Everything written goes through the checksum.
-struct Hashing<W: Write> {
-    inner: W,
-    hash: xxhash_rust::xxh3::Xxh3,
-}
-
-impl<W: Write> Write for Hashing<W> {
-    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        let n = self.inner.write(buf)?;
-        self.hash.update(&buf[..n]);
-        Ok(n)
-    }
-    fn flush(&mut self) -> io::Result<()> {
-        self.inner.flush()
-    }
-}
-
-/// Counts what passes through: where the postings start.
-struct Counting<W: Write> {
-    inner: W,
-    n: u64,
-}
-
-impl<W: Write> Write for Counting<W> {
-    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        let n = self.inner.write(buf)?;
-        self.n += n as u64;
-        Ok(n)
-    }
-    fn flush(&mut self) -> io::Result<()> {
-        self.inner.flush()
-    }
 }
 
 fn put_bytes(w: &mut impl Write, b: &[u8]) -> io::Result<()> {
@@ -289,27 +258,14 @@ fn read_table(r: &mut Reader, root: &Path) -> Option<(Meta, Table)> {
     Some((meta, table))
 }
 
-/// The checksum of the first `len` bytes of `f`, read in chunks (not
-/// mapped: checking a generation does not make it resident).
-fn checksum_of(f: &File, len: u64) -> io::Result<u64> {
-    let mut h = xxhash_rust::xxh3::Xxh3::new();
-    let mut buf = vec![0u8; 1 << 20];
-    let mut at = 0u64;
-    while at < len {
-        let want = ((len - at) as usize).min(buf.len());
-        f.read_exact_at(&mut buf[..want], at)?;
-        h.update(&buf[..want]);
-        at += want as u64;
-    }
-    Ok(h.digest())
-}
-
 fn damaged(why: &str) -> io::Error {
     io::Error::new(io::ErrorKind::InvalidData, why.to_string())
 }
 
 /// Reads the generation file at `path` for `root`, checking its trailer,
-/// checksum and structure. Err(InvalidData): damaged.
+/// the checksums of its table and key directory, and its structure; the
+/// posting lists are checked block by block as searches first read them
+/// (see `blocks.rs`). Err(InvalidData): damaged.
 pub fn read_generation(path: &Path, root: &Path) -> io::Result<(Meta, Table, Postings)> {
     let f = File::open(path)?;
     let len = f.metadata()?.len();
@@ -320,29 +276,59 @@ pub fn read_generation(path: &Path, root: &Path) -> io::Result<(Meta, Table, Pos
     f.read_exact_at(&mut trailer, len - TRAILER as u64)?;
     let word =
         |i: usize| u64::from_le_bytes(trailer[i * 8..i * 8 + 8].try_into().unwrap_or([0; 8]));
-    if &trailer[32..] != DONE {
+    if &trailer[40..] != DONE {
         return Err(damaged("no completion marker"));
     }
-    if checksum_of(&f, len - 16)? != word(3) {
+    let (at, blob, keys, shift) = (word(0), word(1), word(2), word(3));
+    if !SHIFTS.contains(&u32::try_from(shift).unwrap_or(u32::MAX))
+        || keys > len
+        || blob > len
+        || at > len
+    {
+        return Err(damaged("bad trailer"));
+    }
+    let layout = Layout {
+        at: at as usize,
+        blob: blob as usize,
+        keys: keys as usize,
+    };
+    let body = (layout.at)
+        .checked_add(layout.len())
+        .ok_or_else(|| damaged("sections do not add up"))? as u64;
+    let blocks = Checked::count(body, shift as u32);
+    if body + blocks * 8 + TRAILER as u64 != len {
+        return Err(damaged("sections do not add up"));
+    }
+    let mut sums = vec![0u8; blocks as usize * 8];
+    f.read_exact_at(&mut sums, body)?;
+    let mut h = xxhash_rust::xxh3::Xxh3::new();
+    h.update(&sums);
+    h.update(&trailer[..32]);
+    if h.digest() != word(4) {
         return Err(damaged("checksum mismatch"));
     }
+    let sums = (sums.chunks_exact(8))
+        .map(|c| u64::from_le_bytes(c.try_into().unwrap_or([0; 8])))
+        .collect();
+    let meta = f.metadata()?;
+    let checked = Arc::new(Checked::new(shift as u32, sums, body as usize).removing(path, &meta));
     // SAFETY: a complete generation file is never written again (new ones
     // are renamed over, old ones unlinked), so the mapping cannot change.
     let map = Arc::new(unsafe { memmap2::Mmap::map(&f)? });
-    let (at, blob, keys) = (word(0) as usize, word(1) as usize, word(2) as usize);
-    let layout = Layout { at, blob, keys };
-    if at.checked_add(layout.len()) != Some(len as usize - TRAILER) {
-        return Err(damaged("sections do not add up"));
+    let keys_at = layout.at + layout.blob;
+    if !checked.check(&map, 0..layout.at) || !checked.check(&map, keys_at..body as usize) {
+        return Err(damaged("checksum mismatch"));
     }
     let mut r = Reader {
-        b: &map[..at],
+        b: &map[..layout.at],
         at: 0,
     };
     let (meta, table) = read_table(&mut r, root).ok_or_else(|| damaged("bad table"))?;
-    if r.at != at {
+    if r.at != layout.at {
         return Err(damaged("table and postings overlap"));
     }
-    let postings = Postings::mapped(map, layout).ok_or_else(|| damaged("bad postings"))?;
+    let postings =
+        Postings::mapped_checked(map, layout, checked).ok_or_else(|| damaged("bad postings"))?;
     Ok((meta, table, postings))
 }
 
@@ -467,25 +453,25 @@ impl Store {
                 .mode(0o600)
                 .open(&tmp)?;
             let buf = io::BufWriter::with_capacity(1 << 20, &f);
-            let mut w = Counting {
-                inner: Hashing {
-                    inner: buf,
-                    hash: xxhash_rust::xxh3::Xxh3::new(),
-                },
-                n: 0,
-            };
+            let mut w = Summing::new(buf, BLOCK_SHIFT);
             write_table(&mut w, root, table, meta)?;
-            let at = w.n as usize;
+            let at = w.n;
             let layout = write_merged(&mut w, sources)?;
-            for v in [at as u64, layout.blob as u64, layout.keys as u64] {
-                w.write_all(&v.to_le_bytes())?;
+            let (mut w, sums) = w.finish();
+            let mut tail = Vec::with_capacity(sums.len() * 8 + TRAILER);
+            for s in &sums {
+                tail.extend_from_slice(&s.to_le_bytes());
             }
-            let mut h = w.inner;
-            let sum = h.hash.digest();
-            h.inner.write_all(&sum.to_le_bytes())?;
-            h.inner.write_all(DONE)?;
-            h.inner.flush()?;
-            drop(h);
+            let words = [at, layout.blob as u64, layout.keys as u64];
+            for v in words.into_iter().chain([BLOCK_SHIFT as u64]) {
+                tail.extend_from_slice(&v.to_le_bytes());
+            }
+            let sum = xxhash_rust::xxh3::xxh3_64(&tail);
+            tail.extend_from_slice(&sum.to_le_bytes());
+            tail.extend_from_slice(DONE);
+            w.write_all(&tail)?;
+            w.flush()?;
+            drop(w);
             f.sync_all()?;
             fs::rename(&tmp, &done)?;
             if let Ok(d) = File::open(&self.dir) {
@@ -597,7 +583,7 @@ impl Store {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::index::planner::plan;
+    use crate::index::planner::{plan, Query};
     use crate::index::postings::{trigrams_of, Builder};
 
     fn table_of(root: &Path, n: usize) -> Table {
@@ -629,7 +615,7 @@ mod tests {
         Meta {
             walk_start: time_of(1_800_000_000, 1),
             built_at: time_of(1_800_000_001, 2),
-            next_doc: 10,
+            next_doc: 40,
         }
     }
 
@@ -637,6 +623,13 @@ mod tests {
         let mut b = Builder::default();
         b.add(0, &trigrams_of(b"needle"));
         b.add(4, &trigrams_of(b"haystack"));
+        // Enough lists that the blob spans several checksum blocks.
+        for doc in 6..40 {
+            b.add(
+                doc,
+                &trigrams_of(format!("line {doc} of file {doc}").as_bytes()),
+            );
+        }
         let sorted = b.into_sorted();
         store.prepare().unwrap();
         let n = store.next_generation();
@@ -691,25 +684,60 @@ mod tests {
             .is_none());
     }
 
+    /// Every key of `p` with its documents, `None` where its list failed
+    /// its checksum.
+    fn every_list(p: &Postings) -> Vec<(u32, Option<Vec<u32>>)> {
+        (0..ListSource::key_count(p))
+            .map(|i| ListSource::key(p, i))
+            .map(|k| (k, p.eval(&Query::Tri(k))))
+            .collect()
+    }
+
     #[test]
-    fn every_flipped_byte_or_truncation_is_detected_and_the_file_removed() {
+    fn every_flipped_byte_or_truncation_is_detected_before_use_and_the_file_removed() {
         let base = tempfile::tempdir().unwrap();
         let root = Path::new("/r");
         let store = test_store(base.path(), root);
         write_one(&store, root);
         let path = store.dir.join("gen-1");
         let good = fs::read(&path).unwrap();
+        let truth = every_list(&store.open_newest(root).unwrap().postings);
+        assert!(good.len() > 4 << BLOCK_SHIFT, "spans several blocks");
+        let (mut at_open, mut at_use) = (0, 0);
         for at in (0..good.len()).step_by(7).chain([good.len() - 1]) {
             let mut bad = good.clone();
             bad[at] ^= 0x20;
             fs::write(&path, &bad).unwrap();
+            let Some(saved) = store.open_newest(root) else {
+                assert!(!path.exists(), "a damaged generation is removed");
+                at_open += 1;
+                continue;
+            };
+            // In a posting list: the table, keys and offsets are intact,
+            // a list's block fails when first read, and no list is ever
+            // answered narrower than the truth.
+            assert!(!saved.postings.is_damaged(), "flip {at}: nothing read yet");
+            for (got, want) in every_list(&saved.postings).iter().zip(&truth) {
+                assert_eq!(got.0, want.0);
+                if let Some(docs) = &got.1 {
+                    assert_eq!(Some(docs), want.1.as_ref(), "flip {at}: a list read wrong");
+                }
+            }
             assert!(
-                store.open_newest(root).is_none(),
-                "flipped byte {at} trusted"
+                saved.postings.is_damaged(),
+                "flipped byte {at} never caught"
             );
-            assert!(!path.exists(), "a damaged generation is removed");
+            assert!(
+                !path.exists(),
+                "flip {at}: the damaged generation is removed"
+            );
+            at_use += 1;
         }
-        for cut in [1, 16, 40, good.len() / 2, good.len() - 1] {
+        assert!(
+            at_open > 0 && at_use > 0,
+            "{at_open} at open, {at_use} at use"
+        );
+        for cut in [1, 16, 48, good.len() / 2, good.len() - 1] {
             fs::write(&path, &good[..good.len() - cut]).unwrap();
             assert!(store.open_newest(root).is_none(), "cut by {cut} trusted");
         }
