@@ -6,6 +6,7 @@
 use super::postings::{
     merge_in_memory, write_segment, Builder, KeySet, ListSource, Postings, MAX_INDEXED_BYTES,
 };
+use super::restamp::restamp;
 use super::store::{Meta, Saved, Store};
 use super::table::{self, Stamp, Table};
 use super::watch::Watcher;
@@ -149,6 +150,48 @@ fn too_big(size: u64, config: &IndexConfig) -> Option<NotBuilt> {
 /// not), how many files were read again, and the documents they hold.
 type Revalidated = (Postings, Option<String>, usize, usize);
 
+/// What re-validation needs of a saved generation: its postings and, for
+/// each file of the fresh table, the saved file of the same path (`was`,
+/// an index into `files`: its stamp and document).
+struct SavedFiles {
+    meta: Meta,
+    postings: Postings,
+    files: Vec<(Option<Stamp>, Option<u32>)>,
+    was: Vec<Option<usize>>,
+}
+
+impl SavedFiles {
+    /// `saved` against a table from a fresh walk.
+    fn against_walk(saved: Saved, fresh: &Table) -> SavedFiles {
+        SavedFiles {
+            was: table::same_paths(&saved.table, fresh),
+            files: (saved.table.entries.iter())
+                .map(|e| (e.stamp, e.doc))
+                .collect(),
+            meta: saved.meta,
+            postings: saved.postings,
+        }
+    }
+
+    /// `saved` whose table was stamped again in place (`restamp`): the
+    /// fresh table is the saved one, with `stamps`.
+    fn restamped(saved: Saved, stamps: Vec<Option<Stamp>>) -> (SavedFiles, Table) {
+        let mut table = saved.table;
+        let files = (table.entries.iter()).map(|e| (e.stamp, e.doc)).collect();
+        for (e, s) in table.entries.iter_mut().zip(stamps) {
+            e.stamp = s;
+        }
+        let was = (0..table.entries.len()).map(Some).collect();
+        let saved = SavedFiles {
+            meta: saved.meta,
+            postings: saved.postings,
+            files,
+            was,
+        };
+        (saved, table)
+    }
+}
+
 /// The saved generation's documents for the files of the fresh `table`
 /// whose stamp is unchanged; the rest (changed, new, racily stamped) are
 /// read again and their postings merged after the saved ones into a new
@@ -159,7 +202,7 @@ fn revalidate(
     root: &Path,
     config: &IndexConfig,
     store: &Store,
-    saved: Saved,
+    saved: SavedFiles,
     table: &mut Table,
     walk_start: SystemTime,
     sets: &mut [KeySet],
@@ -169,20 +212,19 @@ fn revalidate(
     // A trusted file without a document was read and found unindexable
     // (binary, too big, unreadable): it stays so without a second read.
     let trusted = |s: &Stamp| s.nlink == 1 && to_time(s.ctime) < cutoff;
-    let was = table::same_paths(&saved.table, table);
     let mut changed = Vec::new();
     let mut live = 0usize;
-    for (i, (e, was)) in table.entries.iter_mut().zip(was).enumerate() {
+    for (i, (e, was)) in table.entries.iter_mut().zip(saved.was).enumerate() {
         e.doc = None;
         // A file with more than one link is never trusted to the postings.
         let Some(s) = e.stamp.filter(|s| s.nlink == 1) else {
             continue;
         };
-        let was = was.map(|j| &saved.table.entries[j]);
-        match was.filter(|o| o.stamp.is_some_and(|w| w == s && trusted(&w))) {
-            Some(o) => {
-                e.doc = o.doc;
-                live += o.doc.is_some() as usize;
+        let was = was.map(|j| saved.files[j]);
+        match was.filter(|o| o.0.is_some_and(|w| w == s && trusted(&w))) {
+            Some((_, doc)) => {
+                e.doc = doc;
+                live += doc.is_some() as usize;
             }
             None => changed.push(i),
         }
@@ -277,16 +319,25 @@ pub fn build(root: &Path, config: &IndexConfig, cancel: &CancelToken) -> Result<
     }
     let watcher = Watcher::new().map_err(|e| NotBuilt::Off(e.to_string()))?;
     let walk_start = SystemTime::now();
-    // The saved generation is checked and read while the tree is walked:
-    // the walk waits on the kernel's directory listings, the check on
-    // reading and hashing the file.
-    let (saved, walked) = std::thread::scope(|scope| {
-        let opening = (lock.as_ref()).map(|_| scope.spawn(|| store.open_newest(root)));
-        let walked = table::walk(root, &watcher, cancel, config.max_files);
-        let saved = opening.and_then(|h| h.join().ok().flatten());
-        (saved, walked)
+    let saved = lock.as_ref().and_then(|_| store.open_newest(root));
+    // Most starts find the tree as it was saved: its directories and files
+    // are then stamped where they are, without listing the tree.
+    let restamped = saved.as_ref().and_then(|s| {
+        let cutoff = s.meta.walk_start.checked_sub(config.racy)?;
+        let trusted = move |st: &Stamp| to_time(st.ctime) < cutoff;
+        restamp(root, &s.table, &watcher, &trusted, cancel)
     });
-    let mut table = walked.map_err(NotBuilt::Failed)?;
+    let (saved, mut table) = match (saved, restamped) {
+        (Some(saved), Some(stamps)) => {
+            let (saved, table) = SavedFiles::restamped(saved, stamps);
+            (Some(saved), table)
+        }
+        (saved, _) => {
+            let table = table::walk(root, &watcher, cancel, config.max_files);
+            let table = table.map_err(NotBuilt::Failed)?;
+            (saved.map(|s| SavedFiles::against_walk(s, &table)), table)
+        }
+    };
     if let Some(f) = watcher.failure() {
         return Err(NotBuilt::Off(f));
     }

@@ -21,6 +21,7 @@ mod live;
 pub mod planner;
 mod postings;
 mod registry;
+mod restamp;
 mod scope;
 mod store;
 mod table;

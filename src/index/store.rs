@@ -34,7 +34,8 @@ use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 /// 02: block checksums (`blocks.rs`) instead of one over the whole file.
-const MAGIC: &[u8; 8] = b"PIUGEN02";
+/// 03: the table's directories and rule files, stamped (`restamp.rs`).
+const MAGIC: &[u8; 8] = b"PIUGEN03";
 const DONE: &[u8; 8] = b"PIUGENOK";
 /// Blob offset, blob length, key count, block shift, checksum of the block
 /// sums and these four words, completion marker.
@@ -139,20 +140,43 @@ fn write_table(w: &mut impl Write, root: &Path, table: &Table, meta: &Meta) -> i
         w.write_all(&e.ignored_root.unwrap_or(u32::MAX).to_le_bytes())?;
         let flags = e.stamp.is_some() as u8 | (e.doc.is_some() as u8) << 1;
         w.write_all(&[flags])?;
-        if let Some(s) = e.stamp {
-            w.write_all(&s.size.to_le_bytes())?;
-            for (a, b) in [s.mtime, s.ctime] {
-                w.write_all(&a.to_le_bytes())?;
-                w.write_all(&b.to_le_bytes())?;
-            }
-            w.write_all(&s.ino.to_le_bytes())?;
-            w.write_all(&s.nlink.to_le_bytes())?;
+        if let Some(s) = &e.stamp {
+            put_stamp_fields(w, s)?;
         }
         if let Some(d) = e.doc {
             w.write_all(&d.to_le_bytes())?;
         }
     }
+    w.write_all(&(table.dirs.len() as u32).to_le_bytes())?;
+    for (path, stamp) in &table.dirs {
+        put_bytes(w, rel(root, path))?;
+        put_stamp(w, stamp)?;
+    }
+    // Outside the root: absolute paths.
+    w.write_all(&(table.rule_files.len() as u32).to_le_bytes())?;
+    for (path, stamp) in &table.rule_files {
+        put_bytes(w, path.as_os_str().as_bytes())?;
+        put_stamp(w, stamp)?;
+    }
     Ok(())
+}
+
+fn put_stamp(w: &mut impl Write, stamp: &Option<Stamp>) -> io::Result<()> {
+    w.write_all(&[stamp.is_some() as u8])?;
+    match stamp {
+        Some(s) => put_stamp_fields(w, s),
+        None => Ok(()),
+    }
+}
+
+fn put_stamp_fields(w: &mut impl Write, s: &Stamp) -> io::Result<()> {
+    w.write_all(&s.size.to_le_bytes())?;
+    for (a, b) in [s.mtime, s.ctime] {
+        w.write_all(&a.to_le_bytes())?;
+        w.write_all(&b.to_le_bytes())?;
+    }
+    w.write_all(&s.ino.to_le_bytes())?;
+    w.write_all(&s.nlink.to_le_bytes())
 }
 
 /// Reads what [`write_table`] wrote; `None` on anything short or odd.
@@ -184,6 +208,25 @@ impl<'a> Reader<'a> {
         let n = self.u32()? as usize;
         self.take(n)
     }
+    /// What [`put_stamp`] wrote.
+    fn stamp(&mut self) -> Option<Option<Stamp>> {
+        match self.u8()? {
+            0 => Some(None),
+            _ => self.stamp_fields().map(Some),
+        }
+    }
+
+    /// What [`put_stamp_fields`] wrote.
+    fn stamp_fields(&mut self) -> Option<Stamp> {
+        Some(Stamp {
+            size: self.u64()?,
+            mtime: (self.i64()?, self.i64()?),
+            ctime: (self.i64()?, self.i64()?),
+            ino: self.u64()?,
+            nlink: self.u64()?,
+        })
+    }
+
     fn path(&mut self, root: &Path) -> Option<PathBuf> {
         let b = self.bytes()?;
         let p = Path::new(std::ffi::OsStr::from_bytes(b));
@@ -224,13 +267,7 @@ fn read_table(r: &mut Reader, root: &Path) -> Option<(Meta, Table)> {
         }
         let flags = r.u8()?;
         let stamp = if flags & 1 != 0 {
-            Some(Stamp {
-                size: r.u64()?,
-                mtime: (r.i64()?, r.i64()?),
-                ctime: (r.i64()?, r.i64()?),
-                ino: r.u64()?,
-                nlink: r.u64()?,
-            })
+            Some(r.stamp_fields()?)
         } else {
             None
         };
@@ -245,6 +282,17 @@ fn read_table(r: &mut Reader, root: &Path) -> Option<(Meta, Table)> {
             doc,
         });
     }
+    let n_dirs = r.u32()? as usize;
+    let mut dirs = Vec::with_capacity(n_dirs.min(1 << 20));
+    for _ in 0..n_dirs {
+        dirs.push((r.path(root)?, r.stamp()?));
+    }
+    let n_rules = r.u32()? as usize;
+    let mut rule_files = Vec::with_capacity(n_rules.min(1 << 10));
+    for _ in 0..n_rules {
+        let path = PathBuf::from(std::ffi::OsStr::from_bytes(r.bytes()?));
+        rule_files.push((path, r.stamp()?));
+    }
     let meta = Meta {
         walk_start: time_of(ws, wn),
         built_at: time_of(bs, bn),
@@ -254,6 +302,8 @@ fn read_table(r: &mut Reader, root: &Path) -> Option<(Meta, Table)> {
         entries,
         ignored_roots,
         errors: Default::default(),
+        dirs,
+        rule_files,
     };
     Some((meta, table))
 }
@@ -608,6 +658,20 @@ mod tests {
                 is_dir: true,
             }],
             errors: Default::default(),
+            dirs: vec![
+                (root.to_path_buf(), None),
+                (
+                    root.join("d"),
+                    Some(Stamp {
+                        size: 7,
+                        mtime: (1, 2),
+                        ctime: (3, 4),
+                        ino: 5,
+                        nlink: 6,
+                    }),
+                ),
+            ],
+            rule_files: vec![(PathBuf::from("/.gitignore"), None)],
         }
     }
 
@@ -615,7 +679,7 @@ mod tests {
         Meta {
             walk_start: time_of(1_800_000_000, 1),
             built_at: time_of(1_800_000_001, 2),
-            next_doc: 40,
+            next_doc: 120,
         }
     }
 
@@ -624,7 +688,7 @@ mod tests {
         b.add(0, &trigrams_of(b"needle"));
         b.add(4, &trigrams_of(b"haystack"));
         // Enough lists that the blob spans several checksum blocks.
-        for doc in 6..40 {
+        for doc in 6..120 {
             b.add(
                 doc,
                 &trigrams_of(format!("line {doc} of file {doc}").as_bytes()),
@@ -670,6 +734,8 @@ mod tests {
             );
         }
         assert_eq!(saved.table.ignored_roots[0].path, root.join("node_modules"));
+        assert_eq!(saved.table.dirs, want.dirs);
+        assert_eq!(saved.table.rule_files, want.rule_files);
         assert_eq!(
             saved.postings.eval(&plan("hays", false, false)),
             Some(vec![4])

@@ -72,6 +72,48 @@ pub struct Table {
     /// Errors the walk met (an unreadable directory, most often). A table
     /// with errors is not used: the scan reports them as it meets them.
     pub errors: ErrorLog,
+    /// Every directory the walk listed, each stamped before it was listed.
+    /// A directory whose stamp is unchanged holds the same entries, which
+    /// lets the next process re-validate without listing it (`restamp`).
+    pub dirs: Vec<Stamped>,
+    /// Ignore-rule files the walk's classification may read that are not
+    /// in the table (those of the root's ancestors, `.git/info/exclude`,
+    /// and whether a `.git` makes an ancestor a repository), stamped
+    /// before the walk; `None`: absent.
+    pub rule_files: Vec<Stamped>,
+}
+
+/// A path and its stamp (`None`: it could not be stamped, or is absent).
+pub type Stamped = (PathBuf, Option<Stamp>);
+
+/// Names of the ignore files a directory may hold.
+pub(super) const RULE_NAMES: [&str; 3] = [".gitignore", ".ignore", ".rgignore"];
+
+/// The files outside the table whose change could change how the walk
+/// classifies the table's files, stamped as they are now. Of a `.git`
+/// only whether it is there counts (git changes its stamp all the time).
+pub(super) fn rule_files_of(root: &Path) -> Vec<Stamped> {
+    let present = Stamp {
+        size: 0,
+        mtime: (0, 0),
+        ctime: (0, 0),
+        ino: 0,
+        nlink: 0,
+    };
+    let mut out = Vec::new();
+    for dir in root.ancestors() {
+        if dir != root {
+            for name in RULE_NAMES {
+                let p = dir.join(name);
+                out.push((Stamp::of(&p), p));
+            }
+        }
+        let git = dir.join(".git");
+        out.push((Stamp::of(&git).map(|_| present), git));
+        let exclude = dir.join(".git/info/exclude");
+        out.push((Stamp::of(&exclude), exclude));
+    }
+    out.into_iter().map(|(s, p)| (p, s)).collect()
 }
 
 /// The walker the table is made with: the widest walk a search can ask for.
@@ -90,7 +132,7 @@ impl Stamp {
     // `st_nlink` is 32 bits on some targets.
     #[allow(clippy::unnecessary_cast)]
     #[cfg(unix)]
-    fn of_stat(st: &libc::stat) -> Stamp {
+    pub(super) fn of_stat(st: &libc::stat) -> Stamp {
         Stamp {
             size: st.st_size.max(0) as u64,
             mtime: (st.st_mtime, st.st_mtime_nsec),
@@ -193,21 +235,19 @@ pub fn walk(
     max_files: usize,
 ) -> Result<Table, String> {
     let walker = table_walker(root)?;
-    watcher.forget_dirs();
-    watcher.adder().add(root);
-    let git_info = root.join(".git/info");
-    if git_info.is_dir() {
-        watcher.adder().add(&git_info);
-    }
+    watch_root(root, watcher);
+    let rule_files = rule_files_of(root);
+    let dirs = Mutex::new(vec![(root.to_path_buf(), Stamp::of(root))]);
     let errors = Mutex::new(ErrorLog::default());
     let found = Mutex::new(Vec::new());
     let seen = AtomicUsize::new(0);
     // The first walk meets project files only (an ignored entry is not
     // entered); the second walks the ignored roots the first one found.
-    let visit = |roots| visitor(watcher, roots, &found, &seen, max_files);
+    let visit = |roots| visitor(watcher, roots, &found, &dirs, &seen, max_files);
     let roots = walker.walk_parallel(&[], cancel, &errors, || visit(&[]));
     for r in roots.iter().filter(|r| r.is_dir) {
         watcher.adder().add(&r.path);
+        lock(&dirs).push((r.path.clone(), Stamp::of(&r.path)));
     }
     if !roots.is_empty() && seen.load(Ordering::Relaxed) <= max_files {
         walker.walk_parallel(&roots, cancel, &errors, || visit(&roots));
@@ -228,7 +268,23 @@ pub fn walk(
         entries,
         ignored_roots: roots,
         errors,
+        dirs: dirs.into_inner().unwrap_or_else(|p| p.into_inner()),
+        rule_files,
     })
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// Watches the root (and its `.git/info`, where `exclude` lives) afresh.
+pub(super) fn watch_root(root: &Path, watcher: &Watcher) {
+    watcher.forget_dirs();
+    watcher.adder().add(root);
+    let git_info = root.join(".git/info");
+    if git_info.is_dir() {
+        watcher.adder().add(&git_info);
+    }
 }
 
 /// One walk thread's visitor: watches directories, stamps files.
@@ -236,6 +292,7 @@ fn visitor<'a>(
     watcher: &'a Watcher,
     roots: &'a [IgnoredRoot],
     found: &'a Mutex<Vec<Entry>>,
+    dirs: &'a Mutex<Vec<Stamped>>,
     seen: &'a AtomicUsize,
     max_files: usize,
 ) -> impl FnMut(&crate::search::WalkEntry<'_>) -> bool + Send + 'a {
@@ -243,10 +300,15 @@ fn visitor<'a>(
     let mut mine = Batch {
         files: Vec::new(),
         into: found,
+        dirs: Vec::new(),
+        dirs_into: dirs,
     };
     move |e| {
         if e.is_dir() {
+            // Stamped when met, before the walk lists it.
             adder.add(e.path());
+            let stamp = e.lstat().map(|st| Stamp::of_stat(&st));
+            mine.dirs.push((e.path().to_path_buf(), stamp));
         } else if e.is_file() {
             let path = e.path().to_path_buf();
             let ignored_root = match roots {
@@ -269,6 +331,8 @@ fn visitor<'a>(
 struct Batch<'a> {
     files: Vec<Entry>,
     into: &'a Mutex<Vec<Entry>>,
+    dirs: Vec<Stamped>,
+    dirs_into: &'a Mutex<Vec<Stamped>>,
 }
 
 fn by_entry_order(a: &Entry, b: &Entry) -> std::cmp::Ordering {
@@ -279,7 +343,8 @@ impl Drop for Batch<'_> {
     fn drop(&mut self) {
         // On the walk's thread, in parallel with the others'.
         self.files.sort_unstable_by(by_entry_order);
-        (self.into.lock().unwrap_or_else(|p| p.into_inner())).append(&mut self.files);
+        lock(self.into).append(&mut self.files);
+        lock(self.dirs_into).append(&mut self.dirs);
     }
 }
 
@@ -318,7 +383,7 @@ mod tests {
                     is_dir: true,
                 })
                 .collect(),
-            errors: Default::default(),
+            ..Default::default()
         }
     }
 

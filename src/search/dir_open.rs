@@ -98,14 +98,14 @@ impl From<&std::fs::Metadata> for Stamp {
 
 /// A directory being listed, opened (`O_PATH`) on the first stat of one of
 /// its entries and closed with the listing.
-pub(super) struct DirStat<'a> {
+pub struct DirStat<'a> {
     dir: &'a Path,
     #[cfg(target_os = "linux")]
     fd: std::cell::OnceCell<Option<std::os::fd::OwnedFd>>,
 }
 
 impl<'a> DirStat<'a> {
-    pub(super) fn new(dir: &'a Path) -> Self {
+    pub fn new(dir: &'a Path) -> Self {
         DirStat {
             dir,
             #[cfg(target_os = "linux")]
@@ -126,7 +126,7 @@ impl<'a> DirStat<'a> {
     /// Entry `name`'s own `lstat`, by `fstatat` in the directory, or by
     /// path when that fails.
     #[cfg(unix)]
-    pub(super) fn lstat(&self, name: &std::ffi::OsStr) -> Option<libc::stat> {
+    pub fn lstat(&self, name: &std::ffi::OsStr) -> Option<libc::stat> {
         #[cfg(target_os = "linux")]
         if let Some(st) = self.lstat_in(name) {
             return Some(st);
@@ -184,7 +184,7 @@ impl<'a> DirStat<'a> {
 
 /// `path`'s own `lstat` (a symlink's, not its target's).
 #[cfg(unix)]
-pub(super) fn lstat_path(path: &Path) -> Option<libc::stat> {
+pub fn lstat_path(path: &Path) -> Option<libc::stat> {
     use std::os::unix::ffi::OsStrExt;
     let c = std::ffi::CString::new(path.as_os_str().as_bytes()).ok()?;
     // SAFETY: `st` is plain data the call fills in; the path is valid.

@@ -29,6 +29,7 @@ mod walk;
 
 pub use cancel::{CancelToken, StopReason};
 pub use classify::classifies_alike;
+pub use dir_open::{lstat_path, DirStat};
 pub use display::{display_bytes, relative_bytes, DisplayPath};
 pub use error::{CodedError, ErrorCode, SearchError};
 pub use glob::{
