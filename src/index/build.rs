@@ -34,6 +34,9 @@ pub struct Built {
     /// Re-validated from a saved generation: how many files were read
     /// again; `None`: built from scratch.
     pub reread: Option<usize>,
+    /// Re-validated by walking the tree (`true`) or by stamping the saved
+    /// table in place; `None`: built from scratch.
+    pub walked: Option<bool>,
     /// Documents in the postings that no file of the table has any more
     /// (files changed since a saved generation): they count for nothing,
     /// and the planner's share test leaves them out.
@@ -154,6 +157,10 @@ type Revalidated = (Postings, Option<String>, usize, usize);
 /// each file of the fresh table, the saved file of the same path (`was`,
 /// an index into `files`: its stamp and document).
 struct SavedFiles {
+    /// The generation's number, and whether the fresh table came from a
+    /// walk (the saved one could not be stamped in place).
+    generation: u64,
+    walked: bool,
     meta: Meta,
     postings: Postings,
     files: Vec<(Option<Stamp>, Option<u32>)>,
@@ -168,6 +175,8 @@ impl SavedFiles {
             files: (saved.table.entries.iter())
                 .map(|e| (e.stamp, e.doc))
                 .collect(),
+            generation: saved.generation,
+            walked: true,
             meta: saved.meta,
             postings: saved.postings,
         }
@@ -183,6 +192,8 @@ impl SavedFiles {
         }
         let was = (0..table.entries.len()).map(Some).collect();
         let saved = SavedFiles {
+            generation: saved.generation,
+            walked: false,
             meta: saved.meta,
             postings: saved.postings,
             files,
@@ -241,6 +252,15 @@ fn revalidate(
     // A few changed files are left without a document (see
     // `IndexConfig::max_unread`): searches read them, nothing is written.
     if changed.len() <= config.max_unread {
+        if saved.walked && table.errors.count == 0 {
+            // The saved table could not be stamped in place; this one can,
+            // next time. Not saved: the next start walks again.
+            let meta = Meta {
+                walk_start,
+                ..saved.meta
+            };
+            let _ = store.write_table(saved.generation, root, table, &meta, &changed);
+        }
         return Some(Ok((saved.postings, None, 0, next)));
     }
     let mut builder = Builder::default();
@@ -358,6 +378,7 @@ pub fn build(root: &Path, config: &IndexConfig, cancel: &CancelToken) -> Result<
     let threads = crate::search::default_threads().max(1);
     let mut sets: Vec<KeySet> = (0..threads).map(|_| KeySet::default()).collect();
     if let Some(saved) = saved {
+        let walked = saved.walked;
         let found = revalidate(
             root, config, &store, saved, &mut table, walk_start, &mut sets, cancel,
         );
@@ -372,6 +393,7 @@ pub fn build(root: &Path, config: &IndexConfig, cancel: &CancelToken) -> Result<
                 watcher,
                 unsaved: why.or(unsaved),
                 reread: Some(reread),
+                walked: Some(walked),
                 dead: docs.saturating_sub(live),
             });
         }
@@ -442,6 +464,7 @@ pub fn build(root: &Path, config: &IndexConfig, cancel: &CancelToken) -> Result<
         watcher,
         unsaved,
         reread: None,
+        walked: None,
         dead: 0,
     })
 }

@@ -30,6 +30,7 @@ struct Picture {
     /// Why it is not saved in the store (see [`IndexStatus::unsaved`]).
     unsaved: Option<String>,
     reread: Option<usize>,
+    walked: Option<bool>,
     /// Files without a document when built (binary, too big, unreadable):
     /// not a reason to rebuild, since a rebuild would not index them.
     unindexable: usize,
@@ -46,6 +47,7 @@ impl Picture {
             built_at: SystemTime::now(),
             unsaved: b.unsaved,
             reread: b.reread,
+            walked: b.walked,
             unindexable: 0,
             dead: b.dead,
         };
@@ -274,6 +276,9 @@ pub struct IndexStatus {
     /// Taken over from the store's generation with this many files read
     /// again; `None`: built from scratch (or not ready).
     pub reread: Option<u64>,
+    /// Taken over from the store by walking the tree (`true`) or by
+    /// stamping the saved table in place; `None`: built (or not ready).
+    pub walked: Option<bool>,
 }
 
 enum Slot {
@@ -381,6 +386,7 @@ impl LiveIndex {
                 built_at: None,
                 unsaved: None,
                 reread: None,
+                walked: None,
             },
             Slot::Ready(p) => IndexStatus {
                 state: State::Ready,
@@ -390,6 +396,7 @@ impl LiveIndex {
                 built_at: Some(p.built_at),
                 unsaved: p.unsaved.clone(),
                 reread: p.reread.map(|n| n as u64),
+                walked: p.walked,
             },
             Slot::Stale(w) => IndexStatus {
                 state: State::Stale(w.clone()),
@@ -399,6 +406,7 @@ impl LiveIndex {
                 built_at: None,
                 unsaved: None,
                 reread: None,
+                walked: None,
             },
             Slot::Off(w) => IndexStatus {
                 state: State::Off(w.clone()),
@@ -408,6 +416,7 @@ impl LiveIndex {
                 built_at: None,
                 unsaved: None,
                 reread: None,
+                walked: None,
             },
         }
     }

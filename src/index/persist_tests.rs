@@ -96,6 +96,9 @@ proptest! {
     fn the_next_process_revalidates_the_saved_index_and_answers_as_the_scan(
         offline in proptest::collection::vec(op(), 0..8),
         online in proptest::collection::vec(op(), 0..4),
+        // Changed while no process watched, before a third process (which
+        // may start from the table the second one saved apart).
+        later in proptest::collection::vec(op(), 0..4),
         // Changed files merged into a new generation, or left unread.
         max_unread in prop_oneof![Just(0usize), Just(64usize)],
     ) {
@@ -117,6 +120,13 @@ proptest! {
             used += compare_all(&root, &format!("after online op {i} {o:?}"));
         }
         prop_assert!(used.grep > 0, "the index was never used");
+        forget_root(&root);
+        for o in &later {
+            apply(&root, o);
+        }
+        let third = warm_leaving(&root, store.path(), max_unread);
+        prop_assert!(third.reread.is_some(), "the third process re-validates");
+        compare_all(&root, "third process");
         super::drop_root(&root);
         give_back_dirs(&root);
     }
@@ -157,6 +167,70 @@ fn only_the_files_changed_meanwhile_are_read_again() {
     assert_eq!(how, IndexUse::Used);
     assert!(via.contains("a.txt:2:1:1:xeedle here"), "{via}");
     compare_all(root, "after one offline edit");
+    super::drop_root(root);
+}
+
+#[test]
+fn a_tree_whose_shape_changed_is_walked_once_then_stamped_in_place_again() {
+    let (t, store) = tree_and_store();
+    let root = t.path();
+    settle();
+    warm_in(root, store.path());
+    forget_root(root);
+    let dir = store_of(root, store.path()).dir;
+    let same = warm_in(root, store.path());
+    assert_eq!(
+        (same.reread, same.walked),
+        (Some(0), Some(false)),
+        "stamped in place"
+    );
+    forget_root(root);
+
+    // A new file: its directory changed, so the next start walks, and
+    // saves the walked table beside the generation (the new file left
+    // unread, nothing merged).
+    fs::write(root.join("a/c/new.rs"), "fn brand_new_needle() {}\n").unwrap();
+    settle();
+    let walked = warm_leaving(root, store.path(), 64);
+    assert_eq!((walked.reread, walked.walked), (Some(0), Some(true)));
+    assert_eq!(generations(&dir).len(), 1, "no generation written");
+    assert!(dir.join("table-1").is_file(), "the walked table is saved");
+    compare_all(root, "after the walk");
+    forget_root(root);
+
+    // Nothing changed since: stamped in place from the saved table; the
+    // new file is still unread (not in the postings), still found.
+    let again = warm_leaving(root, store.path(), 64);
+    assert_eq!((again.reread, again.walked), (Some(0), Some(false)));
+    let (_, via) = both_ways(root, "brand_new_needle");
+    assert!(via.contains("new.rs"), "{via}");
+    compare_all(root, "stamped from the saved table");
+    forget_root(root);
+
+    // A damaged saved table is removed and never used: the generation's
+    // own table is, and the tree is walked (and its table saved again).
+    let table = dir.join("table-1");
+    let mut bytes = fs::read(&table).unwrap();
+    let mid = bytes.len() / 2;
+    bytes[mid] ^= 1;
+    fs::write(&table, &bytes).unwrap();
+    let damaged = warm_leaving(root, store.path(), 64);
+    assert_eq!(damaged.walked, Some(true), "the damaged table was not used");
+    assert_ne!(fs::read(&table).unwrap(), bytes, "saved again, whole");
+    compare_all(root, "after a damaged saved table");
+    forget_root(root);
+
+    // Enough changed files to merge: a new generation, and no table apart
+    // is left that could be read with it.
+    for i in 0..3 {
+        fs::write(root.join(format!("a/many{i}.txt")), "merged\n").unwrap();
+    }
+    settle();
+    let merged = warm_leaving(root, store.path(), 0);
+    assert!(merged.reread.is_some_and(|n| n >= 3), "{merged:?}");
+    assert_eq!(generations(&dir), vec!["gen-2".to_string()]);
+    assert!(!dir.join("table-1").exists() && !dir.join("table-2").exists());
+    compare_all(root, "after the merge");
     super::drop_root(root);
 }
 

@@ -154,6 +154,7 @@ pub fn start(root: &Path, config: IndexConfig) -> IndexStatus {
         built_at: None,
         unsaved: None,
         reread: None,
+        walked: None,
     })
 }
 

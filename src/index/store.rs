@@ -37,6 +37,9 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 /// 03: the table's directories and rule files, stamped (`restamp.rs`).
 const MAGIC: &[u8; 8] = b"PIUGEN03";
 const DONE: &[u8; 8] = b"PIUGENOK";
+/// Ends a table saved apart from its generation (`table-<N>`), after the
+/// checksum of what comes before.
+const TABLE_DONE: &[u8; 8] = b"PIUTABOK";
 /// Blob offset, blob length, key count, block shift, checksum of the block
 /// sums and these four words, completion marker.
 const TRAILER: usize = 48;
@@ -69,8 +72,7 @@ pub struct Meta {
 
 /// A complete generation read back.
 pub struct Saved {
-    /// Its number (read by the tests: which file was opened).
-    #[cfg_attr(not(test), allow(dead_code))]
+    /// Its number: its table may be saved again apart (`write_table`).
     pub generation: u64,
     pub meta: Meta,
     pub table: Table,
@@ -120,7 +122,14 @@ fn rel<'a>(root: &Path, p: &'a Path) -> &'a [u8] {
 
 /// Writes header and table: magic, walk start, build time, next document,
 /// the root, the ignored roots, the entries (paths relative to the root).
-fn write_table(w: &mut impl Write, root: &Path, table: &Table, meta: &Meta) -> io::Result<()> {
+/// `stamp_of`: the stamp written for each entry.
+fn write_table(
+    w: &mut impl Write,
+    root: &Path,
+    table: &Table,
+    meta: &Meta,
+    stamp_of: impl Fn(usize, &Entry) -> Option<Stamp>,
+) -> io::Result<()> {
     w.write_all(MAGIC)?;
     for t in [meta.walk_start, meta.built_at] {
         let (s, ns) = secs(t);
@@ -135,12 +144,13 @@ fn write_table(w: &mut impl Write, root: &Path, table: &Table, meta: &Meta) -> i
         put_bytes(w, rel(root, &r.path))?;
     }
     w.write_all(&(table.entries.len() as u32).to_le_bytes())?;
-    for e in &table.entries {
+    for (i, e) in table.entries.iter().enumerate() {
         put_bytes(w, rel(root, &e.path))?;
         w.write_all(&e.ignored_root.unwrap_or(u32::MAX).to_le_bytes())?;
-        let flags = e.stamp.is_some() as u8 | (e.doc.is_some() as u8) << 1;
+        let stamp = stamp_of(i, e);
+        let flags = stamp.is_some() as u8 | (e.doc.is_some() as u8) << 1;
         w.write_all(&[flags])?;
-        if let Some(s) = &e.stamp {
+        if let Some(s) = &stamp {
             put_stamp_fields(w, s)?;
         }
         if let Some(d) = e.doc {
@@ -315,8 +325,14 @@ fn damaged(why: &str) -> io::Error {
 /// Reads the generation file at `path` for `root`, checking its trailer,
 /// the checksums of its table and key directory, and its structure; the
 /// posting lists are checked block by block as searches first read them
-/// (see `blocks.rs`). Err(InvalidData): damaged.
-pub fn read_generation(path: &Path, root: &Path) -> io::Result<(Meta, Table, Postings)> {
+/// (see `blocks.rs`). Its table is parsed only `with_table` (a table saved
+/// apart replaces it, and a writer has it already). Err(InvalidData):
+/// damaged.
+pub fn read_generation(
+    path: &Path,
+    root: &Path,
+    with_table: bool,
+) -> io::Result<(Option<(Meta, Table)>, Postings)> {
     let f = File::open(path)?;
     let len = f.metadata()?.len();
     if len < (MAGIC.len() + TRAILER) as u64 {
@@ -369,17 +385,23 @@ pub fn read_generation(path: &Path, root: &Path) -> io::Result<(Meta, Table, Pos
     if !checked.check(&map, 0..layout.at) || !checked.check(&map, keys_at..body as usize) {
         return Err(damaged("checksum mismatch"));
     }
-    let mut r = Reader {
-        b: &map[..layout.at],
-        at: 0,
+    let table = match with_table {
+        true => {
+            let mut r = Reader {
+                b: &map[..layout.at],
+                at: 0,
+            };
+            let found = read_table(&mut r, root).ok_or_else(|| damaged("bad table"))?;
+            if r.at != layout.at {
+                return Err(damaged("table and postings overlap"));
+            }
+            Some(found)
+        }
+        false => None,
     };
-    let (meta, table) = read_table(&mut r, root).ok_or_else(|| damaged("bad table"))?;
-    if r.at != layout.at {
-        return Err(damaged("table and postings overlap"));
-    }
     let postings =
         Postings::mapped_checked(map, layout, checked).ok_or_else(|| damaged("bad postings"))?;
-    Ok((meta, table, postings))
+    Ok((table, postings))
 }
 
 impl Store {
@@ -462,23 +484,94 @@ impl Store {
     /// the way (they are never trusted, and a later build replaces them).
     pub fn open_newest(&self, root: &Path) -> Option<Saved> {
         for (generation, path) in self.generations() {
-            match read_generation(&path, root) {
-                Ok((meta, table, postings)) => {
+            let apart = self.newer_table(generation, root);
+            match read_generation(&path, root, apart.is_none()) {
+                Ok((own, postings)) => {
+                    let (meta, table) = apart.or(own)?;
                     return Some(Saved {
                         generation,
                         meta,
                         table,
                         postings,
-                    })
+                    });
                 }
                 Err(e) if e.kind() == io::ErrorKind::InvalidData => {
                     let _ = fs::remove_file(&path);
+                    let _ = fs::remove_file(self.table_path(generation));
                 }
                 // Gone meanwhile (a newer one replaced it) or unreadable.
                 Err(_) => {}
             }
         }
         None
+    }
+
+    fn table_path(&self, n: u64) -> PathBuf {
+        self.dir.join(format!("table-{n}"))
+    }
+
+    /// The table saved for generation `n` after it was written (see
+    /// [`Store::write_table`]), if one checks out; a damaged one is removed.
+    fn newer_table(&self, n: u64, root: &Path) -> Option<(Meta, Table)> {
+        let path = self.table_path(n);
+        let bytes = fs::read(&path).ok()?;
+        let body = bytes.len().checked_sub(16)?;
+        let sum = u64::from_le_bytes(bytes[body..body + 8].try_into().ok()?);
+        let whole =
+            &bytes[body + 8..] == TABLE_DONE && xxhash_rust::xxh3::xxh3_64(&bytes[..body]) == sum;
+        let mut r = Reader {
+            b: &bytes[..body],
+            at: 0,
+        };
+        match whole.then(|| read_table(&mut r, root)).flatten() {
+            Some(found) if r.at == body => Some(found),
+            _ => {
+                let _ = fs::remove_file(&path);
+                None
+            }
+        }
+    }
+
+    /// Saves `table` (from a walk after `meta.walk_start`) as the table of
+    /// generation `n`, whose postings it was matched with, so the next
+    /// process can stamp it in place instead of walking: without it, a
+    /// tree whose shape changed once would be walked at every start until
+    /// a new generation is written. The stamps of the files at `unread`
+    /// are left out: they are not in the postings, so the next process
+    /// counts them as changed again (and merges them once there are many).
+    /// The caller holds the lock.
+    pub fn write_table(
+        &self,
+        n: u64,
+        root: &Path,
+        table: &Table,
+        meta: &Meta,
+        unread: &[usize],
+    ) -> io::Result<()> {
+        let mut body = Vec::with_capacity(table.entries.len() * 96);
+        let unread: std::collections::HashSet<usize> = unread.iter().copied().collect();
+        let stamp_of = |i: usize, e: &Entry| e.stamp.filter(|_| !unread.contains(&i));
+        write_table(&mut body, root, table, meta, stamp_of)?;
+        let sum = xxhash_rust::xxh3::xxh3_64(&body);
+        body.extend_from_slice(&sum.to_le_bytes());
+        body.extend_from_slice(TABLE_DONE);
+        let tmp = self.dir.join(format!("table-{n}.tmp"));
+        let result = (|| {
+            let mut f = fs::OpenOptions::new()
+                .write(true)
+                .create(true)
+                .truncate(true)
+                .mode(0o600)
+                .open(&tmp)?;
+            // Not fsynced: a crash that leaves the renamed file short or
+            // zeroed fails its checksum and marker, and only costs a walk.
+            f.write_all(&body)?;
+            fs::rename(&tmp, self.table_path(n))
+        })();
+        if result.is_err() {
+            let _ = fs::remove_file(&tmp);
+        }
+        result
     }
 
     /// Writes generation `n` of `root` (the caller holds the lock): the
@@ -504,7 +597,7 @@ impl Store {
                 .open(&tmp)?;
             let buf = io::BufWriter::with_capacity(1 << 20, &f);
             let mut w = Summing::new(buf, BLOCK_SHIFT);
-            write_table(&mut w, root, table, meta)?;
+            write_table(&mut w, root, table, meta, |_, e| e.stamp)?;
             let at = w.n;
             let layout = write_merged(&mut w, sources)?;
             let (mut w, sums) = w.finish();
@@ -523,6 +616,9 @@ impl Store {
             w.flush()?;
             drop(w);
             f.sync_all()?;
+            // A table saved apart for an earlier generation of this number
+            // (since removed) must never be read with this one.
+            let _ = fs::remove_file(self.table_path(n));
             fs::rename(&tmp, &done)?;
             if let Ok(d) = File::open(&self.dir) {
                 let _ = d.sync_all();
@@ -534,21 +630,21 @@ impl Store {
             return Err(e);
         }
         self.clean(n);
-        let (_, _, postings) = read_generation(&done, root)?;
+        let (_, postings) = read_generation(&done, root, false)?;
         Ok(postings)
     }
 
-    /// Removes generations older than `keep` and leftovers of writers that
-    /// died (the caller holds the lock, so no one else is writing).
+    /// Removes generations older than `keep`, every table saved apart (the
+    /// new generation has none yet) and leftovers of writers that died (the
+    /// caller holds the lock, so no one else is writing).
     fn clean(&self, keep: u64) {
         for e in fs::read_dir(&self.dir).into_iter().flatten().flatten() {
             let name = e.file_name();
             let Some(name) = name.to_str() else { continue };
-            let old = name
-                .strip_prefix("gen-")
+            let old = (name.strip_prefix("gen-"))
                 .and_then(|n| n.parse::<u64>().ok())
                 .is_some_and(|n| n < keep);
-            if old || name.ends_with(".tmp") {
+            if old || name.starts_with("table-") || name.ends_with(".tmp") {
                 let _ = fs::remove_file(e.path());
             }
         }
