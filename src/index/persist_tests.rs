@@ -71,6 +71,17 @@ fn tree_and_store() -> (tempfile::TempDir, tempfile::TempDir) {
     (seeded_tree(), tempfile::tempdir().unwrap())
 }
 
+/// A seeded tree whose index one process built and saved, then forgot:
+/// the tree, the store folder, the root's folder in it.
+fn saved_tree() -> (tempfile::TempDir, tempfile::TempDir, PathBuf) {
+    let (t, store) = tree_and_store();
+    settle();
+    warm_in(t.path(), store.path());
+    forget_root(t.path());
+    let dir = store_of(t.path(), store.path()).dir;
+    (t, store, dir)
+}
+
 /// `pattern` through the index and by scan: how the index served it, and
 /// the text (asserted to be the scan's).
 fn both_ways(root: &Path, pattern: &str) -> (IndexUse, String) {
@@ -172,12 +183,8 @@ fn only_the_files_changed_meanwhile_are_read_again() {
 
 #[test]
 fn a_tree_whose_shape_changed_is_walked_once_then_stamped_in_place_again() {
-    let (t, store) = tree_and_store();
+    let (t, store, dir) = saved_tree();
     let root = t.path();
-    settle();
-    warm_in(root, store.path());
-    forget_root(root);
-    let dir = store_of(root, store.path()).dir;
     let same = warm_in(root, store.path());
     assert_eq!(
         (same.reread, same.walked),
@@ -268,12 +275,8 @@ fn a_few_files_changed_meanwhile_are_left_unread_and_nothing_is_written() {
 
 #[test]
 fn a_damaged_generation_is_never_trusted_the_next_process_builds_again() {
-    let (t, store) = tree_and_store();
+    let (t, store, dir) = saved_tree();
     let root = t.path();
-    settle();
-    warm_in(root, store.path());
-    forget_root(root);
-    let dir = store_of(root, store.path()).dir;
     let gen = dir.join(&generations(&dir)[0]);
     let good = fs::read(&gen).unwrap();
     let mut flipped = good.clone();
