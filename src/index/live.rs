@@ -125,13 +125,14 @@ impl Picture {
         config: &IndexConfig,
     ) -> Option<Candidates> {
         let scope = Scope::new(&self.table, root, dir, &opts.walk)?;
+        // Not narrowed: every file is a candidate, read from the table in
+        // the walk's order instead of walking (a listing kept fresh by the
+        // watcher).
         let Some(docs) = self.narrowed(q, config) else {
-            return opts.max_count.is_some().then(|| {
-                Candidates::Feed(Box::new(TableFeed {
-                    table: self.table.clone(),
-                    scope,
-                }))
-            });
+            return Some(Candidates::Feed(Box::new(TableFeed {
+                table: self.table.clone(),
+                scope,
+            })));
         };
         let files = (scope.entries(&self.table))
             .filter(|(e, _)| e.doc.is_none_or(|d| docs.binary_search(&d).is_ok()))
@@ -450,19 +451,7 @@ impl LiveIndex {
         dir: &Path,
         opts: &GrepOptions,
     ) -> Result<Candidates, IndexUse> {
-        // Planned before the lock: a pattern that cannot be narrowed (`e`)
-        // and has no limit goes to the scan without reading the event
-        // queue, so the index costs it next to nothing (the events wait for
-        // the next search).
         let q = planner::plan(&opts.pattern, opts.literal, opts.ignore_case);
-        if q == planner::Query::All && opts.max_count.is_none() {
-            return match self.status().state {
-                State::Ready => Err(IndexUse::Scan),
-                State::Building => Err(IndexUse::Building),
-                State::Stale(_) => Err(IndexUse::Stale),
-                State::Off(_) => Err(IndexUse::Off),
-            };
-        }
         self.with_fresh(|pic| pic.candidates(&self.root, dir, &q, opts, &self.config))
     }
 

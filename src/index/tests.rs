@@ -751,7 +751,7 @@ fn a_hard_linked_file_written_through_its_other_name_is_still_found() {
 }
 
 #[test]
-fn a_query_that_cannot_be_narrowed_reads_the_table_in_walk_order_when_it_has_a_limit() {
+fn a_query_that_cannot_be_narrowed_reads_the_table_in_walk_order() {
     let t = seeded(true);
     let root = t.path();
     let _store = ready(root);
@@ -772,11 +772,16 @@ fn a_query_that_cannot_be_narrowed_reads_the_table_in_walk_order_when_it_has_a_l
     let (via, how) = search_in(root, Some("a"), &limited, IndexMode::IfReady);
     assert_eq!(how, IndexUse::Used);
     assert_eq!(via, search_in(root, Some("a"), &limited, IndexMode::Off).0);
-    // Without a limit every file is read: the scan's parallel walk does it.
-    let all = GrepOptions {
-        max_count: None,
-        ..limited
-    };
-    assert_eq!(search(root, &all, IndexMode::IfReady).1, IndexUse::Scan);
+    // Without a limit (every mode), the table still gives the files.
+    for mode in [GrepMode::Content, GrepMode::Count, GrepMode::Files] {
+        let all = GrepOptions {
+            max_count: None,
+            mode,
+            ..limited.clone()
+        };
+        let (via, how) = search(root, &all, IndexMode::IfReady);
+        assert_eq!(how, IndexUse::Used);
+        assert_eq!(via, search(root, &all, IndexMode::Off).0, "{mode:?}");
+    }
     super::drop_root(root);
 }
