@@ -280,6 +280,7 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 /// Watches the root (and its `.git/info`, where `exclude` lives) afresh.
 pub(super) fn watch_root(root: &Path, watcher: &Watcher) {
     watcher.forget_dirs();
+    watcher.watch_ancestors(root);
     watcher.adder().add(root);
     let git_info = root.join(".git/info");
     if git_info.is_dir() {

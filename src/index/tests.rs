@@ -785,3 +785,35 @@ fn a_query_that_cannot_be_narrowed_reads_the_table_in_walk_order() {
     }
     super::drop_root(root);
 }
+
+#[test]
+fn an_ignore_file_written_above_the_root_is_seen_by_the_very_next_search() {
+    let t = tempfile::tempdir().unwrap();
+    // The parent is the repository: its rules apply to the project below.
+    fs::create_dir(t.path().join(".git")).unwrap();
+    let root = t.path().join("proj");
+    fs::create_dir_all(root.join("src")).unwrap();
+    fs::write(root.join("src/a.rs"), "needle in code\n").unwrap();
+    fs::write(root.join("notes.txt"), "needle in notes\n").unwrap();
+    let _store = ready(&root);
+    let opts = GrepOptions {
+        pattern: "needle".into(),
+        ..Default::default()
+    };
+    let both = |step: &str| {
+        let (scan, _) = search(&root, &opts, IndexMode::Off);
+        let (via, how) = search(&root, &opts, IndexMode::IfReady);
+        assert_eq!(via, scan, "{step}");
+        assert_eq!(how, IndexUse::Used, "{step}");
+        via
+    };
+    let before = both("before");
+    // The repository's rules make the notes ignored: searched last, and
+    // labelled so.
+    fs::write(t.path().join(".gitignore"), "*.txt\n").unwrap();
+    let after = both("after the parent's .gitignore");
+    assert_ne!(after, before, "the classification changed");
+    fs::remove_file(t.path().join(".gitignore")).unwrap();
+    assert_eq!(both("after it was removed"), before);
+    super::drop_root(&root);
+}

@@ -44,6 +44,10 @@ mod imp {
         inotify: Mutex<Inotify>,
         /// Watch descriptor → the directory it watches, as of the last walk.
         dirs: Mutex<HashMap<i32, PathBuf>>,
+        /// Watches of the root's ancestors (and their `.git/info`): only a
+        /// change of their ignore rules counts, which re-classifies the
+        /// whole tree.
+        outside: Mutex<std::collections::HashSet<i32>>,
         /// The first failure to add a watch (the watch limit, most often).
         failed: Mutex<Option<String>>,
     }
@@ -66,8 +70,27 @@ mod imp {
             Ok(Watcher {
                 inotify: Mutex::new(Inotify::init()?),
                 dirs: Mutex::new(HashMap::new()),
+                outside: Mutex::new(Default::default()),
                 failed: Mutex::new(None),
             })
+        }
+
+        /// Watches the directories above `root` (and each one's
+        /// `.git/info`) for changes of the ignore rules the walk reads
+        /// there. A directory that cannot be watched (no permission) is
+        /// left out: its rules are still compared at the next start.
+        pub fn watch_ancestors(&self, root: &Path) {
+            let mut watches = (self.inotify.lock().unwrap_or_else(|p| p.into_inner())).watches();
+            let mut outside = self.outside.lock().unwrap_or_else(|p| p.into_inner());
+            outside.clear();
+            let info = |d: &Path| d.join(".git/info");
+            for dir in root.ancestors().skip(1) {
+                for d in [dir.to_path_buf(), info(dir)] {
+                    if let Ok(wd) = watches.add(&d, mask()) {
+                        outside.insert(wd.get_watch_descriptor_id());
+                    }
+                }
+            }
         }
 
         /// A handle threads of a walk can add watches through.
@@ -102,6 +125,7 @@ mod imp {
             let mut buf = vec![0u8; 64 * 1024];
             let mut inotify = self.inotify.lock().unwrap_or_else(|p| p.into_inner());
             let dirs = self.dirs.lock().unwrap_or_else(|p| p.into_inner());
+            let outside = self.outside.lock().unwrap_or_else(|p| p.into_inner());
             loop {
                 let events = match inotify.read_events(&mut buf) {
                     Ok(events) => events,
@@ -118,7 +142,15 @@ mod imp {
                         changes.overflow = true;
                         continue;
                     }
-                    let Some(dir) = dirs.get(&ev.wd.get_watch_descriptor_id()) else {
+                    let wd = ev.wd.get_watch_descriptor_id();
+                    if outside.contains(&wd) {
+                        // Any name in a `.git/info`; only rule files above.
+                        let rules = ev.name.is_some_and(|n| RULE_FILES.iter().any(|r| n == *r));
+                        let info = ev.name.is_some_and(|n| n == "exclude");
+                        changes.structural |= rules || info;
+                        continue;
+                    }
+                    let Some(dir) = dirs.get(&wd) else {
                         continue;
                     };
                     let name: Option<OsString> = ev.name.map(|n| n.to_os_string());
@@ -199,6 +231,7 @@ mod imp {
             Adder(std::marker::PhantomData)
         }
         pub fn forget_dirs(&self) {}
+        pub fn watch_ancestors(&self, _root: &Path) {}
         pub fn failure(&self) -> Option<String> {
             None
         }
