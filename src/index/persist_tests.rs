@@ -479,55 +479,108 @@ fn child_builds_the_root_it_is_given() {
         return;
     };
     let arg = PathBuf::from(arg);
+    if let Some(limit) = std::env::var_os(FILE_SIZE_LIMIT) {
+        // As a full disk does to a writer: a write past the limit fails
+        // (EFBIG, with the signal ignored), whatever was written before it
+        // stays.
+        let limit: u64 = limit.to_string_lossy().parse().unwrap();
+        let rl = libc::rlimit {
+            rlim_cur: limit,
+            rlim_max: limit,
+        };
+        // SAFETY: plain calls on this process, with valid arguments.
+        unsafe {
+            libc::signal(libc::SIGXFSZ, libc::SIG_IGN);
+            assert_eq!(libc::setrlimit(libc::RLIMIT_FSIZE, &rl), 0);
+        }
+    }
     let (root, store) = (arg.join("root"), arg.join("store"));
     let status = warm_in(&root, &store);
     let (scan, _) = search(&root, &opts("needle"), IndexMode::Off);
     let (via, how) = search(&root, &opts("needle"), IndexMode::IfReady);
     println!(
-        "CHILD reread={:?} mapped={} used={} same={} how={:?}",
+        "CHILD reread={:?} mapped={} used={} same={} how={:?} unsaved={:?} notice={:?}",
         status.reread,
         status.mapped,
         how == IndexUse::Used,
         via == scan,
-        how
+        how,
+        status.unsaved,
+        take_notice(&root, None),
     );
     forget_root(&root);
 }
 
-#[test]
-fn two_processes_building_one_root_at_once() {
+/// The child's file size limit, in bytes (its writes past it fail).
+const FILE_SIZE_LIMIT: &str = "PI_UTILS_TEST_INDEX_CHILD_FSIZE";
+
+/// A seeded tree at `<top>/root` and an empty `<top>/store`, for children.
+fn child_top() -> (tempfile::TempDir, PathBuf) {
     let top = tempfile::tempdir().unwrap();
     let t = seeded_tree();
     let root = top.path().join("root");
     fs::rename(t.path(), &root).unwrap();
     fs::create_dir(top.path().join("store")).unwrap();
-    let exe = std::env::current_exe().unwrap();
-    let spawn = || {
-        std::process::Command::new(&exe)
-            .args([
-                "index::persist_tests::child_builds_the_root_it_is_given",
-                "--exact",
-                "--ignored",
-                "--nocapture",
-                "--test-threads=1",
-            ])
-            .env(CHILD, top.path())
-            .stdout(std::process::Stdio::piped())
-            .stderr(std::process::Stdio::null())
-            .spawn()
-            .unwrap()
-    };
-    let (a, b) = (spawn(), spawn());
-    let lines: Vec<String> = [a, b]
-        .into_iter()
-        .map(|c| {
-            let out = c.wait_with_output().unwrap();
-            let text = String::from_utf8_lossy(&out.stdout).into_owned();
-            // The harness prints the test's name on the same line.
-            let at = (text.find("CHILD ")).unwrap_or_else(|| panic!("child said nothing: {text}"));
-            text[at..].lines().next().unwrap_or("").to_string()
-        })
+    (top, root)
+}
+
+/// Starts the child on `top` (see [`child_top`]), with `env` set.
+fn spawn_child(top: &Path, env: &[(&str, &str)]) -> std::process::Child {
+    std::process::Command::new(std::env::current_exe().unwrap())
+        .args([
+            "index::persist_tests::child_builds_the_root_it_is_given",
+            "--exact",
+            "--ignored",
+            "--nocapture",
+            "--test-threads=1",
+        ])
+        .env(CHILD, top)
+        .envs(env.iter().copied())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap()
+}
+
+/// The line a child printed, once it has ended.
+fn line_of(child: std::process::Child) -> String {
+    let out = child.wait_with_output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    // The harness prints the test's name on the same line.
+    let at = (text.find("CHILD ")).unwrap_or_else(|| panic!("child said nothing: {text}"));
+    text[at..].lines().next().unwrap_or("").to_string()
+}
+
+#[test]
+fn a_disk_that_fills_while_the_generation_is_written_leaves_none_of_it_and_the_index_answers() {
+    let (top, root) = child_top();
+    // Past the header and part of the table, short of the whole file.
+    let line = line_of(spawn_child(top.path(), &[(FILE_SIZE_LIMIT, "600")]));
+    assert!(line.contains("mapped=false used=true same=true"), "{line}");
+    assert!(line.contains("unsaved=Some(\"cannot write"), "{line}");
+    assert!(
+        line.contains("notice=Some(\"The index of this directory could not be saved"),
+        "{line}"
+    );
+    let dir = store_of(&root, &top.path().join("store")).dir;
+    let left: Vec<String> = (fs::read_dir(&dir).unwrap().flatten())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| !matches!(n.as_str(), "lock" | "last-used"))
         .collect();
+    assert!(left.is_empty(), "nothing half-written is left: {left:?}");
+    // With room again, the next process builds and saves it.
+    let line = line_of(spawn_child(top.path(), &[]));
+    assert!(
+        line.contains("reread=None mapped=true used=true same=true"),
+        "{line}"
+    );
+}
+
+#[test]
+fn two_processes_building_one_root_at_once() {
+    let (top, root) = child_top();
+    let (a, b) = (spawn_child(top.path(), &[]), spawn_child(top.path(), &[]));
+    let lines: Vec<String> = [a, b].into_iter().map(line_of).collect();
     for l in &lines {
         assert!(l.contains("mapped=true used=true same=true"), "{l}");
     }
