@@ -102,13 +102,17 @@ fn read_in_order(
 ) {
     let threads = sets.len().max(1);
     let round = threads * PER_THREAD;
+    // Each round's keys are handed to `each` while the readers already read
+    // the next round: `each` (filling the lists) is a third of the work and
+    // ran while the readers waited.
+    let mut done: Option<(usize, Vec<Option<Vec<u32>>>)> = None;
     for start in (0..paths.len()).step_by(round) {
         if cancel.is_stopped() {
             return;
         }
         let part = &paths[start..(start + round).min(paths.len())];
         let per = part.len().div_ceil(threads);
-        let results: Vec<Vec<Option<Vec<u32>>>> = std::thread::scope(|scope| {
+        let results: Vec<Option<Vec<u32>>> = std::thread::scope(|scope| {
             let handles: Vec<_> = (part.chunks(per.max(1)))
                 .zip(sets.iter_mut())
                 .map(|(run, set)| {
@@ -122,15 +126,23 @@ fn read_in_order(
                     (len, h)
                 })
                 .collect();
+            if let Some((at, keys)) = done.take() {
+                for (i, k) in (at..).zip(keys) {
+                    each(i, k);
+                }
+            }
             // A reader that panicked leaves its files unindexed (always
             // candidates), keeping every later document number in place.
             handles
                 .into_iter()
-                .map(|(len, h)| h.join().unwrap_or_else(|_| vec![None; len]))
+                .flat_map(|(len, h)| h.join().unwrap_or_else(|_| vec![None; len]))
                 .collect()
         });
-        for (at, keys) in (start..).zip(results.into_iter().flatten()) {
-            each(at, keys);
+        done = Some((start, results));
+    }
+    if let Some((at, keys)) = done {
+        for (i, k) in (at..).zip(keys) {
+            each(i, k);
         }
     }
 }
