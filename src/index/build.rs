@@ -91,9 +91,9 @@ fn release_freed_memory() {
 }
 
 /// Reads the files at `paths` on `threads` threads, in rounds of a few
-/// hundred files per thread (each thread a contiguous run, joined before
-/// the next round), and hands each file's keys to `each` in order: at most
-/// one round of key lists is held at a time.
+/// hundred files per thread (each thread a contiguous run), and hands each
+/// file's keys to `each` in order, one round behind the readers: at most
+/// two rounds of key lists are held at a time.
 fn read_in_order(
     paths: &[&Path],
     sets: &mut [KeySet],
