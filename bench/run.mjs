@@ -56,34 +56,30 @@ await bench(
 );
 
 const countRegex = "[A-Z]+_SUSPEND";
-await bench(
-  `count \`${countRegex}\`, whole tree`,
-  [[NATIVE, () => nativeGrep({ pattern: countRegex, mode: "count" })], ["rg -c", inCorpus("rg", [...RG_ALL, "-c", countRegex])], ompGrep({ pattern: countRegex, mode: "count" })],
-  [[NATIVE, "rg -c", 1.0], omp && [NATIVE, ompLabel, 1.0]],
-);
-await bench(
-  `files \`${countRegex}\`, whole tree`,
-  [[NATIVE, () => nativeGrep({ pattern: countRegex, mode: "files" })], ["rg -l", inCorpus("rg", [...RG_ALL, "-l", countRegex])], ompGrep({ pattern: countRegex, mode: "filesWithMatches" })],
-  [[NATIVE, "rg -l", 1.0], omp && [NATIVE, ompLabel, 1.0]],
-);
+// Count and files over the whole tree, ours by scan (`index: false`) or through a ready index.
+const wholeTree = [
+  ["count", "-c", "count"],
+  ["files", "-l", "filesWithMatches"],
+];
+async function wholeTreeCases(suffix, index) {
+  for (const [mode, rgFlag, ompMode] of wholeTree) {
+    await bench(
+      `${mode} \`${countRegex}\`, whole tree${suffix}`,
+      [[NATIVE, () => nativeGrep({ pattern: countRegex, mode, index })], [`rg ${rgFlag}`, inCorpus("rg", [...RG_ALL, rgFlag, countRegex])], ompGrep({ pattern: countRegex, mode: ompMode })],
+      [[NATIVE, `rg ${rgFlag}`, 1.0], omp && [NATIVE, ompLabel, 1.0]],
+    );
+  }
+}
+await wholeTreeCases("", false);
 
 // The same two searches as a Pi user runs them by default once the live index of the tree is ready
 // (built here into a temp store first): oh-my-pi keeps a listing cache between calls; this is ours.
-const indexedCases = [`count \`${countRegex}\`, whole tree, index ready`, `files \`${countRegex}\`, whole tree, index ready`];
-if (indexedCases.some((n) => !only || n.includes(only))) {
+const indexed = ", index ready";
+if (wholeTree.some(([mode]) => !only || `${mode} \`${countRegex}\`, whole tree${indexed}`.includes(only))) {
   const store = fs.mkdtempSync(path.join(os.tmpdir(), "pi-utils-bench-index-"));
   process.env.PI_UTILS_INDEX_DIR = store;
   await native.indexWarm({ path: corpus });
-  await bench(
-    indexedCases[0],
-    [[NATIVE, () => nativeGrep({ pattern: countRegex, mode: "count", index: true })], ["rg -c", inCorpus("rg", [...RG_ALL, "-c", countRegex])], ompGrep({ pattern: countRegex, mode: "count" })],
-    [[NATIVE, "rg -c", 1.0], omp && [NATIVE, ompLabel, 1.0]],
-  );
-  await bench(
-    indexedCases[1],
-    [[NATIVE, () => nativeGrep({ pattern: countRegex, mode: "files", index: true })], ["rg -l", inCorpus("rg", [...RG_ALL, "-l", countRegex])], ompGrep({ pattern: countRegex, mode: "filesWithMatches" })],
-    [[NATIVE, "rg -l", 1.0], omp && [NATIVE, ompLabel, 1.0]],
-  );
+  await wholeTreeCases(indexed, true);
   native.indexDrop({ path: corpus });
   fs.rmSync(store, { recursive: true, force: true });
   delete process.env.PI_UTILS_INDEX_DIR;

@@ -151,6 +151,14 @@ fn to_time((s, ns): (i64, i64)) -> SystemTime {
     UNIX_EPOCH + Duration::new(s.max(0) as u64, ns.clamp(0, 999_999_999) as u32)
 }
 
+/// Whether a stamp was last changed long enough before the walk of the
+/// generation `meta` describes that, unchanged now, it proves nothing
+/// changed since (see `store::RACY`).
+fn settled_before(meta: &Meta, config: &IndexConfig) -> Option<impl Fn(&Stamp) -> bool + Sync> {
+    let cutoff = meta.walk_start.checked_sub(config.racy)?;
+    Some(move |s: &Stamp| to_time(s.ctime) < cutoff)
+}
+
 fn too_big(size: u64, config: &IndexConfig) -> Option<NotBuilt> {
     (size > config.max_bytes).then(|| {
         NotBuilt::Off(format!(
@@ -231,10 +239,10 @@ fn revalidate(
     sets: &mut [KeySet],
     cancel: &CancelToken,
 ) -> Option<Result<Revalidated, NotBuilt>> {
-    let cutoff = saved.meta.walk_start.checked_sub(config.racy)?;
+    let settled = settled_before(&saved.meta, config)?;
     // A trusted file without a document was read and found unindexable
     // (binary, too big, unreadable): it stays so without a second read.
-    let trusted = |s: &Stamp| s.nlink == 1 && to_time(s.ctime) < cutoff;
+    let trusted = |s: &Stamp| s.nlink == 1 && settled(s);
     let mut changed = Vec::new();
     let mut live = 0usize;
     for (i, (e, was)) in table.entries.iter_mut().zip(saved.was).enumerate() {
@@ -355,9 +363,8 @@ pub fn build(root: &Path, config: &IndexConfig, cancel: &CancelToken) -> Result<
     // Most starts find the tree as it was saved: its directories and files
     // are then stamped where they are, without listing the tree.
     let restamped = saved.as_ref().and_then(|s| {
-        let cutoff = s.meta.walk_start.checked_sub(config.racy)?;
-        let trusted = move |st: &Stamp| to_time(st.ctime) < cutoff;
-        restamp(root, &s.table, &watcher, &trusted, cancel)
+        let settled = settled_before(&s.meta, config)?;
+        restamp(root, &s.table, &watcher, &settled, cancel)
     });
     let (saved, mut table) = match (saved, restamped) {
         (Some(saved), Some(stamps)) => {

@@ -68,10 +68,6 @@ impl Picture {
             .count();
     }
 
-    fn unindexed(&self) -> usize {
-        self.unindexed
-    }
-
     /// Applies every event queued so far. Err: the picture can no longer be
     /// trusted (overflow, a watch that could not be added).
     fn refresh(&mut self, root: &Path) -> Result<(), String> {
@@ -158,7 +154,7 @@ impl Picture {
     /// The documents `q` allows, unless that is most of the tree (or not
     /// known without decoding more than a scan would cost).
     fn narrowed(&self, q: &planner::Query, config: &IndexConfig) -> Option<Vec<u32>> {
-        let unindexed = self.unindexed();
+        let unindexed = self.unindexed;
         let total = self.table.entries.len().max(1);
         let too_many = |n: u64| (n + unindexed as u64) as f64 > config.max_share * total as f64;
         // Decoding the lists of common trigrams (`static`: four lists of
@@ -509,7 +505,7 @@ impl LiveIndex {
         if pic.table.errors.count > 0 {
             return Err(IndexUse::Scan);
         }
-        let rebuild = pic.unindexed().saturating_sub(pic.unindexable)
+        let rebuild = pic.unindexed.saturating_sub(pic.unindexable)
             > rebuild_threshold(pic.table.entries.len());
         let found = query(pic);
         if pic.postings.is_damaged() {

@@ -11,9 +11,9 @@
 //! directory, a changed ignore file, a file that is no longer a regular
 //! file — gives up, and the caller walks as before.
 
-use super::table::{rule_files_of, watch_root, Stamp, Table, RULE_NAMES};
+use super::table::{rule_files_of, watch_root, Stamp, Table};
 use super::watch::Watcher;
-use crate::search::{lstat_path, CancelToken, DirStat};
+use crate::search::{CancelToken, DirStat, IGNORE_FILES};
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -52,7 +52,7 @@ pub fn restamp(
                         return;
                     }
                     adder.add(path);
-                    let now = lstat_path(path).map(|st| Stamp::of_stat(&st));
+                    let now = Stamp::of(path);
                     if was.is_none() || now != *was || !ok(was) {
                         failed.store(true, Ordering::Relaxed);
                     }
@@ -86,7 +86,7 @@ pub fn restamp(
                     let regular = st.is_some_and(|st| st.st_mode & libc::S_IFMT == libc::S_IFREG);
                     let now = st.map(|st| Stamp::of_stat(&st));
                     // A changed ignore file may re-classify any file below.
-                    let rules = RULE_NAMES.iter().any(|n| name == *n);
+                    let rules = IGNORE_FILES.iter().any(|n| name == *n);
                     if !regular || (rules && (now != e.stamp || !ok(&e.stamp))) {
                         failed.store(true, Ordering::Relaxed);
                         return;

@@ -189,6 +189,14 @@ fn put_stamp_fields(w: &mut impl Write, s: &Stamp) -> io::Result<()> {
     w.write_all(&s.nlink.to_le_bytes())
 }
 
+/// The table [`write_table`] wrote as the whole of `bytes`; `None` on
+/// anything short, odd or left over.
+fn parse_table(bytes: &[u8], root: &Path) -> Option<(Meta, Table)> {
+    let mut r = Reader { b: bytes, at: 0 };
+    let found = read_table(&mut r, root)?;
+    (r.at == bytes.len()).then_some(found)
+}
+
 /// Reads what [`write_table`] wrote; `None` on anything short or odd.
 struct Reader<'a> {
     b: &'a [u8],
@@ -386,17 +394,7 @@ pub fn read_generation(
         return Err(damaged("checksum mismatch"));
     }
     let table = match with_table {
-        true => {
-            let mut r = Reader {
-                b: &map[..layout.at],
-                at: 0,
-            };
-            let found = read_table(&mut r, root).ok_or_else(|| damaged("bad table"))?;
-            if r.at != layout.at {
-                return Err(damaged("table and postings overlap"));
-            }
-            Some(found)
-        }
+        true => Some(parse_table(&map[..layout.at], root).ok_or_else(|| damaged("bad table"))?),
         false => None,
     };
     let postings =
@@ -515,21 +513,16 @@ impl Store {
     fn newer_table(&self, n: u64, root: &Path) -> Option<(Meta, Table)> {
         let path = self.table_path(n);
         let bytes = fs::read(&path).ok()?;
-        let body = bytes.len().checked_sub(16)?;
-        let sum = u64::from_le_bytes(bytes[body..body + 8].try_into().ok()?);
-        let whole =
-            &bytes[body + 8..] == TABLE_DONE && xxhash_rust::xxh3::xxh3_64(&bytes[..body]) == sum;
-        let mut r = Reader {
-            b: &bytes[..body],
-            at: 0,
-        };
-        match whole.then(|| read_table(&mut r, root)).flatten() {
-            Some(found) if r.at == body => Some(found),
-            _ => {
-                let _ = fs::remove_file(&path);
-                None
-            }
+        let found = bytes.len().checked_sub(16).and_then(|body| {
+            let sum = u64::from_le_bytes(bytes[body..body + 8].try_into().ok()?);
+            let whole = &bytes[body + 8..] == TABLE_DONE
+                && xxhash_rust::xxh3::xxh3_64(&bytes[..body]) == sum;
+            whole.then(|| parse_table(&bytes[..body], root)).flatten()
+        });
+        if found.is_none() {
+            let _ = fs::remove_file(&path);
         }
+        found
     }
 
     /// Saves `table` (from a walk after `meta.walk_start`) as the table of
@@ -537,8 +530,9 @@ impl Store {
     /// process can stamp it in place instead of walking: without it, a
     /// tree whose shape changed once would be walked at every start until
     /// a new generation is written. The stamps of the files at `unread`
-    /// are left out: they are not in the postings, so the next process
-    /// counts them as changed again (and merges them once there are many).
+    /// (indices, ascending) are left out: they are not in the postings, so
+    /// the next process counts them as changed again (and merges them once
+    /// there are many).
     /// The caller holds the lock.
     pub fn write_table(
         &self,
@@ -549,8 +543,7 @@ impl Store {
         unread: &[usize],
     ) -> io::Result<()> {
         let mut body = Vec::with_capacity(table.entries.len() * 96);
-        let unread: std::collections::HashSet<usize> = unread.iter().copied().collect();
-        let stamp_of = |i: usize, e: &Entry| e.stamp.filter(|_| !unread.contains(&i));
+        let stamp_of = |i: usize, e: &Entry| e.stamp.filter(|_| unread.binary_search(&i).is_err());
         write_table(&mut body, root, table, meta, stamp_of)?;
         let sum = xxhash_rust::xxh3::xxh3_64(&body);
         body.extend_from_slice(&sum.to_le_bytes());

@@ -8,7 +8,7 @@
 //! exactly the files that search's own walk would have given.
 
 use super::watch::Watcher;
-use crate::search::{CancelToken, ErrorLog, IgnoredRoot, WalkOptions, Walker};
+use crate::search::{CancelToken, ErrorLog, IgnoredRoot, WalkOptions, Walker, IGNORE_FILES};
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -86,9 +86,6 @@ pub struct Table {
 /// A path and its stamp (`None`: it could not be stamped, or is absent).
 pub type Stamped = (PathBuf, Option<Stamp>);
 
-/// Names of the ignore files a directory may hold.
-pub(super) const RULE_NAMES: [&str; 3] = [".gitignore", ".ignore", ".rgignore"];
-
 /// The files outside the table whose change could change how the walk
 /// classifies the table's files, stamped as they are now. Of a `.git`
 /// only whether it is there counts (git changes its stamp all the time).
@@ -103,17 +100,20 @@ pub(super) fn rule_files_of(root: &Path) -> Vec<Stamped> {
     let mut out = Vec::new();
     for dir in root.ancestors() {
         if dir != root {
-            for name in RULE_NAMES {
+            for name in IGNORE_FILES {
                 let p = dir.join(name);
-                out.push((Stamp::of(&p), p));
+                let s = Stamp::of(&p);
+                out.push((p, s));
             }
         }
         let git = dir.join(".git");
-        out.push((Stamp::of(&git).map(|_| present), git));
+        let s = Stamp::of(&git).map(|_| present);
+        out.push((git, s));
         let exclude = dir.join(".git/info/exclude");
-        out.push((Stamp::of(&exclude), exclude));
+        let s = Stamp::of(&exclude);
+        out.push((exclude, s));
     }
-    out.into_iter().map(|(s, p)| (p, s)).collect()
+    out
 }
 
 /// The walker the table is made with: the widest walk a search can ask for.

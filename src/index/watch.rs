@@ -32,8 +32,11 @@ pub struct Changes {
     pub overflow: bool,
 }
 
-/// Names whose change re-classifies what lies below their directory.
-const RULE_FILES: [&str; 4] = [".gitignore", ".ignore", ".rgignore", ".git"];
+/// Whether a change of entry `name` re-classifies what lies below its
+/// directory: an ignore file, or a `.git` (which makes it a repository).
+fn is_rule_file(name: &std::ffi::OsStr) -> bool {
+    name == ".git" || crate::search::IGNORE_FILES.iter().any(|f| name == *f)
+}
 
 #[cfg(target_os = "linux")]
 mod imp {
@@ -145,7 +148,7 @@ mod imp {
                     let wd = ev.wd.get_watch_descriptor_id();
                     if outside.contains(&wd) {
                         // Any name in a `.git/info`; only rule files above.
-                        let rules = ev.name.is_some_and(|n| RULE_FILES.iter().any(|r| n == *r));
+                        let rules = ev.name.is_some_and(is_rule_file);
                         let info = ev.name.is_some_and(|n| n == "exclude");
                         changes.structural |= rules || info;
                         continue;
@@ -173,7 +176,7 @@ mod imp {
         };
         let path = dir.join(&name);
         let in_git_info = dir.ends_with(".git/info");
-        let rules = RULE_FILES.iter().any(|r| name == *r) || in_git_info;
+        let rules = is_rule_file(&name) || in_git_info;
         let content_only = (mask.contains(EventMask::MODIFY) || mask.contains(EventMask::ATTRIB))
             && !mask.contains(EventMask::ISDIR);
         if rules || !content_only {

@@ -23,7 +23,7 @@ use std::sync::Arc;
 
 /// In precedence order: later files win within one directory, so
 /// `.rgignore` has the last word, as in ripgrep.
-const IGNORE_FILES: [&str; 3] = [".gitignore", ".ignore", ".rgignore"];
+pub const IGNORE_FILES: [&str; 3] = [".gitignore", ".ignore", ".rgignore"];
 
 /// The rules in force in one directory: its own (if any) plus its parent's.
 #[derive(Debug)]

@@ -184,7 +184,7 @@ impl<'a> DirStat<'a> {
 
 /// `path`'s own `lstat` (a symlink's, not its target's).
 #[cfg(unix)]
-pub fn lstat_path(path: &Path) -> Option<libc::stat> {
+pub(super) fn lstat_path(path: &Path) -> Option<libc::stat> {
     use std::os::unix::ffi::OsStrExt;
     let c = std::ffi::CString::new(path.as_os_str().as_bytes()).ok()?;
     // SAFETY: `st` is plain data the call fills in; the path is valid.

@@ -28,8 +28,8 @@ mod unordered;
 mod walk;
 
 pub use cancel::{CancelToken, StopReason};
-pub use classify::classifies_alike;
-pub use dir_open::{lstat_path, DirStat};
+pub use classify::{classifies_alike, IGNORE_FILES};
+pub use dir_open::DirStat;
 pub use display::{display_bytes, relative_bytes, DisplayPath};
 pub use error::{CodedError, ErrorCode, SearchError};
 pub use glob::{
