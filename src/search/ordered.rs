@@ -150,13 +150,16 @@ fn search_files(
     let stop = || progress.halted(cancel);
     let mut searcher = plan.file_searcher();
     for task in tasks.iter() {
-        let outcome = if stop() {
-            FileOutcome::Skipped
-        } else {
-            let shown = !progress.counted_only(opts, task.ignored_root)
-                && progress.listed_lines.load(Ordering::Relaxed) < GROUPED_OUTPUT_LINES;
-            searcher.search(&task.path, task.ignored_root, shown, &stop)
-        };
+        // Once halted the collector keeps nothing more: leaving (rather than
+        // answering each queued file "skipped") ends the search without
+        // passing the up to `LOOKAHEAD` files queued ahead through it, and
+        // the producer's next send fails once every searcher has gone.
+        if stop() {
+            break;
+        }
+        let shown = !progress.counted_only(opts, task.ignored_root)
+            && progress.listed_lines.load(Ordering::Relaxed) < GROUPED_OUTPUT_LINES;
+        let outcome = searcher.search(&task.path, task.ignored_root, shown, &stop);
         let searched = Searched {
             seq: task.seq,
             path: task.path,
@@ -366,12 +369,14 @@ impl<'a, E: FnMut(Vec<Hit>) -> bool> Collector<'a, E> {
     fn finish(mut self, roots: &[IgnoredRoot], display_root: &Path) -> GrepSummary {
         let stopped_early = self.progress.halted(self.cancel);
         self.flush(true);
+        // Labelled only when listed: a search over the index's table is
+        // handed every ignored root of the tree (388 on the Linux tree),
+        // and one that stops early lists few.
         for (i, root) in roots.iter().enumerate() {
-            let label = root.label(display_root);
             if let Some(c) = self.per_root.get(&i) {
                 if c.matches > 0 || c.files > 0 {
                     self.summary.ignored.push(IgnoredCount {
-                        path: label.clone(),
+                        path: root.label(display_root),
                         ..c.clone()
                     });
                 }
@@ -381,7 +386,9 @@ impl<'a, E: FnMut(Vec<Hit>) -> bool> Collector<'a, E> {
                 None => false,
             };
             if stopped_early && !finished && !self.met_after_cut(root) {
-                self.summary.ignored_unsearched.push(label);
+                self.summary
+                    .ignored_unsearched
+                    .push(root.label(display_root));
             }
         }
         if self.consumer_gone {
