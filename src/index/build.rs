@@ -37,10 +37,6 @@ pub struct Built {
     /// Re-validated by walking the tree (`true`) or by stamping the saved
     /// table in place; `None`: built from scratch.
     pub walked: Option<bool>,
-    /// Documents in the postings that no file of the table has any more
-    /// (files changed since a saved generation): they count for nothing,
-    /// and the planner's share test leaves them out.
-    pub dead: usize,
 }
 
 /// Why a root gets no index (shown by `indexStatus`).
@@ -170,8 +166,8 @@ fn too_big(size: u64, config: &IndexConfig) -> Option<NotBuilt> {
 }
 
 /// The postings a re-validation ends with, why they are not saved (if
-/// not), how many files were read again, and the documents they hold.
-type Revalidated = (Postings, Option<String>, usize, usize);
+/// not), and how many files were read again.
+type Revalidated = (Postings, Option<String>, usize);
 
 /// What re-validation needs of a saved generation: its postings and, for
 /// each file of the fresh table, the saved file of the same path (`was`,
@@ -281,7 +277,7 @@ fn revalidate(
             };
             let _ = store.write_table(saved.generation, root, table, &meta, &changed);
         }
-        return Some(Ok((saved.postings, None, 0, next)));
+        return Some(Ok((saved.postings, None, 0)));
     }
     let mut builder = Builder::default();
     let paths: Vec<&Path> = changed
@@ -320,7 +316,7 @@ fn revalidate(
         return None;
     }
     Some(Ok(match written {
-        Ok(p) => (p, None, changed.len(), next + changed.len()),
+        Ok(p) => (p, None, changed.len()),
         Err(e) => {
             // Not saved: the changed files stay unread (always candidates)
             // over the saved postings, still mapped.
@@ -328,7 +324,7 @@ fn revalidate(
                 table.entries[i].doc = None;
             }
             let why = format!("cannot write {}: {e}", store.dir.display());
-            (saved.postings, Some(why), 0, next)
+            (saved.postings, Some(why), 0)
         }
     }))
 }
@@ -402,8 +398,7 @@ pub fn build(root: &Path, config: &IndexConfig, cancel: &CancelToken) -> Result<
             root, config, &store, saved, &mut table, walk_start, &mut sets, cancel,
         );
         if let Some(result) = found {
-            let (postings, why, reread, docs) = result?;
-            let live = table.entries.iter().filter(|e| e.doc.is_some()).count();
+            let (postings, why, reread) = result?;
             drop(sets);
             release_freed_memory();
             return Ok(Built {
@@ -413,7 +408,6 @@ pub fn build(root: &Path, config: &IndexConfig, cancel: &CancelToken) -> Result<
                 unsaved: why.or(unsaved),
                 reread: Some(reread),
                 walked: Some(walked),
-                dead: docs.saturating_sub(live),
             });
         }
     }
@@ -484,6 +478,5 @@ pub fn build(root: &Path, config: &IndexConfig, cancel: &CancelToken) -> Result<
         unsaved,
         reread: None,
         walked: None,
-        dead: 0,
     })
 }

@@ -13,6 +13,7 @@ use super::live::system_time;
 use super::scope::Scope;
 use super::table::{Entry, Stamp, Table};
 use crate::search::IgnoredRoot;
+use fixedbitset::FixedBitSet;
 use std::path::Path;
 use std::sync::Arc;
 use std::time::{SystemTime, UNIX_EPOCH};
@@ -41,12 +42,12 @@ impl ListedEntry<'_> {
 pub struct Listing {
     table: Arc<Table>,
     scope: Scope,
-    /// Sorted documents the pattern allows; `None`: every file may match.
-    docs: Option<Vec<u32>>,
+    /// The documents the pattern allows; `None`: every file may match.
+    docs: Option<FixedBitSet>,
 }
 
 impl Listing {
-    pub(super) fn new(table: Arc<Table>, scope: Scope, docs: Option<Vec<u32>>) -> Listing {
+    pub(super) fn new(table: Arc<Table>, scope: Scope, docs: Option<FixedBitSet>) -> Listing {
         Listing { table, scope, docs }
     }
 
@@ -68,14 +69,21 @@ impl Listing {
     }
 
     fn listed<'a>(&'a self, e: &'a Entry) -> ListedEntry<'a> {
-        let candidate = match (&self.docs, e.doc) {
-            (Some(docs), Some(d)) => docs.binary_search(&d).is_ok(),
-            _ => true,
-        };
+        let candidate = is_candidate(self.docs.as_ref(), e);
         ListedEntry {
             path: &e.path,
             stamp: e.stamp,
             candidate,
         }
+    }
+}
+
+/// Whether `e` may hold a match: not ruled out by `docs` (the documents a
+/// query allows; `None`: all), and always for a file whose contents are
+/// not in the postings.
+pub(super) fn is_candidate(docs: Option<&FixedBitSet>, e: &Entry) -> bool {
+    match (docs, e.doc) {
+        (Some(docs), Some(d)) => docs.contains(d as usize),
+        _ => true,
     }
 }

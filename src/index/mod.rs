@@ -5,9 +5,10 @@
 //! It never decides a match: it narrows the files a search reads to the
 //! candidates the query allows and hands them to `src/search` as a file list
 //! in the walk's order, where the ordinary pipeline searches them with the
-//! same limits, context, grouping, binary and ignored-last rules. Whenever it
-//! cannot narrow (no literal of three bytes, candidates over a share of the
-//! tree, a picture it cannot vouch for) the search runs as a scan.
+//! same limits, context, grouping, binary and ignored-last rules. A query it
+//! cannot narrow (no literal of three bytes, or lists too long to be worth
+//! decoding) is fed every file of the table in the walk's order; a picture
+//! it cannot vouch for sends the search to the scan.
 //!
 //! The table and postings are saved as a generation in the store
 //! (`store.rs`) and mapped from there, so they stay off Node's heap and the
@@ -47,10 +48,12 @@ pub struct IndexConfig {
     /// roots are evicted past it); also the largest one root's postings
     /// may be.
     pub max_bytes: u64,
-    /// A query whose candidates are more than this share of the indexed
-    /// files runs the scan instead: reading most of the tree from a list
-    /// gains nothing.
-    pub max_share: f64,
+    /// Narrowing a search may decode this many list bytes per file of the
+    /// table; a query that needs more (a case-insensitive one over common
+    /// trigrams ORs dozens of long lists) is fed every file instead, since
+    /// the decoding would cost about what reading the tree's first files
+    /// does. Performance only: the answer is the same either way.
+    pub decode_per_file: u64,
     /// Where postings files go; `None`: `$PI_UTILS_INDEX_DIR`, else
     /// `~/.cache/pi-utils/index` (tests give a temp folder).
     pub store: Option<std::path::PathBuf>,
@@ -73,7 +76,7 @@ impl Default for IndexConfig {
             min_files: 1000,
             max_files: 500_000,
             max_bytes: 2048 << 20,
-            max_share: 0.5,
+            decode_per_file: 4,
             store: None,
             racy: store::RACY,
             max_unread: 64,

@@ -2,7 +2,7 @@
 //! the napi glue calls: a search asks here whether to run over candidates
 //! or as a scan.
 
-use super::live::{Candidates, IndexStatus, LiveIndex};
+use super::live::{IndexStatus, LiveIndex};
 use super::{IndexConfig, IndexUse};
 use crate::search::{resolve_target, CancelToken, GrepOptions, GrepPlan, SearchError, Target};
 use std::collections::HashMap;
@@ -95,8 +95,7 @@ pub fn plan_grep(
         return Ok((scan, IndexUse::Off));
     };
     match idx.candidates(&dir, &opts) {
-        Ok(Candidates::List(list)) => Ok((GrepPlan::over_files(dir, list, opts)?, IndexUse::Used)),
-        Ok(Candidates::Feed(feed)) => Ok((GrepPlan::over_feed(dir, feed, opts)?, IndexUse::Used)),
+        Ok(feed) => Ok((scan.over_feed(Box::new(feed)), IndexUse::Used)),
         Err(u) => Ok((scan, u)),
     }
 }

@@ -91,9 +91,12 @@ impl Scope {
             });
         let mut ignored_roots = Vec::new();
         let mut root_ranges = Vec::new();
+        let mut filters = walker.filters();
         for &i in &below {
             let r = &table.ignored_roots[i];
-            if walker.admits(&r.path, r.is_dir) {
+            // Without filters every root below `dir` is admitted (and
+            // `admits` costs a path split per root, for every search).
+            if matches!(filters, Filters::None) || walker.admits(&r.path, r.is_dir) {
                 ignored_roots.push(r.clone());
                 let g = i as u64 + 1;
                 let lo = entries.partition_point(|e| group(e) < g);
@@ -106,7 +109,6 @@ impl Scope {
         prefix.extend(dir.strip_prefix(root).ok()?.components());
         let bytes = prefix.as_os_str().as_encoded_bytes();
         let rel_start = bytes.len() + usize::from(!bytes.ends_with(b"/"));
-        let mut filters = walker.filters();
         let first = (std::iter::once(&project).chain(&root_ranges))
             .find_map(|r| entries.get(r.start).filter(|_| !r.is_empty()));
         if first.is_some_and(|e| !e.path.as_os_str().as_encoded_bytes().starts_with(bytes)) {

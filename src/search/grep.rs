@@ -203,20 +203,15 @@ impl GrepPlan {
         })
     }
 
-    /// A search over files a feed hands out on demand (see
-    /// [`FileFeed`]), searched as given, like [`GrepPlan::over_files`].
-    pub fn over_feed(
-        display_root: PathBuf,
-        feed: Box<dyn FileFeed>,
-        opts: GrepOptions,
-    ) -> Result<Self, SearchError> {
-        Ok(GrepPlan {
-            matcher: build_matcher(&opts)?,
-            opts,
+    /// This search over the files a feed hands out on demand (see
+    /// [`FileFeed`]) instead of its walk, searched as given like
+    /// [`GrepPlan::over_files`]; the plan's matcher is kept rather than
+    /// compiled again.
+    pub fn over_feed(self, feed: Box<dyn FileFeed>) -> Self {
+        GrepPlan {
             source: FileSource::Feed(feed),
-            short_read_ends_file: short_read_ends_file(&display_root),
-            display_root,
-        })
+            ..self
+        }
     }
 
     /// A searcher of this plan's files, one per search thread.
