@@ -63,7 +63,8 @@ impl Picture {
         p
     }
 
-    /// Counts the files whose content is not in the postings.
+    /// Counts the files whose content is not in the postings, and finds the
+    /// universe of the documents the rest hold.
     fn recount(&mut self) {
         let docs = self.table.entries.iter().map(|e| e.doc);
         self.unindexed = docs.clone().filter(Option::is_none).count();
