@@ -124,6 +124,31 @@ export interface DiscoverSymbol {
 }
 
 /**
+ * Every `code` the native functions throw or reject with, in the core's
+ * order: `INVALID_PATTERN` (regex parse error, empty pattern, bad glob,
+ * empty or malformed query), `INVALID_OPTION` (an option value that is not
+ * one of its choices, an unknown file type, an empty command), `PATH_NOT_FOUND`,
+ * `NOT_A_FILE` (a directory, FIFO, socket or device where a file is wanted,
+ * or a file where a directory is), `IO` (another I/O failure), `CANCELLED`
+ * (the signal aborted), `UNKNOWN_JOB`, `JOB_EXISTS`, `JOB_RUNNING` (a job
+ * that must have ended first), `INTERNAL` (a caught panic or another bug of
+ * ours). New codes are only ever added.
+ */
+export declare function errorCodes(): Array<string>
+
+/** One error the core can give, with its code. */
+export interface ErrorSample {
+  code: string
+  message: string
+}
+
+/**
+ * One error of each kind the core gives, as it words them: what a caller
+ * that only has an error's text (an older addon's) can match on.
+ */
+export declare function errorSamples(): Array<ErrorSample>
+
+/**
  * Lists files (or directories) matching `pattern`, newest first by default.
  * Throws at once on an empty or invalid pattern, `Path not found: <path>`,
  * or an already aborted `signal`.
@@ -579,26 +604,6 @@ export interface LocateResult {
   index: 'used' | 'scan' | 'building' | 'stale' | 'off'
   /** The result as the `locate` tool and `pi-utils locate` print it. */
   text: string
-}
-
-/**
- * The `code` of every error the native functions throw or reject with:
- * `INVALID_PATTERN` (regex parse error, empty pattern, bad glob),
- * `INVALID_OPTION` (an option value that is not one of its choices, an
- * unknown file type, an empty outline path, a file too large to outline),
- * `PATH_NOT_FOUND`, `NOT_A_FILE` (a directory, FIFO, socket or device where
- * a file is wanted, or a file where a directory is), `IO` (another I/O
- * failure), `CANCELLED` (the signal was already aborted), `INTERNAL` (a
- * caught panic or another bug of ours). Messages are unchanged text.
- */
-export declare const enum NativeErrorCode {
-  INVALID_PATTERN = 'INVALID_PATTERN',
-  INVALID_OPTION = 'INVALID_OPTION',
-  PATH_NOT_FOUND = 'PATH_NOT_FOUND',
-  NOT_A_FILE = 'NOT_A_FILE',
-  IO = 'IO',
-  CANCELLED = 'CANCELLED',
-  INTERNAL = 'INTERNAL',
 }
 
 /**

@@ -5,20 +5,8 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { getEventListeners } from "node:events";
-import { setImmediate as nextTurn } from "node:timers/promises";
-import { native, collect } from "./helpers/native.ts";
+import { native, collect, settledListenerCount } from "./helpers/native.ts";
 import { makeTree } from "./helpers/tree.ts";
-
-/** Listeners are removed from the JS thread after the call ends: give the
- * queued removals a few event-loop turns to run. */
-async function settledListenerCount(signal: AbortSignal, expected: number): Promise<number> {
-  let count = getEventListeners(signal, "abort").length;
-  for (let turn = 0; turn < 1000 && count !== expected; turn++) {
-    await nextTurn();
-    count = getEventListeners(signal, "abort").length;
-  }
-  return count;
-}
 
 test("1,000 searches and some globs on one signal leave its listeners as they were", async (t) => {
   const tree = makeTree({ "a.txt": "needle\n", "b/c.txt": "no\nneedle\n" });

@@ -8,7 +8,7 @@ import path from "node:path";
 import type { GlobOptions, GrepOptions } from "../index.d.ts";
 import { createRgBackend, findRg, globToRegExp, rgBackend, type SearchBackend } from "../extensions/lib/search/rg/index.mjs";
 import { loadNative } from "../extensions/lib/native.mjs";
-import { errorCode } from "../extensions/lib/search/errors.mjs";
+import { errorCode } from "../extensions/lib/errors.mjs";
 import { makeTree } from "./helpers/tree.ts";
 
 const rg = findRg();
@@ -200,6 +200,24 @@ test("a bad regex is shown as the user typed it, a basic-regex escape gets one h
 	for (const [opts, message, code] of cases) {
 		assert.deepEqual(thrown(native!, opts), { message, code }, `native ${JSON.stringify(opts)}`);
 		assert.deepEqual(thrown(rgBackend, opts), { message, code }, `rg ${JSON.stringify(opts)}`);
+	}
+});
+
+test("whichever rg is on PATH (13 shows the pattern as typed, 14+ wrapped in (?:…)), a bad regex reads as the native core says it", needsBoth, (t) => {
+	const tree = makeTree({ "a.txt": "x\n" });
+	t.after(tree.cleanup);
+	const message = (backend: SearchBackend, pattern: string) => {
+		try {
+			backend.grep({ cwd: tree.root, pattern });
+		} catch (e) {
+			return (e as Error).message;
+		}
+		return "no error";
+	};
+	// Carets inside the pattern, on an unclosed or unopened group (where rg 14+ points at its wrapper), after
+	// escapes and inside character classes that hold parentheses.
+	for (const pattern of ["a{2", "[z-a]", "x)", "(a(b)", "((a)", "a)b)", "[(](", "\\((x", "[]()]+)", "(?i)a(", "\\p{Nope}"]) {
+		assert.equal(message(rgBackend, pattern), message(native!, pattern), pattern);
 	}
 });
 

@@ -3,6 +3,7 @@
 //! converts types for JS.
 
 pub mod discover;
+pub mod error_code;
 pub mod fault;
 pub mod index;
 pub mod search;

@@ -21,6 +21,7 @@ mod index_tests;
 #[cfg(test)]
 mod tests;
 
+use crate::error_code::{CodedError, ErrorCode};
 use crate::search::SearchError;
 
 /// Errors a caller can act on; the text names the input and, for the trace
@@ -33,6 +34,39 @@ pub enum DiscoverError {
     Dsl(String),
     NotADirectory(String),
     Search(SearchError),
+}
+
+impl DiscoverError {
+    /// The query language's errors are a bad pattern; a file given as the
+    /// directory to search is the wrong kind of path.
+    pub fn code(&self) -> ErrorCode {
+        match self {
+            DiscoverError::EmptyQuery | DiscoverError::NoWords(_) | DiscoverError::Dsl(_) => {
+                ErrorCode::InvalidPattern
+            }
+            DiscoverError::NotADirectory(_) => ErrorCode::NotAFile,
+            DiscoverError::Search(e) => e.code(),
+        }
+    }
+
+    /// One of each variant of its own, for [`crate::error_code::samples`].
+    pub fn samples() -> Vec<DiscoverError> {
+        let dsl = dsl::TraceQuery::parse("relation:defined").err();
+        [
+            DiscoverError::EmptyQuery,
+            DiscoverError::NoWords("--".into()),
+        ]
+        .into_iter()
+        .chain(dsl)
+        .chain([DiscoverError::NotADirectory("/x/a.txt".into())])
+        .collect()
+    }
+}
+
+impl From<DiscoverError> for CodedError {
+    fn from(e: DiscoverError) -> Self {
+        CodedError::new(e.code(), e.to_string())
+    }
 }
 
 impl std::fmt::Display for DiscoverError {

@@ -3,17 +3,15 @@
 //! blocking pool, like `glob()`.
 
 use super::convert::{cwd_of, walk_options};
-use super::error::{coded_error, to_js};
-use super::signal::check_and_subscribe;
+use super::error::to_js;
+use super::signal::{check_not_aborted, run_cancellable};
 use crate::discover::locate::{
     LocateOptions as CoreLocateOptions, LocatePlan, LocateResult as CoreLocateResult,
 };
 use crate::discover::trace::{
     TraceOptions as CoreTraceOptions, TracePlan, TraceResult as CoreTraceResult,
 };
-use crate::discover::DiscoverError;
 use crate::search::CancelToken;
-use crate::search::ErrorCode;
 use crate::structure::Symbol;
 use napi::bindgen_prelude::*;
 use napi_derive::napi;
@@ -157,16 +155,6 @@ fn locate_out(r: CoreLocateResult) -> LocateResult {
     }
 }
 
-/// A rejected query as a coded JS error: the query language's errors are
-/// `INVALID_PATTERN`, a file given as the directory `NOT_A_FILE`.
-fn discover_error(env: &Env, e: DiscoverError) -> Error {
-    match e {
-        DiscoverError::Search(e) => to_js(env, e),
-        DiscoverError::NotADirectory(_) => coded_error(env, ErrorCode::NotAFile, e),
-        _ => coded_error(env, ErrorCode::InvalidPattern, e),
-    }
-}
-
 /// Discovery uses a ready index unless told not to; it never starts one.
 fn discover_index_mode(index: Option<bool>) -> crate::index::IndexMode {
     match index {
@@ -179,27 +167,6 @@ fn timeout_of(ms: Option<u32>) -> Option<Duration> {
     ms.map(|ms| Duration::from_millis(ms.into()))
 }
 
-/// Runs `work` on the blocking pool; a panic becomes a rejection, never an abort of Node.
-fn spawn<'env, T: Send + 'static, R: ToNapiValue + Send + 'static>(
-    env: &'env Env,
-    name: &'static str,
-    work: impl FnOnce() -> T + Send + 'static,
-    out: fn(T) -> R,
-) -> Result<PromiseRaw<'env, R>> {
-    env.spawn_future(async move {
-        let joined = napi::tokio::task::spawn_blocking(move || {
-            std::panic::catch_unwind(std::panic::AssertUnwindSafe(work))
-        })
-        .await;
-        match joined {
-            Ok(Ok(r)) => Ok(out(r)),
-            _ => Err(Error::from_reason(format!(
-                "internal error: {name} panicked"
-            ))),
-        }
-    })
-}
-
 /// Ranks files by how well their path (and, for the best few, their
 /// symbols) matches `query`. Rejects at once on an empty query, one without
 /// letters or digits, a missing path, a bad glob or type, or an aborted signal.
@@ -208,7 +175,7 @@ pub fn locate<'env>(
     env: &'env Env,
     options: LocateOptions,
 ) -> Result<PromiseRaw<'env, LocateResult>> {
-    let cwd = cwd_of(&options.cwd)?;
+    let cwd = cwd_of(&options.cwd).map_err(|e| to_js(env, e))?;
     let core = CoreLocateOptions {
         query: options.query.clone(),
         limit: options.limit.unwrap_or(10) as usize,
@@ -226,10 +193,16 @@ pub fn locate<'env>(
         index: discover_index_mode(options.index),
     };
     let cancel = CancelToken::new(core.timeout);
-    check_and_subscribe(env, options.signal.as_ref(), &cancel)?;
-    let plan =
-        LocatePlan::new(&cwd, options.path.as_deref(), core).map_err(|e| discover_error(env, e))?;
-    spawn(env, "locate", move || plan.run(&cancel), locate_out)
+    check_not_aborted(env, options.signal.as_ref())?;
+    let plan = LocatePlan::new(&cwd, options.path.as_deref(), core).map_err(|e| to_js(env, e))?;
+    run_cancellable(
+        env,
+        "locate",
+        options.signal.as_ref(),
+        &cancel,
+        move |cancel| Ok(plan.run(cancel)),
+        locate_out,
+    )
 }
 
 /// Options for `trace`.
@@ -406,7 +379,7 @@ fn trace_out(r: CoreTraceResult) -> TraceResult {
 /// DSL error (with a valid example), a missing path, or an aborted signal.
 #[napi(catch_unwind, ts_return_type = "Promise<TraceResult>")]
 pub fn trace<'env>(env: &'env Env, options: TraceOptions) -> Result<PromiseRaw<'env, TraceResult>> {
-    let cwd = cwd_of(&options.cwd)?;
+    let cwd = cwd_of(&options.cwd).map_err(|e| to_js(env, e))?;
     let core = CoreTraceOptions {
         query: options.query.clone(),
         max_files: options.max_files.unwrap_or(5).max(1) as usize,
@@ -422,8 +395,14 @@ pub fn trace<'env>(env: &'env Env, options: TraceOptions) -> Result<PromiseRaw<'
         index: discover_index_mode(options.index),
     };
     let cancel = CancelToken::new(core.timeout);
-    check_and_subscribe(env, options.signal.as_ref(), &cancel)?;
-    let plan =
-        TracePlan::new(&cwd, options.path.as_deref(), core).map_err(|e| discover_error(env, e))?;
-    spawn(env, "trace", move || plan.run(&cancel), trace_out)
+    check_not_aborted(env, options.signal.as_ref())?;
+    let plan = TracePlan::new(&cwd, options.path.as_deref(), core).map_err(|e| to_js(env, e))?;
+    run_cancellable(
+        env,
+        "trace",
+        options.signal.as_ref(),
+        &cancel,
+        move |cancel| Ok(plan.run(cancel)),
+        trace_out,
+    )
 }

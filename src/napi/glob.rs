@@ -3,8 +3,8 @@
 
 use super::convert::{cwd_of, index_mode, GlobOptions};
 use super::error::to_js;
-use super::signal::{check_not_aborted, subscribe};
-use crate::search::{CancelToken, CodedError, ErrorCode, GlobPlan, GlobResult as CoreResult};
+use super::signal::{check_not_aborted, run_cancellable};
+use crate::search::{CancelToken, GlobPlan, GlobResult as CoreResult};
 use napi::bindgen_prelude::*;
 use napi_derive::napi;
 
@@ -96,25 +96,12 @@ pub fn glob<'env>(env: &'env Env, options: GlobOptions) -> Result<PromiseRaw<'en
     check_not_aborted(env, options.signal.as_ref())?;
     let plan = GlobPlan::new(&cwd, options.path.as_deref(), core).map_err(|e| to_js(env, e))?;
     let mode = index_mode(options.index);
-    // Dropped when the walk ends, which removes the listener.
-    let subscription = subscribe(env, options.signal.as_ref(), &cancel)?;
-    env.spawn_future_with_callback(
-        async move {
-            let joined = napi::tokio::task::spawn_blocking(move || {
-                let run = || crate::index::glob(&plan, mode, &cancel);
-                let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(run));
-                drop(subscription);
-                result
-            })
-            .await;
-            Ok(match joined {
-                Ok(Ok((r, index))) => Ok(result_out(r, index)),
-                _ => Err(CodedError::new(
-                    ErrorCode::Internal,
-                    "internal error: glob panicked",
-                )),
-            })
-        },
-        |env, result| result.map_err(|e| to_js(env, e)),
+    run_cancellable(
+        env,
+        "glob",
+        options.signal.as_ref(),
+        &cancel,
+        move |cancel| Ok(crate::index::glob(&plan, mode, cancel)),
+        |(r, index)| result_out(r, index),
     )
 }

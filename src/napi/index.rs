@@ -3,7 +3,7 @@
 
 use super::convert::cwd_of;
 use super::error::to_js;
-use super::signal::{check_not_aborted, subscribe};
+use super::signal::{check_not_aborted, run_cancellable};
 use crate::index::{IndexConfig, IndexStatus as CoreStatus, State};
 use crate::search::{resolve_target, CancelToken, CodedError, ErrorCode, Target};
 use napi::bindgen_prelude::*;
@@ -152,32 +152,18 @@ pub fn index_warm<'env>(
     let root = root_of(&options.cwd, &options.path).map_err(|e| to_js(env, e))?;
     check_not_aborted(env, options.signal.as_ref())?;
     let cancel = CancelToken::new(None);
-    let subscription = subscribe(env, options.signal.as_ref(), &cancel)?;
     let config = config_of(&options);
-    env.spawn_future_with_callback(
-        async move {
-            let joined = napi::tokio::task::spawn_blocking(move || {
-                let run = || crate::index::warm(&root, config, &cancel);
-                let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(run));
-                let stopped = cancel.is_stopped();
-                drop(subscription);
-                (r, stopped)
-            })
-            .await;
-            Ok(match joined {
-                Ok((Ok(Ok(s)), _)) => Ok(status_out(Some(s))),
-                Ok((Ok(Err(_)), true)) => Err(CodedError::new(
-                    ErrorCode::Cancelled,
-                    "AbortError: The operation was aborted",
-                )),
-                Ok((Ok(Err(why)), false)) => Err(CodedError::new(ErrorCode::Io, why)),
-                _ => Err(CodedError::new(
-                    ErrorCode::Internal,
-                    "internal error: the index panicked",
-                )),
-            })
+    run_cancellable(
+        env,
+        "index",
+        options.signal.as_ref(),
+        &cancel,
+        move |cancel| match crate::index::warm(&root, config, cancel) {
+            Ok(s) => Ok(s),
+            Err(_) if cancel.is_stopped() => Err(CodedError::cancelled()),
+            Err(why) => Err(CodedError::new(ErrorCode::Io, why)),
         },
-        |env, result| result.map_err(|e| to_js(env, e)),
+        |s| status_out(Some(s)),
     )
 }
 

@@ -6,8 +6,8 @@
 //! freeze Pi's event loop; and not libuv's pool, which `fs` shares.
 
 use super::convert::cwd_of;
-use super::error::{coded_error, to_js};
-use crate::search::{outline_file, CodedError, ErrorCode, FileOutline, DEFAULT_OUTLINE_MAX_ITEMS};
+use super::error::{coded_error, run_blocking, to_js};
+use crate::search::{outline_file, ErrorCode, FileOutline, DEFAULT_OUTLINE_MAX_ITEMS};
 use napi::bindgen_prelude::*;
 use napi_derive::napi;
 
@@ -86,22 +86,11 @@ pub fn outline<'env>(
         .max_items
         .map_or(DEFAULT_OUTLINE_MAX_ITEMS, |m| m as usize);
     let given = options.path;
-    env.spawn_future_with_callback(
-        async move {
-            let joined = napi::tokio::task::spawn_blocking(move || {
-                std::panic::catch_unwind(|| outline_file(&cwd, &given, max_items))
-                    .map(|r| r.map(|o| result_out(given.clone(), o)))
-            })
-            .await;
-            Ok(match joined {
-                Ok(Ok(r)) => r,
-                _ => Err(CodedError::new(
-                    ErrorCode::Internal,
-                    "internal error: outline panicked",
-                )),
-            })
-        },
-        |env, result| result.map_err(|e| to_js(env, e)),
+    run_blocking(
+        env,
+        "outline",
+        move || outline_file(&cwd, &given, max_items).map(|o| (given, o)),
+        |(given, o)| result_out(given, o),
     )
 }
 

@@ -5,7 +5,9 @@
 #![cfg(unix)]
 
 use super::convert::parse_choice;
-use super::signal::check_and_subscribe;
+use super::error::{run_blocking, to_js};
+use super::signal::{check_not_aborted, run_cancellable};
+use crate::error_code::{CodedError, ErrorCode};
 use crate::search::CancelToken;
 use crate::shell::job::signal_name;
 use crate::shell::log::{self, Keep, LogChunk};
@@ -25,41 +27,41 @@ const DEFAULT_READ_BYTES: u64 = 64 * 1024;
 const MAX_READ_BYTES: u64 = 16 * 1024 * 1024;
 const DEFAULT_GRACE_MS: f64 = 3000.0;
 
-fn js_err(e: ShellError) -> Error {
-    Error::new(Status::InvalidArg, e.to_string())
+/// The conversions' own result: the error keeps its code until a method
+/// with an `Env` turns it into a JS error.
+type Converted<T> = std::result::Result<T, CodedError>;
+
+fn invalid(what: String) -> CodedError {
+    CodedError::new(ErrorCode::InvalidOption, what)
 }
 
-fn millis(field: &str, v: Option<f64>) -> Result<Option<Duration>> {
+fn millis(field: &str, v: Option<f64>) -> Converted<Option<Duration>> {
     match v {
         None => Ok(None),
         Some(ms) if ms.is_finite() && ms >= 0.0 => Ok(Some(Duration::from_millis(ms as u64))),
-        Some(ms) => Err(Error::new(
-            Status::InvalidArg,
-            format!("Invalid {field}: {ms}"),
-        )),
+        Some(ms) => Err(invalid(format!("Invalid {field}: {ms}"))),
     }
 }
 
-fn byte_limit(v: Option<f64>) -> Result<u64> {
+fn byte_limit(v: Option<f64>) -> Converted<u64> {
     match v {
         None => Ok(DEFAULT_READ_BYTES),
         Some(b) if b.is_finite() && b >= 0.0 => Ok((b as u64).min(MAX_READ_BYTES)),
-        Some(b) => Err(Error::new(
-            Status::InvalidArg,
-            format!("Invalid maxBytes: {b}"),
-        )),
+        Some(b) => Err(invalid(format!("Invalid maxBytes: {b}"))),
     }
 }
 
-fn offset_of(v: f64) -> Result<u64> {
+fn offset_of(v: f64) -> Converted<u64> {
     if v.is_finite() && v >= 0.0 {
         Ok(v as u64)
     } else {
-        Err(Error::new(
-            Status::InvalidArg,
-            format!("Invalid offset: {v}"),
-        ))
+        Err(invalid(format!("Invalid offset: {v}")))
     }
+}
+
+/// A log read by path: a missing file is the caller's, the rest is `IO`.
+fn read_error(path: &str, e: std::io::Error) -> CodedError {
+    CodedError::new(ErrorCode::of_io(&e), format!("Cannot read {path}: {e}"))
 }
 
 /// Options for `ShellRegistry.spawn`.
@@ -271,13 +273,19 @@ pub struct ShellReadOptions {
     pub keep: Option<String>,
 }
 
-/// Which end of an over-long read to keep; `default` when not given.
-fn keep_of(v: &Option<String>, default: Keep) -> Result<Keep> {
-    Ok(match parse_choice("keep", v, &["head", "tail"])? {
+/// Which end of an over-long read to keep (`default` when not given), and
+/// how many bytes one read may return.
+fn read_limits(options: Option<ShellReadOptions>, default: Keep) -> Converted<(Keep, u64)> {
+    let keep = match parse_choice(
+        "keep",
+        &options.as_ref().and_then(|o| o.keep.clone()),
+        &["head", "tail"],
+    )? {
         Some("head") => Keep::Head,
         Some(_) => Keep::Tail,
         None => default,
-    })
+    };
+    Ok((keep, byte_limit(options.and_then(|o| o.max_bytes))?))
 }
 
 #[napi(object, object_to_js = false)]
@@ -369,7 +377,11 @@ impl ShellRegistry {
     /// that cannot be created (`Cannot create log directory <dir>: ...`,
     /// `Cannot open log file <path>: ...`) or a duplicate id.
     #[napi(catch_unwind)]
-    pub fn spawn(&self, options: ShellSpawnOptions) -> Result<ShellJob> {
+    pub fn spawn(&self, env: &Env, options: ShellSpawnOptions) -> Result<ShellJob> {
+        self.spawn_coded(options).map_err(|e| to_js(env, e))
+    }
+
+    fn spawn_coded(&self, options: ShellSpawnOptions) -> Converted<ShellJob> {
         let req = SpawnRequest {
             command: options.command,
             cwd: PathBuf::from(options.cwd),
@@ -387,13 +399,13 @@ impl ShellRegistry {
                 None | Some("auto") => false,
                 Some("process-tree") => true,
                 Some(other) => {
-                    return Err(Error::from_reason(format!(
+                    return Err(invalid(format!(
                         "Unknown tracking: {other} (use \"auto\" or \"process-tree\")"
                     )))
                 }
             },
         };
-        self.inner.spawn(req).map(job_out).map_err(js_err)
+        Ok(job_out(self.inner.spawn(req)?))
     }
 
     #[napi(catch_unwind)]
@@ -416,40 +428,42 @@ impl ShellRegistry {
         id: String,
         options: Option<ShellWaitOptions>,
     ) -> Result<PromiseRaw<'env, ShellWaitResult>> {
-        self.known(&id)?;
-        let timeout = millis("timeoutMs", options.as_ref().and_then(|o| o.timeout_ms))?;
+        let (timeout, what) = self
+            .wait_options(&id, options.as_ref())
+            .map_err(|e| to_js(env, e))?;
+        let signal = options.as_ref().and_then(|o| o.signal.as_ref());
+        check_not_aborted(env, signal)?;
+        let reg = self.inner.clone();
+        run_cancellable(
+            env,
+            "wait",
+            signal,
+            &CancelToken::new(None),
+            move |cancel| Ok(reg.wait_for(&id, what, timeout, &|| cancel.is_stopped())?),
+            |(job, end)| ShellWaitResult {
+                job: job_out(job),
+                timed_out: end == WaitEnd::TimedOut,
+                cancelled: end == WaitEnd::Cancelled,
+            },
+        )
+    }
+
+    fn wait_options(
+        &self,
+        id: &str,
+        options: Option<&ShellWaitOptions>,
+    ) -> Converted<(Option<Duration>, WaitFor)> {
+        self.known(id)?;
+        let timeout = millis("timeoutMs", options.and_then(|o| o.timeout_ms))?;
         let what = match parse_choice(
             "until",
-            &options.as_ref().and_then(|o| o.until.clone()),
+            &options.and_then(|o| o.until.clone()),
             &["job", "leader"],
         )? {
             Some("leader") => WaitFor::Leader,
             _ => WaitFor::Job,
         };
-        let cancel = CancelToken::new(None);
-        check_and_subscribe(
-            env,
-            options.as_ref().and_then(|o| o.signal.as_ref()),
-            &cancel,
-        )?;
-        let reg = self.inner.clone();
-        env.spawn_future(async move {
-            let joined = napi::tokio::task::spawn_blocking(move || {
-                std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                    reg.wait_for(&id, what, timeout, &|| cancel.is_stopped())
-                }))
-            })
-            .await;
-            match joined {
-                Ok(Ok(Ok((job, end)))) => Ok(ShellWaitResult {
-                    job: job_out(job),
-                    timed_out: end == WaitEnd::TimedOut,
-                    cancelled: end == WaitEnd::Cancelled,
-                }),
-                Ok(Ok(Err(e))) => Err(js_err(e)),
-                _ => Err(Error::from_reason("internal error: wait panicked")),
-            }
-        })
+        Ok((timeout, what))
     }
 
     /// SIGTERM to the job's process group and to descendants that left it,
@@ -462,85 +476,93 @@ impl ShellRegistry {
         id: String,
         options: Option<ShellKillOptions>,
     ) -> Result<PromiseRaw<'env, ShellKillReport>> {
-        self.known(&id)?;
-        let grace = millis("graceMs", options.and_then(|o| o.grace_ms))?
+        let grace = self
+            .known(&id)
+            .and_then(|()| millis("graceMs", options.and_then(|o| o.grace_ms)))
+            .map_err(|e| to_js(env, e))?
             .unwrap_or(Duration::from_millis(DEFAULT_GRACE_MS as u64));
         let reg = self.inner.clone();
-        env.spawn_future(async move {
-            let joined = napi::tokio::task::spawn_blocking(move || {
-                std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| reg.kill(&id, grace)))
-            })
-            .await;
-            match joined {
-                Ok(Ok(Ok(r))) => Ok(ShellKillReport {
-                    outcome: match r.outcome {
-                        KillOutcome::Killed => "killed",
-                        KillOutcome::AlreadyEnded => "already-ended",
-                        KillOutcome::Refused => "refused",
-                    }
-                    .to_string(),
-                    sent_term: r.sent_term,
-                    sent_kill: r.sent_kill,
-                    escapees: r.escapees,
-                    survivors: r.survivors,
-                    orphan_sweep: crate::shell::kill::FINDS_ORPHANED_ESCAPEES,
-                    job: job_out(r.job),
-                }),
-                Ok(Ok(Err(e))) => Err(js_err(e)),
-                _ => Err(Error::from_reason("internal error: kill panicked")),
-            }
-        })
+        run_blocking(
+            env,
+            "kill",
+            move || Ok(reg.kill(&id, grace)?),
+            |r| ShellKillReport {
+                outcome: match r.outcome {
+                    KillOutcome::Killed => "killed",
+                    KillOutcome::AlreadyEnded => "already-ended",
+                    KillOutcome::Refused => "refused",
+                }
+                .to_string(),
+                sent_term: r.sent_term,
+                sent_kill: r.sent_kill,
+                escapees: r.escapees,
+                survivors: r.survivors,
+                orphan_sweep: crate::shell::kill::FINDS_ORPHANED_ESCAPEES,
+                job: job_out(r.job),
+            },
+        )
     }
 
     /// The end of the job's own output (not what an appended-to log held
     /// before); does not move the read cursor.
     #[napi(catch_unwind)]
-    pub fn tail(&self, id: String, options: Option<ShellTailOptions>) -> Result<ShellLogChunk> {
+    pub fn tail(
+        &self,
+        env: &Env,
+        id: String,
+        options: Option<ShellTailOptions>,
+    ) -> Result<ShellLogChunk> {
         let lines = options.as_ref().and_then(|o| o.lines).map(u64::from);
-        let max = byte_limit(options.and_then(|o| o.max_bytes))?;
-        self.inner
-            .tail(&id, lines, max)
-            .map(chunk_out)
-            .map_err(js_err)
+        let tail = || -> Converted<LogChunk> {
+            let max = byte_limit(options.and_then(|o| o.max_bytes))?;
+            Ok(self.inner.tail(&id, lines, max)?)
+        };
+        tail().map(chunk_out).map_err(|e| to_js(env, e))
     }
 
     /// Output since the read cursor, then moves the cursor to `end` (persisted).
     /// With more than `maxBytes` new, `keep: 'tail'` returns the newest part
     /// and `skipped` counts what was passed over.
     #[napi(catch_unwind)]
-    pub fn read_new(&self, id: String, options: Option<ShellReadOptions>) -> Result<ShellLogChunk> {
-        let keep = keep_of(&options.as_ref().and_then(|o| o.keep.clone()), Keep::Tail)?;
-        let max = byte_limit(options.and_then(|o| o.max_bytes))?;
-        self.inner
-            .read_new(&id, max, keep)
-            .map(chunk_out)
-            .map_err(js_err)
+    pub fn read_new(
+        &self,
+        env: &Env,
+        id: String,
+        options: Option<ShellReadOptions>,
+    ) -> Result<ShellLogChunk> {
+        let read = || -> Converted<LogChunk> {
+            let (keep, max) = read_limits(options, Keep::Tail)?;
+            Ok(self.inner.read_new(&id, max, keep)?)
+        };
+        read().map(chunk_out).map_err(|e| to_js(env, e))
     }
 
     #[napi(catch_unwind)]
-    pub fn set_read_offset(&self, id: String, offset: f64) -> Result<()> {
-        self.inner
-            .set_read_offset(&id, offset_of(offset)?)
-            .map_err(js_err)
+    pub fn set_read_offset(&self, env: &Env, id: String, offset: f64) -> Result<()> {
+        let set = || -> Converted<()> { Ok(self.inner.set_read_offset(&id, offset_of(offset)?)?) };
+        set().map_err(|e| to_js(env, e))
     }
 
     /// Sets `delivered`; true only for the first caller ever (persisted), so
     /// a completion is announced exactly once across `/reload` and restarts.
     #[napi(catch_unwind)]
-    pub fn claim_delivery(&self, id: String) -> Result<bool> {
-        self.inner.claim_delivery(&id).map_err(js_err)
+    pub fn claim_delivery(&self, env: &Env, id: String) -> Result<bool> {
+        self.inner.claim_delivery(&id).map_err(|e| to_js(env, e))
     }
 
     #[napi(catch_unwind)]
-    pub fn set_meta(&self, id: String, meta: Option<String>) -> Result<ShellJob> {
-        self.inner.set_meta(&id, meta).map(job_out).map_err(js_err)
+    pub fn set_meta(&self, env: &Env, id: String, meta: Option<String>) -> Result<ShellJob> {
+        self.inner
+            .set_meta(&id, meta)
+            .map(job_out)
+            .map_err(|e| to_js(env, e))
     }
 
     /// Forgets a job that is not running. Throws `Job <id> is still running` otherwise.
     #[napi(catch_unwind)]
-    pub fn remove(&self, id: String, options: Option<ShellRemoveOptions>) -> Result<()> {
+    pub fn remove(&self, env: &Env, id: String, options: Option<ShellRemoveOptions>) -> Result<()> {
         let delete = options.and_then(|o| o.delete_files).unwrap_or(false);
-        self.inner.remove(&id, delete).map_err(js_err)
+        self.inner.remove(&id, delete).map_err(|e| to_js(env, e))
     }
 
     /// Calls `callback` once for each job that leaves `running` (ended, killed,
@@ -570,10 +592,10 @@ impl ShellRegistry {
         self.inner.set_listener(None);
     }
 
-    fn known(&self, id: &str) -> Result<()> {
+    fn known(&self, id: &str) -> Converted<()> {
         match self.inner.get(id) {
             Some(_) => Ok(()),
-            None => Err(js_err(ShellError::UnknownJob(id.to_string()))),
+            None => Err(ShellError::UnknownJob(id.to_string()).into()),
         }
     }
 }
@@ -585,32 +607,40 @@ impl ShellRegistry {
 /// ended ones read from their exit files, others marked `lost`. A damaged
 /// sidecar never throws: see `problems()`.
 #[napi(catch_unwind)]
-pub fn open_shell_registry(sidecar_path: String) -> Result<ShellRegistry> {
-    let (inner, from_memory) = shell::open_shared(Path::new(&sidecar_path)).map_err(js_err)?;
+pub fn open_shell_registry(env: Env, sidecar_path: String) -> Result<ShellRegistry> {
+    let (inner, from_memory) =
+        shell::open_shared(Path::new(&sidecar_path)).map_err(|e| to_js(&env, e))?;
     Ok(ShellRegistry { inner, from_memory })
 }
 
 /// The last `lines` lines within the last `maxBytes` of any file.
 #[napi(catch_unwind)]
-pub fn read_log_tail(path: String, options: Option<ShellTailOptions>) -> Result<ShellLogChunk> {
+pub fn read_log_tail(
+    env: Env,
+    path: String,
+    options: Option<ShellTailOptions>,
+) -> Result<ShellLogChunk> {
     let lines = options.as_ref().and_then(|o| o.lines).map(u64::from);
-    let max = byte_limit(options.and_then(|o| o.max_bytes))?;
-    log::tail(Path::new(&path), lines, max, false)
-        .map(chunk_out)
-        .map_err(|e| Error::new(Status::InvalidArg, format!("Cannot read {path}: {e}")))
+    let read = || -> Converted<LogChunk> {
+        let max = byte_limit(options.and_then(|o| o.max_bytes))?;
+        log::tail(Path::new(&path), lines, max, false).map_err(|e| read_error(&path, e))
+    };
+    read().map(chunk_out).map_err(|e| to_js(&env, e))
 }
 
 /// Up to `maxBytes` from `offset` on. A character cut at the end is left for
 /// the next read (continue from `end`); an offset past the end reads from 0.
 #[napi(catch_unwind)]
 pub fn read_log_from(
+    env: Env,
     path: String,
     offset: f64,
     options: Option<ShellReadOptions>,
 ) -> Result<ShellLogChunk> {
-    let keep = keep_of(&options.as_ref().and_then(|o| o.keep.clone()), Keep::Head)?;
-    let max = byte_limit(options.and_then(|o| o.max_bytes))?;
-    log::read_from(Path::new(&path), offset_of(offset)?, max, keep, false)
-        .map(chunk_out)
-        .map_err(|e| Error::new(Status::InvalidArg, format!("Cannot read {path}: {e}")))
+    let read = || -> Converted<LogChunk> {
+        let (keep, max) = read_limits(options, Keep::Head)?;
+        log::read_from(Path::new(&path), offset_of(offset)?, max, keep, false)
+            .map_err(|e| read_error(&path, e))
+    };
+    read().map(chunk_out).map_err(|e| to_js(&env, e))
 }

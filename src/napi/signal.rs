@@ -9,7 +9,8 @@
 //! `controller.abort` is a function of no arguments that a worker thread
 //! can call through a threadsafe function.
 
-use super::error::coded_error;
+use super::error::{coded_error, run_blocking};
+use crate::error_code::CodedError;
 use crate::search::{CancelToken, ErrorCode};
 use napi::bindgen_prelude::*;
 use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
@@ -102,10 +103,31 @@ pub fn subscribe(
     })
 }
 
-/// The old all-in-one call, kept for `shell.rs` until it moves to
-/// `subscribe`: the listener stays for the signal's lifetime.
-pub fn check_and_subscribe(env: &Env, signal: Option<&Object>, token: &CancelToken) -> Result<()> {
-    check_not_aborted(env, signal)?;
-    std::mem::forget(subscribe(env, signal, token)?);
-    Ok(())
+/// [`run_blocking`] for work that `signal` may cancel through `cancel`: the
+/// abort listener is added now and removed as soon as the work ends, so one
+/// long-lived signal collects no listener per call.
+pub fn run_cancellable<'env, T, R>(
+    env: &'env Env,
+    what: &'static str,
+    signal: Option<&Object>,
+    cancel: &CancelToken,
+    work: impl FnOnce(&CancelToken) -> std::result::Result<T, CodedError> + Send + 'static,
+    out: impl FnOnce(T) -> R + Send + 'static,
+) -> Result<PromiseRaw<'env, R>>
+where
+    T: Send + 'static,
+    R: ToNapiValue + Send + 'static,
+{
+    let subscription = subscribe(env, signal, cancel)?;
+    let cancel = cancel.clone();
+    run_blocking(
+        env,
+        what,
+        move || {
+            let result = work(&cancel);
+            drop(subscription);
+            result
+        },
+        out,
+    )
 }

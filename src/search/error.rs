@@ -1,55 +1,7 @@
-//! The errors of the search and structure rooms, and the stable code each
-//! one reaches JS with, so callers tell errors apart without parsing text.
+//! The errors of the search and structure rooms, each with its stable code
+//! from the crate's one list (`crate::error_code`).
 
-/// A fixed set: JS matches on these strings (`err.code`), so they never
-/// change once published.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ErrorCode {
-    /// Regex parse error, empty pattern, bad glob.
-    InvalidPattern,
-    /// An option value that is not one of its choices or not valid.
-    InvalidOption,
-    PathNotFound,
-    /// The path exists but is the wrong kind: a directory, FIFO, socket or
-    /// device where a file is wanted (or a file where a directory is).
-    NotAFile,
-    /// Any other I/O failure.
-    Io,
-    /// Aborted by the caller.
-    Cancelled,
-    /// A caught panic or another failure that is a bug of ours.
-    Internal,
-}
-
-impl ErrorCode {
-    pub const ALL: [ErrorCode; 7] = [
-        ErrorCode::InvalidPattern,
-        ErrorCode::InvalidOption,
-        ErrorCode::PathNotFound,
-        ErrorCode::NotAFile,
-        ErrorCode::Io,
-        ErrorCode::Cancelled,
-        ErrorCode::Internal,
-    ];
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            ErrorCode::InvalidPattern => "INVALID_PATTERN",
-            ErrorCode::InvalidOption => "INVALID_OPTION",
-            ErrorCode::PathNotFound => "PATH_NOT_FOUND",
-            ErrorCode::NotAFile => "NOT_A_FILE",
-            ErrorCode::Io => "IO",
-            ErrorCode::Cancelled => "CANCELLED",
-            ErrorCode::Internal => "INTERNAL",
-        }
-    }
-}
-
-impl AsRef<str> for ErrorCode {
-    fn as_ref(&self) -> &str {
-        self.as_str()
-    }
-}
+pub use crate::error_code::{CodedError, ErrorCode};
 
 /// Errors a caller can act on. Their `Display` text is what reaches the user,
 /// so each one names the offending input.
@@ -84,6 +36,24 @@ impl SearchError {
     }
 }
 
+impl SearchError {
+    /// One of each variant, for [`crate::error_code::samples`].
+    pub fn samples() -> Vec<SearchError> {
+        vec![
+            SearchError::EmptyPattern,
+            SearchError::InvalidPattern("regex parse error: unclosed group".into()),
+            SearchError::PathNotFound("/x/nope".into()),
+            SearchError::BrokenSymlink {
+                path: "/x/link".into(),
+                target: "nowhere".into(),
+            },
+            SearchError::NotSearchable("/x/fifo".into()),
+            SearchError::InvalidGlob("error parsing glob '{'".into()),
+            SearchError::UnknownType("nosuchlang".into()),
+        ]
+    }
+}
+
 impl std::fmt::Display for SearchError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
@@ -110,22 +80,6 @@ impl std::fmt::Display for SearchError {
 
 impl std::error::Error for SearchError {}
 
-/// An error as it crosses into JS: its code and its message, unchanged.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct CodedError {
-    pub code: ErrorCode,
-    pub message: String,
-}
-
-impl CodedError {
-    pub fn new(code: ErrorCode, message: impl Into<String>) -> Self {
-        CodedError {
-            code,
-            message: message.into(),
-        }
-    }
-}
-
 impl From<SearchError> for CodedError {
     fn from(e: SearchError) -> Self {
         CodedError::new(e.code(), e.to_string())
@@ -135,16 +89,6 @@ impl From<SearchError> for CodedError {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn codes_are_distinct_upper_snake_strings() {
-        let names: std::collections::BTreeSet<&str> =
-            ErrorCode::ALL.iter().map(|c| c.as_str()).collect();
-        assert_eq!(names.len(), ErrorCode::ALL.len());
-        assert!(names
-            .iter()
-            .all(|n| n.bytes().all(|b| b.is_ascii_uppercase() || b == b'_')));
-    }
 
     #[test]
     fn each_search_error_has_the_code_js_matches_on() {

@@ -35,6 +35,7 @@ pub mod spawn;
 #[cfg(test)]
 mod tests;
 
+use crate::error_code::{CodedError, ErrorCode};
 pub use job::{JobRecord, JobState, JobView};
 pub use kill::{KillOutcome, KillReport};
 pub use registry::{open_shared, Registry, SpawnRequest, WaitEnd, WaitFor};
@@ -85,6 +86,59 @@ impl std::fmt::Display for ShellError {
 }
 
 impl std::error::Error for ShellError {}
+
+impl ShellError {
+    /// What JS matches on: the caller's input (command, cwd, shell, id) or
+    /// the disk (log, registry file, spawn).
+    pub fn code(&self) -> ErrorCode {
+        match self {
+            ShellError::EmptyCommand | ShellError::NulByte(_) => ErrorCode::InvalidOption,
+            ShellError::CwdNotFound(_) | ShellError::ShellNotFound(_) => ErrorCode::PathNotFound,
+            ShellError::CwdNotDirectory(_) => ErrorCode::NotAFile,
+            ShellError::LogDirectory { .. }
+            | ShellError::LogFile { .. }
+            | ShellError::Sidecar { .. }
+            | ShellError::Spawn(_) => ErrorCode::Io,
+            ShellError::UnknownJob(_) => ErrorCode::UnknownJob,
+            ShellError::DuplicateId(_) => ErrorCode::JobExists,
+            ShellError::StillRunning(_) => ErrorCode::JobRunning,
+        }
+    }
+
+    /// One of each variant, for [`crate::error_code::samples`].
+    pub fn samples() -> Vec<ShellError> {
+        let io = || "Permission denied (os error 13)".to_string();
+        vec![
+            ShellError::EmptyCommand,
+            ShellError::NulByte("command"),
+            ShellError::CwdNotFound("/x/gone".into()),
+            ShellError::CwdNotDirectory("/x/a.txt".into()),
+            ShellError::ShellNotFound("nosuchshell".into()),
+            ShellError::LogDirectory {
+                dir: "/x/logs".into(),
+                error: io(),
+            },
+            ShellError::LogFile {
+                path: "/x/logs/bg-1.log".into(),
+                error: io(),
+            },
+            ShellError::Sidecar {
+                path: "/x/jobs.json".into(),
+                error: io(),
+            },
+            ShellError::Spawn(io()),
+            ShellError::UnknownJob("bg-9".into()),
+            ShellError::DuplicateId("bg-1".into()),
+            ShellError::StillRunning("bg-1".into()),
+        ]
+    }
+}
+
+impl From<ShellError> for CodedError {
+    fn from(e: ShellError) -> Self {
+        CodedError::new(e.code(), e.to_string())
+    }
+}
 
 /// Milliseconds since the Unix epoch, the unit every timestamp in a record uses.
 pub(crate) fn now_ms() -> u64 {

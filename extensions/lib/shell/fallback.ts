@@ -17,6 +17,7 @@ import type {
 	ShellWaitOptions,
 	ShellWaitResult,
 } from "../../../index.js";
+import { codedError } from "../errors.mjs";
 
 const DEFAULT_GRACE_MS = 3000;
 const DEFAULT_READ = 65536;
@@ -87,21 +88,22 @@ class FallbackRegistry {
 	}
 
 	spawn(o: ShellSpawnOptions): ShellJob {
-		if (!o.command) throw new Error("Command is empty");
+		if (!o.command) throw codedError("INVALID_OPTION", "Command must not be empty");
 		const cwd = resolve(o.cwd);
-		if (!existsSync(cwd)) throw new Error(`Working directory not found: ${cwd}`);
+		if (!existsSync(cwd)) throw codedError("PATH_NOT_FOUND", `Working directory not found: ${cwd}`);
+		if (!statSync(cwd).isDirectory()) throw codedError("NOT_A_FILE", `Working directory is not a directory: ${cwd}`);
 		const id = o.id ?? `bg-${Math.max(0, ...[...this.entries.keys()].map((k) => Number(/^bg-(\d+)$/.exec(k)?.[1] ?? 0))) + 1}`;
-		if (this.entries.has(id)) throw new Error(`Job ${id} already exists`);
+		if (this.entries.has(id)) throw codedError("JOB_EXISTS", `A job with id ${id} already exists`);
 		try {
 			mkdirSync(dirname(o.logPath), { recursive: true });
 		} catch (e) {
-			throw new Error(`Cannot create log directory ${dirname(o.logPath)}: ${(e as Error).message}`);
+			throw codedError("IO", `Cannot create log directory ${dirname(o.logPath)}: ${(e as Error).message}`);
 		}
 		let fd: number;
 		try {
 			fd = openSync(o.logPath, "a");
 		} catch (e) {
-			throw new Error(`Cannot open log file ${o.logPath}: ${(e as Error).message}`);
+			throw codedError("IO", `Cannot open log file ${o.logPath}: ${(e as Error).message}`);
 		}
 		const logStart = fstatSync(fd).size;
 		const env = { ...(o.env ?? (process.env as Record<string, string>)), PI_UTILS_JOB: id };
@@ -194,7 +196,7 @@ class FallbackRegistry {
 
 	private entry(id: string): Entry {
 		const e = this.entries.get(id);
-		if (!e) throw new Error(`Unknown job: ${id}`);
+		if (!e) throw codedError("UNKNOWN_JOB", `Unknown job: ${id}`);
 		return e;
 	}
 
@@ -209,7 +211,7 @@ class FallbackRegistry {
 
 	wait(id: string, o?: ShellWaitOptions | null): Promise<ShellWaitResult> {
 		const entry = this.entry(id);
-		if (o?.signal?.aborted) throw Object.assign(new Error("The operation was aborted"), { name: "AbortError" });
+		if (o?.signal?.aborted) throw codedError("CANCELLED", "AbortError: The operation was aborted");
 		return new Promise((done) => {
 			if (entry.job.state !== "running") return done({ job: this.view(entry), timedOut: false, cancelled: false });
 			let timer: NodeJS.Timeout | undefined;
@@ -320,7 +322,7 @@ class FallbackRegistry {
 
 	remove(id: string, o?: ShellRemoveOptions | null): void {
 		const entry = this.entry(id);
-		if (entry.job.state === "running") throw new Error(`Job ${id} is still running`);
+		if (entry.job.state === "running") throw codedError("JOB_RUNNING", `Job ${id} is still running`);
 		this.entries.delete(id);
 		if (o?.deleteFiles) {
 			for (const p of [entry.job.logPath, entry.job.exitPath]) {

@@ -3,7 +3,7 @@
 import { promises as fsp } from "node:fs";
 import path from "node:path";
 import { DEFAULTS } from "../../defaults.mjs";
-import { codedError } from "../errors.mjs";
+import { codedError } from "../../errors.mjs";
 import { comparePaths, displayPath } from "./display.mjs";
 import { ancestorDirs, ignoredRoots, rootLabel } from "./ignored.mjs";
 import { baseFlags, chunks, ignoreFlags, listFiles, MAX_ERRORS_KEPT, NO_GIT, searchRoot } from "./process.mjs";

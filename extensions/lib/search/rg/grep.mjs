@@ -3,7 +3,7 @@
 // native summary's counts.
 import path from "node:path";
 import { DEFAULTS } from "../../defaults.mjs";
-import { codedError } from "../errors.mjs";
+import { codedError } from "../../errors.mjs";
 import { comparePaths, displayPath, rgData, relBytes, trimTerminator, windowLine } from "./display.mjs";
 import { ignoredRoots, rootLabel, rootOf } from "./ignored.mjs";
 import { baseFlags, chunks, filterFlags, ignoreFlags, listFiles, MAX_ERRORS_KEPT, NO_GIT, nonFatalErrors, runRg, searchRoot, splitter, validateWithRg } from "./process.mjs";

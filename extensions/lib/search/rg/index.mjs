@@ -15,7 +15,7 @@
 //   and `[!a]` match one non-ASCII character here, one byte there.
 // - Names that are not UTF-8 cannot be passed to rg as arguments, so such ignored roots are skipped in grep
 //   (counted in `errors`).
-import { codedError } from "../errors.mjs";
+import { codedError } from "../../errors.mjs";
 import { RgGrepSearch, validateGrep } from "./grep.mjs";
 import { runGlob } from "./glob.mjs";
 import { resolveRg } from "./locate.mjs";

@@ -3,7 +3,7 @@
 import { accessSync, constants, statSync } from "node:fs";
 import { homedir } from "node:os";
 import path from "node:path";
-import { codedError } from "../errors.mjs";
+import { codedError } from "../../errors.mjs";
 
 export const RG_INSTALL_HINT =
 	"Install ripgrep (apt install ripgrep, brew install ripgrep, winget install BurntSushi.ripgrep.MSVC, or " +

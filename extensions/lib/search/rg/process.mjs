@@ -3,7 +3,7 @@
 import { spawn, spawnSync } from "node:child_process";
 import { readlinkSync, statSync } from "node:fs";
 import path from "node:path";
-import { codedError } from "../errors.mjs";
+import { codedError } from "../../errors.mjs";
 import { relBytes } from "./display.mjs";
 
 /** At most this many error texts are kept in a summary, as in the native core. */
@@ -45,19 +45,93 @@ export function splitter(sep, onItem) {
 /** As the native core says it under a bad pattern written with basic-regex escapes (rg's regex is Rust's too). */
 export const BASIC_REGEX_HINT = "hint: Rust regex uses | and ( unescaped; \\| and \\( match the characters themselves";
 
+/** rg 14 and later name themselves before each message (`rg: regex parse error:`); rg 13 does not. */
+export function withoutRgPrefix(text) {
+	return text.replace(/^rg: /gm, "");
+}
+
 /** Turns rg's stderr into the native core's error texts for bad input; `pattern` is the regex rg parsed. */
 export function inputError(stderr, pattern = "") {
-	const msg = stderr.trim();
-	if (msg.startsWith("regex parse error") && /\\[|()]/.test(pattern)) return codedError("INVALID_PATTERN", `Invalid pattern: ${msg}\n${BASIC_REGEX_HINT}`);
+	const msg = withoutRgPrefix(stderr.trim());
+	if (msg.startsWith("regex parse error")) {
+		const shown = asTyped(msg, pattern);
+		const hint = /\\[|()]/.test(pattern) ? `\n${BASIC_REGEX_HINT}` : "";
+		return codedError("INVALID_PATTERN", `Invalid pattern: ${shown}${hint}`);
+	}
 	const type = /unrecognized file type: (\S+)/.exec(msg);
 	if (type) return codedError("INVALID_OPTION", `Unknown file type: ${type[1]} (use ripgrep's type names, e.g. rust, ts, py, c)`);
-	if (msg.startsWith("regex parse error")) return codedError("INVALID_PATTERN", `Invalid pattern: ${msg}`);
 	if (msg.includes("error parsing glob")) return codedError("INVALID_PATTERN", `Invalid glob: ${msg}`);
 	return codedError("INTERNAL", msg || "rg failed");
 }
 
+/**
+ * rg 14 and later parse the pattern wrapped as `(?:pattern)` and show the error against the wrapper; this shows
+ * it against the pattern as typed, as rg 13 and the native core do: the caret moves back by the wrapper's
+ * three characters, and for a group left unclosed or closed too often to the user's parenthesis that caused it.
+ * Anything not in that shape is left as rg wrote it.
+ */
+function asTyped(msg, pattern) {
+	const lines = msg.split("\n");
+	const wrapped = `(?:${pattern})`;
+	const at = lines.findIndex((l) => l === `    ${wrapped}`);
+	const caret = at >= 0 ? /^( *)(\^+)$/.exec(lines[at + 1] ?? "") : null;
+	if (!caret) return msg;
+	let col = caret[1].length - 4 - 3;
+	let width = caret[2].length;
+	// The wrapper's `)` closes the user's innermost open group (or its first stray `)` closes the wrapper), so a
+	// group error lands one parenthesis off: find the user's own.
+	const group = msg.includes("error: unclosed group") ? unclosedParen(pattern) : msg.includes("error: unopened group") ? unopenedParen(pattern) : undefined;
+	if (group !== undefined) {
+		col = group;
+		width = 1;
+	}
+	if (col < 0 || col + width > pattern.length) return msg;
+	lines[at] = `    ${pattern}`;
+	lines[at + 1] = `${" ".repeat(4 + col)}${"^".repeat(width)}`;
+	return lines.join("\n");
+}
+
+/** Walks a regex's parentheses outside escapes and character classes: `onParen(kind, index)` for each. */
+function walkParens(pattern, onParen) {
+	let classDepth = 0;
+	for (let i = 0; i < pattern.length; i++) {
+		const c = pattern[i];
+		if (c === "\\") {
+			i++;
+		} else if (c === "[") {
+			classDepth++;
+			// A `]` right after the opening (or after `^`) is a literal member.
+			if (pattern[i + 1] === "^") i++;
+			if (pattern[i + 1] === "]") i++;
+		} else if (c === "]" && classDepth > 0) {
+			classDepth--;
+		} else if (classDepth === 0 && (c === "(" || c === ")")) {
+			onParen(c, i);
+		}
+	}
+}
+
+/** The innermost `(` still open at the end of the pattern, or -1. */
+function unclosedParen(pattern) {
+	const open = [];
+	walkParens(pattern, (c, i) => (c === "(" ? open.push(i) : open.pop()));
+	return open.length ? open[open.length - 1] : -1;
+}
+
+/** The first `)` that closes no group, or -1. */
+function unopenedParen(pattern) {
+	let depth = 0;
+	let first = -1;
+	walkParens(pattern, (c, i) => {
+		if (c === "(") depth++;
+		else if (depth > 0) depth--;
+		else if (first < 0) first = i;
+	});
+	return first;
+}
+
 export function nonFatalErrors(stderr) {
-	return stderr
+	return withoutRgPrefix(stderr)
 		.split("\n")
 		.map((l) => l.trim())
 		.filter((l) => l && !l.startsWith("No files were searched"));
