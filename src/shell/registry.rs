@@ -111,6 +111,28 @@ pub(super) struct Job {
     line: Option<(JobRecord, String)>,
 }
 
+impl Job {
+    /// A job this process has just started: ours, our unreaped child.
+    fn started(rec: JobRecord, log_start: u64) -> Job {
+        Job {
+            pidfd: PidFd::open(rec.pid).map(Arc::new),
+            rec,
+            ours: true,
+            child: true,
+            member_fds: Vec::new(),
+            sent_signal: None,
+            log_seen: log_start,
+            // Watched closely until its first look shows it is not flooding.
+            flooding: true,
+            log_open: true,
+            log_checked: Instant::now(),
+            flood_since: None,
+            held: false,
+            line: None,
+        }
+    }
+}
+
 struct Inner {
     jobs: Vec<Job>,
     /// Ids this registry removed: not taken back from another process's write.
@@ -221,24 +243,7 @@ impl Registry {
     }
 
     pub fn spawn(self: &Arc<Self>, req: SpawnRequest) -> Result<JobView, ShellError> {
-        if req.command.trim().is_empty() {
-            return Err(ShellError::EmptyCommand);
-        }
-        match std::fs::metadata(&req.cwd) {
-            Ok(m) if m.is_dir() => {}
-            Ok(_) => return Err(ShellError::CwdNotDirectory(req.cwd.display().to_string())),
-            Err(_) => return Err(ShellError::CwdNotFound(req.cwd.display().to_string())),
-        }
-        let shell = req.shell.clone().unwrap_or_else(default_shell);
-        if shell.is_empty() || (shell.contains('/') && !Path::new(&shell).is_file()) {
-            return Err(ShellError::ShellNotFound(shell));
-        }
-        if !req.log_path.is_absolute() {
-            return Err(ShellError::LogFile {
-                path: req.log_path.display().to_string(),
-                error: "the log path must be absolute".into(),
-            });
-        }
+        let shell = checked_shell(&req)?;
         let log_file = spawn::open_log(&req.log_path)?;
         let exit_path = spawn::exit_path_for(&req.log_path);
         spawn::clear_exit_file(&exit_path)?;
@@ -252,31 +257,13 @@ impl Registry {
             error,
         })?;
         self.take_in(&mut g);
-        let id = match req.id {
-            Some(id) if g.jobs.iter().any(|j| j.rec.id == id) => {
-                return Err(ShellError::DuplicateId(id))
-            }
-            Some(id) if id.is_empty() => return Err(ShellError::UnknownJob(id)),
-            Some(id) => id,
-            None => next_id(&g.jobs),
-        };
+        let id = free_id(&g.jobs, req.id.clone())?;
         let token = spawn::new_marker(&id);
         let env = spawn::build_env(req.env.as_deref(), &token);
         let started_at_ms = super::now_ms();
-        let held = if req.process_tree_only {
-            None
-        } else {
-            super::cgroup::sweep_orphans();
-            JobCgroup::create(&token)
-                .ok()
-                .and_then(|cg| match spawn::HoldPipe::new() {
-                    Some(pipe) => Some((cg, pipe)),
-                    None => {
-                        cg.remove();
-                        None
-                    }
-                })
-        };
+        let held = (!req.process_tree_only)
+            .then(|| held_cgroup(&token))
+            .flatten();
         let spawned = spawn::spawn(&spawn::Spec {
             shell: &shell,
             command: &req.command,
@@ -296,70 +283,18 @@ impl Registry {
             (_, None) => (None, None),
         };
         let pid = spawned?;
-        // Our unreaped child: this reads its start time, not a successor's.
-        let start_ticks = identity::proc_info(pid).map(|i| i.start);
-        let pidfd = PidFd::open(pid).map(Arc::new);
-        let rec = JobRecord {
+        let rec = new_record(NewJob {
             id,
-            command: req.command,
-            cwd: req.cwd.display().to_string(),
+            req,
             shell,
-            log_path: req.log_path.display().to_string(),
-            exit_path: exit_path.display().to_string(),
+            exit_path,
             pid,
-            pgid: pid,
-            start_ticks,
-            boot_id: identity::boot_id().map(str::to_string),
             marker: token,
-            host_pid: std::process::id(),
             started_at_ms,
-            ended_at_ms: None,
-            state: JobState::Running,
-            exit_code: None,
-            signal: None,
-            note: None,
-            delivered: false,
-            read_offset: log_start,
             log_start,
-            kill_requested: false,
-            timed_out: false,
-            timeout_ms: req.timeout.map(|t| t.as_millis() as u64),
-            meta: req.meta,
-            tracking: match cgroup {
-                Some(_) => job::TRACKING_CGROUP,
-                None => job::TRACKING_PROCESS_TREE,
-            }
-            .to_string(),
-            cgroup: cgroup.as_ref().map(|c| c.dir().display().to_string()),
-            leader_ended_at_ms: None,
-            leader_exit_code: None,
-            leader_signal: None,
-            members: Vec::new(),
-            max_log_bytes: req
-                .max_log_bytes
-                .unwrap_or(log::DEFAULT_MAX_LOG_BYTES)
-                .max(MIN_LOG_BYTES),
-            log_dropped: 0,
-            log_trim_at: None,
-            log_shift: 0,
-            log_marker: 0,
-        };
-        g.jobs.push(Job {
-            rec,
-            ours: true,
-            child: true,
-            pidfd,
-            member_fds: Vec::new(),
-            sent_signal: None,
-            log_seen: log_start,
-            // Watched closely until its first look shows it is not flooding.
-            flooding: true,
-            log_open: true,
-            log_checked: Instant::now(),
-            flood_since: None,
-            held: false,
-            line: None,
+            cgroup: cgroup.as_ref(),
         });
+        g.jobs.push(Job::started(rec, log_start));
         self.write(&mut g);
         drop(file_lock);
         let v = view(g.jobs.last().expect("just pushed"));
@@ -1142,4 +1077,119 @@ fn hold(job: &Job, sig: i32) -> bool {
 /// The live process a tracked member names, if it is still that one.
 pub(super) fn member_info(m: &Member) -> Option<ProcInfo> {
     identity::proc_info(m.pid).filter(|p| p.start == m.start && !p.zombie)
+}
+
+/// Rejects, before anything is created, a request that cannot start: an
+/// empty command, a cwd that is not a directory, a missing shell, a
+/// relative log path. Returns the shell to run.
+fn checked_shell(req: &SpawnRequest) -> Result<String, ShellError> {
+    if req.command.trim().is_empty() {
+        return Err(ShellError::EmptyCommand);
+    }
+    match std::fs::metadata(&req.cwd) {
+        Ok(m) if m.is_dir() => {}
+        Ok(_) => return Err(ShellError::CwdNotDirectory(req.cwd.display().to_string())),
+        Err(_) => return Err(ShellError::CwdNotFound(req.cwd.display().to_string())),
+    }
+    let shell = req.shell.clone().unwrap_or_else(default_shell);
+    if shell.is_empty() || (shell.contains('/') && !Path::new(&shell).is_file()) {
+        return Err(ShellError::ShellNotFound(shell));
+    }
+    if !req.log_path.is_absolute() {
+        return Err(ShellError::LogFile {
+            path: req.log_path.display().to_string(),
+            error: "the log path must be absolute".into(),
+        });
+    }
+    Ok(shell)
+}
+
+/// The id a new job gets: the one asked for if it is free, else the next `bg-N`.
+fn free_id(jobs: &[Job], asked: Option<String>) -> Result<String, ShellError> {
+    match asked {
+        Some(id) if jobs.iter().any(|j| j.rec.id == id) => Err(ShellError::DuplicateId(id)),
+        Some(id) if id.is_empty() => Err(ShellError::UnknownJob(id)),
+        Some(id) => Ok(id),
+        None => Ok(next_id(jobs)),
+    }
+}
+
+/// A cgroup for the job (named by its marker) and the pipe that holds its wrapper until it is
+/// moved in; `None` where the host allows no cgroup (the job is then
+/// tracked by its process tree).
+fn held_cgroup(marker: &str) -> Option<(JobCgroup, spawn::HoldPipe)> {
+    super::cgroup::sweep_orphans();
+    let cg = JobCgroup::create(marker).ok()?;
+    match spawn::HoldPipe::new() {
+        Some(pipe) => Some((cg, pipe)),
+        None => {
+            cg.remove();
+            None
+        }
+    }
+}
+
+/// What a just-started job's record is made of.
+struct NewJob<'a> {
+    id: String,
+    req: SpawnRequest,
+    shell: String,
+    exit_path: PathBuf,
+    pid: i32,
+    marker: String,
+    started_at_ms: u64,
+    log_start: u64,
+    cgroup: Option<&'a JobCgroup>,
+}
+
+/// The record of a job that has just started: running, nothing read yet.
+fn new_record(n: NewJob) -> JobRecord {
+    // Our unreaped child: this reads its start time, not a successor's.
+    let start_ticks = identity::proc_info(n.pid).map(|i| i.start);
+    JobRecord {
+        id: n.id,
+        command: n.req.command,
+        cwd: n.req.cwd.display().to_string(),
+        shell: n.shell,
+        log_path: n.req.log_path.display().to_string(),
+        exit_path: n.exit_path.display().to_string(),
+        pid: n.pid,
+        pgid: n.pid,
+        start_ticks,
+        boot_id: identity::boot_id().map(str::to_string),
+        marker: n.marker,
+        host_pid: std::process::id(),
+        started_at_ms: n.started_at_ms,
+        ended_at_ms: None,
+        state: JobState::Running,
+        exit_code: None,
+        signal: None,
+        note: None,
+        delivered: false,
+        read_offset: n.log_start,
+        log_start: n.log_start,
+        kill_requested: false,
+        timed_out: false,
+        timeout_ms: n.req.timeout.map(|t| t.as_millis() as u64),
+        meta: n.req.meta,
+        tracking: match n.cgroup {
+            Some(_) => job::TRACKING_CGROUP,
+            None => job::TRACKING_PROCESS_TREE,
+        }
+        .to_string(),
+        cgroup: n.cgroup.map(|c| c.dir().display().to_string()),
+        leader_ended_at_ms: None,
+        leader_exit_code: None,
+        leader_signal: None,
+        members: Vec::new(),
+        max_log_bytes: n
+            .req
+            .max_log_bytes
+            .unwrap_or(log::DEFAULT_MAX_LOG_BYTES)
+            .max(MIN_LOG_BYTES),
+        log_dropped: 0,
+        log_trim_at: None,
+        log_shift: 0,
+        log_marker: 0,
+    }
 }
