@@ -439,6 +439,13 @@ export interface IgnoredCount {
 }
 
 /**
+ * Whether an index could narrow a search for `pattern` to some files
+ * (false: every file is a candidate, and a scan is as fast): lets a
+ * one-shot caller skip opening a saved index it could not use.
+ */
+export declare function indexCanNarrow(options: IndexPatternOptions): boolean
+
+/**
  * Forgets the index of `path` in this process (its build stops, its
  * watcher closes). Returns whether there was one. A directory that no
  * longer exists can still be dropped by the path it was indexed under.
@@ -451,6 +458,13 @@ export interface IndexPathOptions {
   path?: string
   /** Base for a relative `path`. Default: `process.cwd()`. */
   cwd?: string
+}
+
+/** A pattern as `grep` takes it, for `indexCanNarrow`. */
+export interface IndexPatternOptions {
+  pattern: string
+  literal?: boolean
+  ignoreCase?: boolean
 }
 
 /**
@@ -515,6 +529,14 @@ export interface IndexWarmOptions {
   maxDiskMb?: number
   /** `indexWarm` only: stops waiting (the build goes on). */
   signal?: AbortSignal
+  /**
+   * Use only an index an earlier process saved in the store, for a
+   * process that ends soon (the CLI): nothing is built or merged and no
+   * other process's build is waited for; files changed since are read by
+   * each search. Off (rejects) when none is saved, another process is
+   * writing it, or more than one file in 20 changed. Default false.
+   */
+  savedOnly?: boolean
 }
 
 /**

@@ -843,6 +843,7 @@ module.exports.errorCodes = nativeBinding.errorCodes
 module.exports.errorSamples = nativeBinding.errorSamples
 module.exports.glob = nativeBinding.glob
 module.exports.grep = nativeBinding.grep
+module.exports.indexCanNarrow = nativeBinding.indexCanNarrow
 module.exports.indexDrop = nativeBinding.indexDrop
 module.exports.indexStart = nativeBinding.indexStart
 module.exports.indexStatus = nativeBinding.indexStatus

@@ -194,3 +194,50 @@ test("outline exit codes: 1 without symbols, 2 for a missing file (with near nam
   }
   assert.match(run(tr.root, ["--help"]).stdout, /pi-utils outline \[--json\] \[--max-items N\] <file>/);
 });
+
+test("grep answers from a saved index when one is there, with the scan's output, and never build one", async (t) => {
+	const files: Record<string, string> = {};
+	for (let i = 0; i < 1100; i++) files[`d${i % 10}/f${String(i).padStart(4, "0")}.txt`] = i % 97 === 0 ? `the rare zqxneedle ${i}\n` : `plain line ${i}\n`;
+	const tr = makeTree(files);
+	t.after(tr.cleanup);
+	const store = fs.mkdtempSync(path.join(path.dirname(tr.root), "pi-utils-cli-store-"));
+	t.after(() => fs.rmSync(store, { recursive: true, force: true }));
+	const runIn = (args: string[]) => {
+		const env: NodeJS.ProcessEnv = { ...process.env, PI_UTILS_INDEX_DIR: store };
+		delete env.NODE_OPTIONS;
+		const r = spawnSync(process.execPath, [cli, ...args], { cwd: tr.root, env, encoding: "utf-8", timeout: 60000 });
+		assert.notEqual(r.status, 2, r.stderr);
+		return r.stdout;
+	};
+	const summaryOf = (out: string) => JSON.parse(out.trimEnd().split("\n").at(-1)!);
+	const withoutSummary = (out: string) => out.trimEnd().split("\n").slice(0, -1).join("\n");
+	const grep = ["grep", "--json", "zqxneedle"];
+	const scan = runIn([...grep, "--no-index"]);
+
+	assert.equal(summaryOf(runIn(grep)).index, "off", "nothing saved: a scan");
+	assert.deepEqual(fs.readdirSync(store), [], "and nothing built or saved");
+
+	// Older than the store's racy window, so the next process trusts the saved stamps.
+	await new Promise((r) => setTimeout(r, 2500));
+	assert.match(runIn(["index", "warm"]), /ready/);
+	const used = runIn(grep);
+	assert.equal(summaryOf(used).index, "used");
+	assert.equal(withoutSummary(used), withoutSummary(scan), "the index's hits are the scan's");
+	assert.equal(runIn(["grep", "zqxneedle"]), runIn(["grep", "--no-index", "zqxneedle"]), "and so is the tool's text");
+	assert.equal(summaryOf(runIn(["grep", "--json", "-c", "e"])).index, "off", "a pattern the postings cannot narrow scans");
+
+	// A file changed since the index was saved is read by the search itself.
+	fs.writeFileSync(path.join(tr.root, "d5/f0005.txt"), "now a zqxneedle too\n");
+	const after = runIn(grep);
+	assert.equal(summaryOf(after).index, "used");
+	assert.match(after, /d5\/f0005\.txt/);
+	assert.equal(withoutSummary(after), withoutSummary(runIn([...grep, "--no-index"])));
+	const generations = () => fs.readdirSync(store, { recursive: true }).filter((f) => String(f).includes("gen-")).sort();
+	const saved = generations();
+	// Far more changed than a one-shot process would read one by one: it scans and writes nothing.
+	for (let i = 0; i < 200; i++) fs.writeFileSync(path.join(tr.root, `d${i % 10}/f${String(i).padStart(4, "0")}.txt`), `zqxneedle ${i}\n`);
+	const stale = runIn(grep);
+	assert.equal(summaryOf(stale).index, "off");
+	assert.equal(withoutSummary(stale), withoutSummary(runIn([...grep, "--no-index"])));
+	assert.deepEqual(generations(), saved, "no generation written or merged");
+});

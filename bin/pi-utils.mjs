@@ -5,6 +5,7 @@
 
 // Only the defaults are loaded up front; each subcommand imports its own tool module (and the addon) when it
 // runs, so --help and usage errors start as fast as Node does.
+import nodePath from "node:path";
 import { DEFAULTS } from "../extensions/lib/defaults.mjs";
 import { DEFAULT_MAX_BYTES } from "../extensions/lib/truncate.mjs";
 
@@ -48,12 +49,15 @@ index:
   The live index is saved in the store ($PI_UTILS_INDEX_DIR, else ~/.cache/pi-utils/index) and
   re-validated by the next process that opens it. warm builds (or re-validates) the directory's
   index here and reports its size and time; status describes this process's index (from the
-  shell: none); drop removes the directory's folder from the store.
+  shell: none); drop removes the directory's folder from the store. grep answers from the
+  saved index of the working directory when one is there, is up to date but for a few files,
+  and can narrow the search (--json's summary says "index":"used"); it never builds one.
 common options:
       --respect-ignore     skip files the ignore rules exclude
       --no-hidden          skip dot-files and dot-directories
       --sort path|mtime    order (grep default path, glob default mtime)
       --timeout-ms N       stop after N ms with partial results
+      --no-index           grep: scan even where a saved index could answer
       --json               one JSON object per line, then a summary line
   -h, --help               this help
 
@@ -93,6 +97,7 @@ const BOOL_FLAGS = {
   "--json": "json",
   "--no-group": "noGroup",
   "--paths-only": "pathsOnly",
+  "--no-index": "noIndex",
   "-h": "help",
   "--help": "help",
 };
@@ -202,8 +207,8 @@ async function grepCommand(o) {
     maxLineLength: GREP_DEFAULTS.maxLineLength,
     maxBytes: GREP_DEFAULTS.maxBytes,
     defaultLimit: GREP_DEFAULTS.limit,
-    // A one-shot process would build an index only to exit: the CLI always scans.
-    index: false,
+    // A one-shot process would build an index only to exit: it uses a saved one or scans.
+    index: await savedIndex(native, o, path, { pattern, literal: params.literal, ignoreCase: params.ignoreCase }),
   };
   // What the tool schema cannot say (several globs and types, hidden, sort) is added on top of
   // the tool's own options, so the rendering stays the tool's.
@@ -236,6 +241,28 @@ async function grepCommand(o) {
   };
   const { text } = await runGrepTool(backend, params, config);
   return { out: `${text}\n`, code: found > 0 ? 0 : 1 };
+}
+
+/**
+ * Whether the search of `path` can use an index of it that an earlier process saved: one is there, it is up to
+ * date but for a few files (which every search then reads), and it can narrow `narrow` (a pattern every file
+ * may match gains nothing from it). Opens it saved-only: a one-shot process never builds, merges or waits for
+ * another process's build, so a miss costs at most a look at the store.
+ */
+async function savedIndex(native, o, path, narrow) {
+  if (o.noIndex || !DEFAULTS.index.enabled || !native.indexCanNarrow(narrow)) return false;
+  const { minFiles, maxFiles, maxDiskMB } = DEFAULTS.index;
+  const cwd = process.cwd();
+  // The working directory's index serves a search of any directory below it; only a search outside it looks
+  // for its own. One look: a miss leaves an index that is off in this process, which would shadow one above.
+  const inside = path === undefined || !nodePath.relative(cwd, nodePath.resolve(cwd, path)).startsWith("..");
+  try {
+    await native.indexWarm({ cwd, path: inside ? undefined : path, minFiles, maxFiles, maxDiskMb: maxDiskMB, savedOnly: true });
+    return true;
+  } catch {
+    // None saved there, out of date, or being written: scan.
+    return false;
+  }
 }
 
 /** Resolves "deadline" after `ms`; the CLI exits explicitly, so the timer never holds it open. */

@@ -40,6 +40,14 @@ pub struct Built {
 }
 
 /// Why a root gets no index (shown by `indexStatus`).
+/// A saved-only picture (`IndexConfig::saved_only`) leaves at most one file
+/// in this many unread; past that a search through it reads too many files
+/// one by one, and the scan is as fast.
+pub const SAVED_ONLY_UNREAD_SHARE: usize = 20;
+const SAVED_NONE: &str = "no index of this tree was saved by an earlier process";
+const SAVED_BUSY: &str = "another process is writing this tree's index";
+const SAVED_STALE: &str = "the saved index is out of date (too many files changed since)";
+
 pub enum NotBuilt {
     Off(String),
     Failed(String),
@@ -281,7 +289,16 @@ fn revalidate(
     }
     // A few changed files are left without a document (see
     // `IndexConfig::max_unread`): searches read them, nothing is written.
-    if changed.len() <= config.max_unread {
+    // A saved-only picture never merges: it takes more unread files, or none.
+    let unread_cap = if config.saved_only {
+        config.max_unread.max(n / SAVED_ONLY_UNREAD_SHARE)
+    } else {
+        config.max_unread
+    };
+    if config.saved_only && changed.len() > unread_cap {
+        return None;
+    }
+    if changed.len() <= unread_cap {
         if saved.walked && table.errors.count == 0 {
             // The saved table could not be stamped in place; this one can,
             // next time. Not saved: the next start walks again.
@@ -350,12 +367,25 @@ fn revalidate(
 pub fn build(root: &Path, config: &IndexConfig, cancel: &CancelToken) -> Result<Built, NotBuilt> {
     hold_mmap_threshold();
     let store = Store::of(root, config);
+    if config.saved_only && !store.dir.is_dir() {
+        return Err(NotBuilt::Off(SAVED_NONE.into()));
+    }
     let mut unsaved = None;
     let lock = match store.prepare() {
         Err(e) => {
             unsaved = Some(format!("cannot create {}: {e}", store.dir.display()));
             None
         }
+        Ok(()) if config.saved_only => match store.try_lock() {
+            Ok(Some(l)) => Some(l),
+            Ok(None) => return Err(NotBuilt::Off(SAVED_BUSY.into())),
+            Err(e) => {
+                return Err(NotBuilt::Off(format!(
+                    "cannot lock {}: {e}",
+                    store.dir.display()
+                )))
+            }
+        },
         Ok(()) => match store.lock(cancel) {
             Ok(Some(l)) => Some(l),
             Ok(None) => return Err(NotBuilt::Failed("stopped".into())),
@@ -371,6 +401,9 @@ pub fn build(root: &Path, config: &IndexConfig, cancel: &CancelToken) -> Result<
     let watcher = Watcher::new().map_err(|e| NotBuilt::Off(e.to_string()))?;
     let walk_start = SystemTime::now();
     let saved = lock.as_ref().and_then(|_| store.open_newest(root));
+    if config.saved_only && saved.is_none() {
+        return Err(NotBuilt::Off(SAVED_NONE.into()));
+    }
     // Most starts find the tree as it was saved: its directories and files
     // are then stamped where they are, without listing the tree.
     let restamped = saved.as_ref().and_then(|s| {
@@ -425,6 +458,9 @@ pub fn build(root: &Path, config: &IndexConfig, cancel: &CancelToken) -> Result<
                 walked: Some(walked),
             });
         }
+    }
+    if config.saved_only {
+        return Err(NotBuilt::Off(SAVED_STALE.into()));
     }
     // From scratch: documents are the table's positions.
     let segment_dir = lock.as_ref().map(|_| store.dir.as_path());

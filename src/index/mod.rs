@@ -68,6 +68,13 @@ pub struct IndexConfig {
     /// only reads a few dozen more files. Past this many, they are read and
     /// merged into a new generation.
     pub max_unread: usize,
+    /// Use only a picture an earlier process saved, for a one-shot process
+    /// (the CLI) that would exit long before a build ends: no build, no
+    /// wait for another process's writer lock, no merge. The changed files
+    /// it finds are left unread (read by every search, so the answer is the
+    /// scan's) while they are few (see `build::SAVED_ONLY_UNREAD_SHARE`);
+    /// otherwise, or with nothing saved, the index is off and searches scan.
+    pub saved_only: bool,
 }
 
 impl Default for IndexConfig {
@@ -80,8 +87,18 @@ impl Default for IndexConfig {
             store: None,
             racy: store::RACY,
             max_unread: 64,
+            saved_only: false,
         }
     }
+}
+
+/// Whether the postings can narrow a search for `pattern` to fewer than
+/// all files (the planner finds a trigram condition).
+pub fn can_narrow(pattern: &str, literal: bool, ignore_case: bool) -> bool {
+    !matches!(
+        planner::plan(pattern, literal, ignore_case),
+        planner::Query::All
+    )
 }
 
 /// How a search used the index, as its summary reports it.
@@ -117,5 +134,7 @@ impl IndexUse {
 
 #[cfg(test)]
 mod persist_tests;
+#[cfg(test)]
+mod saved_only_tests;
 #[cfg(test)]
 pub(crate) mod tests;

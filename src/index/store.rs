@@ -443,17 +443,25 @@ impl Store {
     /// Takes the writer lock, waiting while another process holds it;
     /// `Ok(None)` when `cancel` stops the wait.
     pub fn lock(&self, cancel: &CancelToken) -> io::Result<Option<WriterLock>> {
-        let f = self.lock_file()?;
         loop {
-            match f.try_lock() {
-                Ok(()) => return Ok(Some(WriterLock { _file: f })),
-                Err(fs::TryLockError::WouldBlock) => {}
-                Err(fs::TryLockError::Error(e)) => return Err(e),
+            if let Some(held) = self.try_lock()? {
+                return Ok(Some(held));
             }
             if cancel.is_stopped() {
                 return Ok(None);
             }
             std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    /// The writer lock if no other process holds it, without waiting:
+    /// `Ok(None)` when one does.
+    pub fn try_lock(&self) -> io::Result<Option<WriterLock>> {
+        let f = self.lock_file()?;
+        match f.try_lock() {
+            Ok(()) => Ok(Some(WriterLock { _file: f })),
+            Err(fs::TryLockError::WouldBlock) => Ok(None),
+            Err(fs::TryLockError::Error(e)) => Err(e),
         }
     }
 

@@ -35,6 +35,20 @@ pub struct IndexWarmOptions<'a> {
     /// `indexWarm` only: stops waiting (the build goes on).
     #[napi(ts_type = "AbortSignal")]
     pub signal: Option<Object<'a>>,
+    /// Use only an index an earlier process saved in the store, for a
+    /// process that ends soon (the CLI): nothing is built or merged and no
+    /// other process's build is waited for; files changed since are read by
+    /// each search. Off (rejects) when none is saved, another process is
+    /// writing it, or more than one file in 20 changed. Default false.
+    pub saved_only: Option<bool>,
+}
+
+/// A pattern as `grep` takes it, for `indexCanNarrow`.
+#[napi(object)]
+pub struct IndexPatternOptions {
+    pub pattern: String,
+    pub literal: Option<bool>,
+    pub ignore_case: Option<bool>,
 }
 
 /// Where a directory's index stands.
@@ -117,6 +131,7 @@ fn config_of(o: &IndexWarmOptions) -> IndexConfig {
         min_files: o.min_files.map_or(d.min_files, |n| n as usize),
         max_files: o.max_files.map_or(d.max_files, |n| n as usize),
         max_bytes: o.max_disk_mb.map_or(d.max_bytes, |mb| u64::from(mb) << 20),
+        saved_only: o.saved_only.unwrap_or(false),
         ..d
     }
 }
@@ -184,4 +199,16 @@ pub fn index_drop(env: Env, options: IndexPathOptions) -> Result<bool> {
         Err(e) => return Err(to_js(&env, e)),
     };
     Ok(crate::index::drop_root(&root))
+}
+
+/// Whether an index could narrow a search for `pattern` to some files
+/// (false: every file is a candidate, and a scan is as fast): lets a
+/// one-shot caller skip opening a saved index it could not use.
+#[napi(catch_unwind)]
+pub fn index_can_narrow(options: IndexPatternOptions) -> bool {
+    crate::index::can_narrow(
+        &options.pattern,
+        options.literal.unwrap_or(false),
+        options.ignore_case.unwrap_or(false),
+    )
 }
