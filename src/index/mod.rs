@@ -116,6 +116,8 @@ impl IndexUse {
 }
 
 #[cfg(test)]
+mod divergence_tests;
+#[cfg(test)]
 mod persist_tests;
 #[cfg(test)]
 pub(crate) mod tests;
