@@ -4,9 +4,10 @@
 //! once (one process) and, where the change can happen while no process
 //! watches, after the next process re-validated the saved index.
 
-use super::tests::{compare_all, search, seeded, test_config};
+use super::tests::{apply, compare_all, op, search, seeded, test_config, Op, DIRS, RULES};
 use super::{forget_root, warm, IndexConfig, IndexMode, IndexUse};
 use crate::search::{CancelToken, GrepOptions};
+use proptest::prelude::*;
 use std::fs;
 use std::os::unix::fs::symlink;
 use std::path::Path;
@@ -442,4 +443,200 @@ fn cause_2_a_hard_link_made_outside_and_written_there_is_seen_by_the_next_proces
     assert!(text.contains("b/z.txt:"), "{text}");
     compare_all(&root, "hard link made outside");
     super::drop_root(&root);
+}
+
+/// Operations of the issue's kinds, on a tree at `top/current/root`
+/// (`current` a symlink to `p`, beside `p.alt`, another version of the
+/// tree, and `outside`, where links may point).
+#[derive(Debug, Clone)]
+enum Odd {
+    /// A directory's `.gitignore` made a symlink to rules in the tree or
+    /// outside it, then those rules edited in place.
+    SymlinkRules(usize, usize, bool),
+    EditLinkedRules(usize, usize),
+    /// A directory's `.gitignore` hard-linked from outside, then edited
+    /// there in place.
+    HardLinkRules(usize),
+    EditHardLinked(usize, usize),
+    /// A nested repository with rules in its `.git/info/exclude`.
+    NestedRepo(usize, usize),
+    /// `.git/info/exclude` created (or edited) in the root, or in `p`
+    /// above it (which makes `p` the repository).
+    GitInfo(bool, usize),
+    /// `p` renamed away and back.
+    ParentRenamed,
+    /// `p` and `p.alt` trade names.
+    ParentSwapped,
+    /// `current` switched to the other version (`ln -sfn`).
+    LinkSwitched,
+}
+
+fn odd() -> impl Strategy<Value = Odd> {
+    let d = 0..DIRS.len() + 1;
+    let r = 0..RULES.len();
+    prop_oneof![
+        (d.clone(), r.clone(), any::<bool>()).prop_map(|(d, r, o)| Odd::SymlinkRules(d, r, o)),
+        (d.clone(), r.clone()).prop_map(|(d, r)| Odd::EditLinkedRules(d, r)),
+        d.clone().prop_map(Odd::HardLinkRules),
+        (d.clone(), r.clone()).prop_map(|(d, r)| Odd::EditHardLinked(d, r)),
+        (1..DIRS.len() + 1, r.clone()).prop_map(|(d, r)| Odd::NestedRepo(d, r)),
+        (any::<bool>(), r).prop_map(|(up, r)| Odd::GitInfo(up, r)),
+        Just(Odd::ParentRenamed),
+        Just(Odd::ParentSwapped),
+        Just(Odd::LinkSwitched),
+    ]
+}
+
+#[derive(Debug, Clone)]
+enum AnyOp {
+    Plain(Op),
+    Odd(Odd),
+}
+
+fn any_op() -> impl Strategy<Value = AnyOp> {
+    prop_oneof![2 => op().prop_map(AnyOp::Plain), 3 => odd().prop_map(AnyOp::Odd)]
+}
+
+/// Directory `d` of the tree: the root for 0, else `DIRS[d - 1]`.
+fn dir_of(root: &Path, d: usize) -> std::path::PathBuf {
+    match d {
+        0 => root.to_path_buf(),
+        d => root.join(DIRS[d - 1]),
+    }
+}
+
+fn write_in_place(path: &Path, text: &str) {
+    if let Ok(mut f) = fs::OpenOptions::new().write(true).truncate(true).open(path) {
+        let _ = std::io::Write::write_all(&mut f, text.as_bytes());
+    }
+}
+
+fn apply_odd(top: &Path, root: &Path, op: &Odd) {
+    let outside = top.join("outside");
+    match *op {
+        Odd::SymlinkRules(d, r, out) => {
+            let dir = dir_of(root, d);
+            let _ = fs::create_dir_all(&dir);
+            let target = match out {
+                true => outside.join(format!("rules{d}")),
+                false => root.join(format!("rules{d}.txt")),
+            };
+            let _ = fs::write(&target, RULES[r]);
+            let _ = fs::remove_file(dir.join(".gitignore"));
+            let _ = symlink(&target, dir.join(".gitignore"));
+        }
+        Odd::EditLinkedRules(d, r) => {
+            write_in_place(&outside.join(format!("rules{d}")), RULES[r]);
+            write_in_place(&root.join(format!("rules{d}.txt")), RULES[r]);
+        }
+        Odd::HardLinkRules(d) => {
+            let dir = dir_of(root, d);
+            let _ = fs::create_dir_all(&dir);
+            let rules = dir.join(".gitignore");
+            if fs::symlink_metadata(&rules).is_err() {
+                let _ = fs::write(&rules, "");
+            }
+            let link = outside.join(format!("hard{d}"));
+            let _ = fs::remove_file(&link);
+            let _ = fs::hard_link(&rules, &link);
+        }
+        Odd::EditHardLinked(d, r) => write_in_place(&outside.join(format!("hard{d}")), RULES[r]),
+        Odd::NestedRepo(d, r) => {
+            let info = dir_of(root, d).join(".git/info");
+            let _ = fs::create_dir_all(&info);
+            let _ = fs::write(info.join("exclude"), RULES[r]);
+        }
+        Odd::GitInfo(up, r) => {
+            let at = if up {
+                top.join("current")
+            } else {
+                root.to_path_buf()
+            };
+            let _ = fs::create_dir_all(at.join(".git/info"));
+            let _ = fs::write(at.join(".git/info/exclude"), RULES[r]);
+        }
+        Odd::ParentRenamed => {
+            let _ = fs::rename(top.join("p"), top.join("p.away"));
+            let _ = fs::rename(top.join("p.away"), top.join("p"));
+        }
+        Odd::ParentSwapped => {
+            let _ = fs::rename(top.join("p"), top.join("p.away"));
+            let _ = fs::rename(top.join("p.alt"), top.join("p"));
+            let _ = fs::rename(top.join("p.away"), top.join("p.alt"));
+        }
+        Odd::LinkSwitched => {
+            let to = match fs::read_link(top.join("current")) {
+                Ok(t) if t == Path::new("p") => "p.alt",
+                _ => "p",
+            };
+            let _ = symlink(to, top.join("current.new"));
+            let _ = fs::rename(top.join("current.new"), top.join("current"));
+        }
+    }
+}
+
+fn apply_any(top: &Path, root: &Path, op: &AnyOp) {
+    match op {
+        AnyOp::Plain(o) => apply(root, o),
+        AnyOp::Odd(o) => apply_odd(top, root, o),
+    }
+}
+
+/// `top/current/root`, two versions of the seeded tree (the second with
+/// `a.txt` of its own), and `outside`.
+fn linked_versions() -> (tempfile::TempDir, std::path::PathBuf) {
+    let t = tempfile::tempdir().unwrap();
+    for v in ["p", "p.alt"] {
+        let seed = seeded(true);
+        copy_tree(seed.path(), &t.path().join(v).join("root"));
+    }
+    fs::write(t.path().join("p.alt/root/a.txt"), "needle of the alt\n").unwrap();
+    fs::create_dir(t.path().join("outside")).unwrap();
+    symlink("p", t.path().join("current")).unwrap();
+    let root = t.path().join("current/root");
+    (t, root)
+}
+
+fn give_back_dirs(top: &Path) {
+    for v in ["p", "p.alt"] {
+        for d in 0..DIRS.len() {
+            apply(&top.join(v).join("root"), &Op::ChmodDir(d, false));
+        }
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 16, max_shrink_iters: 32, ..ProptestConfig::default() })]
+
+    /// The random-operations differential test of `tests.rs`, with the
+    /// operations of issue 31 among the plain ones: in one process, and
+    /// with some of them made while no process watched.
+    #[test]
+    fn every_search_gives_the_scans_text_through_links_nested_repos_and_moved_parents(
+        offline in proptest::collection::vec(any_op(), 0..5),
+        online in proptest::collection::vec(any_op(), 1..10),
+    ) {
+        let (t, root) = linked_versions();
+        let top = t.path().to_path_buf();
+        let store = tempfile::tempdir().unwrap();
+        settle();
+        warm_in(&root, store.path());
+        if !offline.is_empty() {
+            forget_root(&root);
+            for o in &offline {
+                apply_any(&top, &root, o);
+            }
+            give_back_dirs(&top);
+            settle();
+            warm(&root, config(store.path()), &CancelToken::new(None))
+                .map_err(|e| TestCaseError::fail(format!("next process: {e}")))?;
+        }
+        compare_all(&root, "start");
+        for (i, o) in online.iter().enumerate() {
+            apply_any(&top, &root, o);
+            compare_all(&root, &format!("after op {i} {o:?}"));
+        }
+        super::drop_root(&root);
+        give_back_dirs(&top);
+    }
 }
