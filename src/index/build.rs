@@ -28,6 +28,8 @@ pub struct Built {
     pub table: Table,
     pub postings: Postings,
     pub watcher: Watcher,
+    /// The device and inode the root named when the walk began.
+    pub root_id: (u64, u64),
     /// Why the picture could not be saved in the store (unwritable, disk
     /// full); `None`: it is saved (or was reused as saved).
     pub unsaved: Option<String>,
@@ -71,8 +73,17 @@ fn read_for_index(path: &Path) -> Option<Vec<u8>> {
     f.take(MAX_INDEXED_BYTES + 1).read_to_end(&mut buf).ok()?;
     // A file with a NUL byte is binary to the searcher whatever the pattern
     // (counted as skipped by every search that reaches it): it is never
-    // pruned, so it is not indexed.
-    (buf.len() as u64 <= MAX_INDEXED_BYTES && memchr::memchr(0, &buf).is_none()).then_some(buf)
+    // pruned, so it is not indexed. Nor is one the searcher transcodes
+    // (a UTF-16 byte order mark): its trigrams are not those of the bytes.
+    let fits = buf.len() as u64 <= MAX_INDEXED_BYTES;
+    (fits && memchr::memchr(0, &buf).is_none() && !is_transcoded(&buf)).then_some(buf)
+}
+
+/// Whether the searcher reads `bytes` as UTF-16 (it sniffs a byte order
+/// mark, as ripgrep does, and searches the text transcoded to UTF-8). A
+/// UTF-8 mark is only dropped: the rest is searched as it is.
+fn is_transcoded(bytes: &[u8]) -> bool {
+    bytes.starts_with(&[0xff, 0xfe]) || bytes.starts_with(&[0xfe, 0xff])
 }
 
 /// Reader threads run niced, like the builder thread itself (on Linux
@@ -399,6 +410,8 @@ pub fn build(root: &Path, config: &IndexConfig, cancel: &CancelToken) -> Result<
         store.touch();
     }
     let watcher = Watcher::new().map_err(|e| NotBuilt::Off(e.to_string()))?;
+    let root_id = table::identity(root)
+        .ok_or_else(|| NotBuilt::Failed(format!("cannot stat {}", root.display())))?;
     let walk_start = SystemTime::now();
     let saved = lock.as_ref().and_then(|_| store.open_newest(root));
     if config.saved_only && saved.is_none() {
@@ -453,6 +466,7 @@ pub fn build(root: &Path, config: &IndexConfig, cancel: &CancelToken) -> Result<
                 table,
                 postings,
                 watcher,
+                root_id,
                 unsaved: why.or(unsaved),
                 reread: Some(reread),
                 walked: Some(walked),
@@ -526,6 +540,7 @@ pub fn build(root: &Path, config: &IndexConfig, cancel: &CancelToken) -> Result<
         table,
         postings,
         watcher,
+        root_id,
         unsaved,
         reread: None,
         walked: None,

@@ -27,6 +27,11 @@ struct Picture {
     table: Arc<Table>,
     postings: Postings,
     watcher: Watcher,
+    /// What the root named when built (see `table::identity`).
+    root_id: (u64, u64),
+    /// Rule files no watch sees a change of, stamped again at each search
+    /// (see `table::unwatched_rules`; empty in most trees).
+    unwatched: Vec<table::Stamped>,
     built_at: SystemTime,
     /// Why it is not saved in the store (see [`IndexStatus::unsaved`]).
     unsaved: Option<String>,
@@ -50,6 +55,8 @@ impl Picture {
             table: Arc::new(b.table),
             postings: b.postings,
             watcher: b.watcher,
+            root_id: b.root_id,
+            unwatched: Vec::new(),
             built_at: SystemTime::now(),
             unsaved: b.unsaved,
             reread: b.reread,
@@ -66,6 +73,7 @@ impl Picture {
     /// Counts the files whose content is not in the postings, and finds the
     /// universe of the documents the rest hold.
     fn recount(&mut self) {
+        self.unwatched = table::unwatched_rules(&self.table);
         let docs = self.table.entries.iter().map(|e| e.doc);
         self.unindexed = docs.clone().filter(Option::is_none).count();
         self.universe = docs.flatten().max().map_or(0, |d| d as usize + 1);
@@ -77,12 +85,18 @@ impl Picture {
         if let Some(f) = self.watcher.failure() {
             return Err(f);
         }
+        // A parent renamed or replaced, or a symlink on the way switched:
+        // the table is another tree's.
+        if table::identity(root) != Some(self.root_id) {
+            return Err(format!("{} names another directory now", root.display()));
+        }
         let changes = self.watcher.drain();
         if changes.overflow {
             return Err("the watcher's event queue overflowed".into());
         }
-        let need_walk =
-            changes.structural || (changes.dirty.iter()).any(|p| self.table.find(p).is_none());
+        let need_walk = changes.structural
+            || (changes.dirty.iter()).any(|p| self.table.find(p).is_none())
+            || table::unwatched_changed(&self.unwatched);
         if !need_walk {
             // A changed file is read by every search from now on, and its
             // stamp read again: glob lists it with its new time and size.

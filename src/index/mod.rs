@@ -133,6 +133,8 @@ impl IndexUse {
 }
 
 #[cfg(test)]
+mod divergence_tests;
+#[cfg(test)]
 mod persist_tests;
 #[cfg(test)]
 mod saved_only_tests;

@@ -11,7 +11,7 @@
 //! directory, a changed ignore file, a file that is no longer a regular
 //! file — gives up, and the caller walks as before.
 
-use super::table::{rule_files_of, watch_root, Stamp, Table};
+use super::table::{rule_stamp, watch_root, Stamp, Table};
 use super::watch::Watcher;
 use crate::search::{CancelToken, DirStat, IGNORE_FILES};
 use std::path::Path;
@@ -33,10 +33,23 @@ pub fn restamp(
         return None;
     }
     let ok = |s: &Option<Stamp>| s.as_ref().is_none_or(trusted);
-    if rule_files_of(root) != saved.rule_files || !saved.rule_files.iter().all(|f| ok(&f.1)) {
+    // The root's own rule files (those of the directories above it and of
+    // its repository) come first; the rest the saved walk found below it
+    // (nested repositories, symlinked ignore files), each stamped again.
+    // Each repository's folders are watched before its exclude is stamped.
+    let fixed = watch_root(root, watcher);
+    let (own, below) = saved
+        .rule_files
+        .split_at(fixed.len().min(saved.rule_files.len()));
+    for (p, _) in below {
+        if p.file_name().is_some_and(|n| n == ".git") {
+            watcher.watch_git(p);
+        }
+    }
+    let same_below = below.iter().all(|(p, s)| rule_stamp(p) == *s);
+    if fixed != own || !same_below || !saved.rule_files.iter().all(|f| ok(&f.1)) {
         return None;
     }
-    watch_root(root, watcher);
     let failed = AtomicBool::new(false);
     let threads = crate::search::default_threads().max(1);
     // Each directory is watched before it is stamped: a change after the

@@ -35,7 +35,9 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 /// 02: block checksums (`blocks.rs`) instead of one over the whole file.
 /// 03: the table's directories and rule files, stamped (`restamp.rs`).
-const MAGIC: &[u8; 8] = b"PIUGEN03";
+/// 04: rule files stamped through links, nested repositories' and
+/// symlinked ignore files among them; UTF-16 files left unindexed.
+const MAGIC: &[u8; 8] = b"PIUGEN04";
 const DONE: &[u8; 8] = b"PIUGENOK";
 /// Ends a table saved apart from its generation (`table-<N>`), after the
 /// checksum of what comes before.

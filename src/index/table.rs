@@ -43,7 +43,16 @@ impl Stamp {
     }
 
     pub fn of(path: &Path) -> Option<Stamp> {
-        let m = std::fs::symlink_metadata(path).ok()?;
+        Self::of_meta(&std::fs::symlink_metadata(path).ok()?)
+    }
+
+    /// The stamp of what `path` names once links are followed: what the
+    /// walk's classifier reads of a rule file.
+    pub fn followed(path: &Path) -> Option<Stamp> {
+        Self::of_meta(&std::fs::metadata(path).ok()?)
+    }
+
+    fn of_meta(m: &std::fs::Metadata) -> Option<Stamp> {
         Some(Stamp {
             size: m.size(),
             mtime: (m.mtime(), m.mtime_nsec()),
@@ -90,30 +99,74 @@ pub type Stamped = (PathBuf, Option<Stamp>);
 /// classifies the table's files, stamped as they are now. Of a `.git`
 /// only whether it is there counts (git changes its stamp all the time).
 pub(super) fn rule_files_of(root: &Path) -> Vec<Stamped> {
-    let present = Stamp {
-        size: 0,
-        mtime: (0, 0),
-        ctime: (0, 0),
-        ino: 0,
-        nlink: 0,
-    };
     let mut out = Vec::new();
     for dir in root.ancestors() {
         if dir != root {
             for name in IGNORE_FILES {
                 let p = dir.join(name);
-                let s = Stamp::of(&p);
+                let s = rule_stamp(&p);
                 out.push((p, s));
             }
         }
-        let git = dir.join(".git");
-        let s = Stamp::of(&git).map(|_| present);
-        out.push((git, s));
-        let exclude = dir.join(".git/info/exclude");
-        let s = Stamp::of(&exclude);
-        out.push((exclude, s));
+        push_repository(&mut out, dir);
     }
     out
+}
+
+/// `dir`'s `.git` (whether it is there) and `.git/info/exclude`.
+fn push_repository(out: &mut Vec<Stamped>, dir: &Path) {
+    for p in [dir.join(".git"), dir.join(".git/info/exclude")] {
+        let s = rule_stamp(&p);
+        out.push((p, s));
+    }
+}
+
+/// A rule file's stamp as [`rule_files_of`] takes it: followed through
+/// links (the classifier reads the target), and of a `.git` only that it
+/// is there.
+pub(super) fn rule_stamp(path: &Path) -> Option<Stamp> {
+    let s = Stamp::followed(path);
+    if path.file_name().is_some_and(|n| n == ".git") {
+        return s.map(|_| Stamp {
+            size: 0,
+            mtime: (0, 0),
+            ctime: (0, 0),
+            ino: 0,
+            nlink: 0,
+        });
+    }
+    s
+}
+
+/// The device and inode the root names now: when they change (a parent
+/// renamed or replaced, a symlink on the way switched) the table describes
+/// another tree.
+pub fn identity(root: &Path) -> Option<(u64, u64)> {
+    std::fs::metadata(root).ok().map(|m| (m.dev(), m.ino()))
+}
+
+/// The rule files no watch sees a change of, which the picture stamps
+/// again at every search: a symlinked one (its target may be anywhere) and
+/// a hard-linked one (written through another name, only that name's
+/// directory hears of it). Empty in a tree without such files.
+pub fn unwatched_rules(table: &Table) -> Vec<Stamped> {
+    let is_rule = |p: &Path| {
+        p.file_name()
+            .is_some_and(|n| IGNORE_FILES.iter().any(|f| n == *f))
+    };
+    let linked = (table.entries.iter())
+        .filter(|e| e.stamp.is_some_and(|s| s.nlink > 1) && is_rule(&e.path))
+        .map(|e| (e.path.clone(), e.stamp));
+    let unseen = (table.rule_files.iter()).filter(|(p, s)| {
+        let symlink = std::fs::symlink_metadata(p).is_ok_and(|m| m.file_type().is_symlink());
+        symlink || s.is_some_and(|s| s.nlink > 1)
+    });
+    linked.chain(unseen.cloned()).collect()
+}
+
+/// Whether any of `rules` (from [`unwatched_rules`]) changed since stamped.
+pub fn unwatched_changed(rules: &[Stamped]) -> bool {
+    rules.iter().any(|(p, s)| rule_stamp(p) != *s)
 }
 
 /// The walker the table is made with: the widest walk a search can ask for.
@@ -235,27 +288,36 @@ pub fn walk(
     max_files: usize,
 ) -> Result<Table, String> {
     let walker = table_walker(root)?;
-    watch_root(root, watcher);
-    let rule_files = rule_files_of(root);
+    let rule_files = watch_root(root, watcher);
+    // The root's part of the rule files first, as `rule_files_of` gives it
+    // (the next process compares that part with its own), then what the
+    // walk's threads found, in path order.
+    let fixed = rule_files.len();
+    let rule_files = Mutex::new(rule_files);
     let dirs = Mutex::new(vec![(root.to_path_buf(), Stamp::of(root))]);
     let errors = Mutex::new(ErrorLog::default());
     let found = Mutex::new(Vec::new());
     let seen = AtomicUsize::new(0);
     // The first walk meets project files only (an ignored entry is not
     // entered); the second walks the ignored roots the first one found.
-    let visit = |roots| visitor(watcher, roots, &found, &dirs, &seen, max_files);
-    let roots = walker.walk_parallel(&[], cancel, &errors, || visit(&[]));
+    let visit = |roots, rules| visitor(watcher, roots, &found, &dirs, rules, &seen, max_files);
+    // The root's own symlinked rule files (its repository is the root's
+    // part of `rule_files`).
+    probe_rules(watcher, root, &mut lock(&rule_files), false);
+    let roots = walker.walk_parallel(&[], cancel, &errors, || visit(&[], Some(&rule_files)));
     for r in roots.iter().filter(|r| r.is_dir) {
         watcher.adder().add(&r.path);
         lock(&dirs).push((r.path.clone(), Stamp::of(&r.path)));
     }
     if !roots.is_empty() && seen.load(Ordering::Relaxed) <= max_files {
-        walker.walk_parallel(&roots, cancel, &errors, || visit(&roots));
+        walker.walk_parallel(&roots, cancel, &errors, || visit(&roots, None));
     }
     if cancel.is_stopped() {
         return Err("stopped".into());
     }
     let errors = errors.into_inner().unwrap_or_else(|p| p.into_inner());
+    let mut rule_files = rule_files.into_inner().unwrap_or_else(|p| p.into_inner());
+    rule_files[fixed..].sort_by(|a, b| path_order(&a.0, &b.0));
     let mut entries: Vec<Entry> = found.into_inner().unwrap_or_else(|p| p.into_inner());
     // Each thread sorted its own files as it finished: what is left is
     // merging those runs, which the stable sort finds and merges.
@@ -277,14 +339,38 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|p| p.into_inner())
 }
 
-/// Watches the root (and its `.git/info`, where `exclude` lives) afresh.
-pub(super) fn watch_root(root: &Path, watcher: &Watcher) {
-    watcher.forget_dirs();
-    watcher.watch_ancestors(root);
-    watcher.adder().add(root);
-    let git_info = root.join(".git/info");
-    if git_info.is_dir() {
-        watcher.adder().add(&git_info);
+/// Watches the root, the directories above it and their repositories'
+/// `.git` and `.git/info` afresh; returns their rule files, stamped once
+/// watched (a later change is an event the picture applies).
+pub(super) fn watch_root(root: &Path, watcher: &Watcher) -> Vec<Stamped> {
+    watcher.forget();
+    watcher.watch_root(root);
+    for (p, _) in rule_files_of(root) {
+        if p.file_name().is_some_and(|n| n == ".git") {
+            watcher.watch_git(&p);
+        }
+    }
+    rule_files_of(root)
+}
+
+/// The rule files of directory `dir` that are not table entries: its
+/// symlinked ignore files and, when `nested`, its repository (a `.git` in
+/// a directory below the root makes the walk read its `.git/info/exclude`),
+/// whose folders are watched before they are stamped. A few `lstat`s per
+/// directory, on the walk's threads.
+fn probe_rules(watcher: &Watcher, dir: &Path, out: &mut Vec<Stamped>, nested: bool) {
+    let at = crate::search::DirStat::new(dir);
+    let kind = |name: &str| at.lstat(name.as_ref()).map(|st| st.st_mode & libc::S_IFMT);
+    for name in IGNORE_FILES {
+        if kind(name) == Some(libc::S_IFLNK) {
+            let p = dir.join(name);
+            let s = rule_stamp(&p);
+            out.push((p, s));
+        }
+    }
+    if nested && kind(".git").is_some() {
+        watcher.watch_git(&dir.join(".git"));
+        push_repository(out, dir);
     }
 }
 
@@ -294,6 +380,7 @@ fn visitor<'a>(
     roots: &'a [IgnoredRoot],
     found: &'a Mutex<Vec<Entry>>,
     dirs: &'a Mutex<Vec<Stamped>>,
+    rules: Option<&'a Mutex<Vec<Stamped>>>,
     seen: &'a AtomicUsize,
     max_files: usize,
 ) -> impl FnMut(&crate::search::WalkEntry<'_>) -> bool + Send + 'a {
@@ -303,6 +390,8 @@ fn visitor<'a>(
         into: found,
         dirs: Vec::new(),
         dirs_into: dirs,
+        rules: Vec::new(),
+        rules_into: rules,
     };
     move |e| {
         if e.is_dir() {
@@ -310,6 +399,11 @@ fn visitor<'a>(
             adder.add(e.path());
             let stamp = e.lstat().map(|st| Stamp::of_stat(&st));
             mine.dirs.push((e.path().to_path_buf(), stamp));
+            // Rules only matter to project directories: nothing below an
+            // ignored root is classified.
+            if mine.rules_into.is_some() {
+                probe_rules(watcher, e.path(), &mut mine.rules, true);
+            }
         } else if e.is_file() {
             let path = e.path().to_path_buf();
             let ignored_root = match roots {
@@ -334,6 +428,8 @@ struct Batch<'a> {
     into: &'a Mutex<Vec<Entry>>,
     dirs: Vec<Stamped>,
     dirs_into: &'a Mutex<Vec<Stamped>>,
+    rules: Vec<Stamped>,
+    rules_into: Option<&'a Mutex<Vec<Stamped>>>,
 }
 
 fn by_entry_order(a: &Entry, b: &Entry) -> std::cmp::Ordering {
@@ -346,6 +442,9 @@ impl Drop for Batch<'_> {
         self.files.sort_unstable_by(by_entry_order);
         lock(self.into).append(&mut self.files);
         lock(self.dirs_into).append(&mut self.dirs);
+        if let Some(into) = self.rules_into {
+            lock(into).append(&mut self.rules);
+        }
     }
 }
 

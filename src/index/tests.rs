@@ -298,7 +298,7 @@ const TEXTS: [&str; 6] = [
     "a.b( literal\ne\n",
     "nothing at all\n",
 ];
-const RULES: [&str; 4] = ["*.log\n", "node_modules/\na/c/\n", "!out.log\n*.txt\n", ""];
+pub(crate) const RULES: [&str; 4] = ["*.log\n", "node_modules/\na/c/\n", "!out.log\n*.txt\n", ""];
 
 pub(crate) fn op() -> impl Strategy<Value = Op> {
     let f = 0..FILES.len();

@@ -38,6 +38,41 @@ fn is_rule_file(name: &std::ffi::OsStr) -> bool {
     name == ".git" || crate::search::IGNORE_FILES.iter().any(|f| name == *f)
 }
 
+/// What a watched directory stands for. One directory may stand for
+/// several: a root named `a/..` has the tree's own `a` among its ancestors
+/// as written, and a root named through a symlink has its real parents
+/// beside the ones its name passes through.
+#[derive(Debug, Clone)]
+enum Role {
+    /// A directory of the tree, by the table's spelling of its path.
+    Tree(PathBuf),
+    /// A directory above the root: its ignore files and `.git` count (the
+    /// walk's classification reads them), and so does `down`, the name on
+    /// the way down to the root (a move of it puts another tree there).
+    Above { down: Option<OsString> },
+    /// A `.git` folder (of the root, an ancestor or a nested repository):
+    /// only `info` counts.
+    GitDir,
+    /// A `.git/info` folder: only `exclude` counts.
+    GitInfo,
+}
+
+/// The directories above `root` and, for each, the name on the way down:
+/// both as `root` is written (the walk's classifier reads the ignore files
+/// of those directories) and as it resolves (the folders whose entries
+/// lead to the real root). `None` when `root` does not resolve.
+fn above(root: &Path) -> Option<Vec<(PathBuf, Option<OsString>)>> {
+    let real = std::fs::canonicalize(root).ok()?;
+    let mut out = Vec::new();
+    for chain in [root, real.as_path()] {
+        for (child, parent) in chain.ancestors().zip(chain.ancestors().skip(1)) {
+            let down = child.file_name().map(|n| n.to_os_string());
+            out.push((parent.to_path_buf(), down));
+        }
+    }
+    Some(out)
+}
+
 #[cfg(target_os = "linux")]
 mod imp {
     use super::*;
@@ -45,13 +80,11 @@ mod imp {
 
     pub struct Watcher {
         inotify: Mutex<Inotify>,
-        /// Watch descriptor → the directory it watches, as of the last walk.
-        dirs: Mutex<HashMap<i32, PathBuf>>,
-        /// Watches of the root's ancestors (and their `.git/info`): only a
-        /// change of their ignore rules counts, which re-classifies the
-        /// whole tree.
-        outside: Mutex<std::collections::HashSet<i32>>,
-        /// The first failure to add a watch (the watch limit, most often).
+        /// Watch descriptor → what its directory stands for, as of the
+        /// last walk.
+        roles: Mutex<HashMap<i32, Vec<Role>>>,
+        /// The first failure to add a watch: the picture cannot be trusted
+        /// without it.
         failed: Mutex<Option<String>>,
     }
 
@@ -68,30 +101,69 @@ mod imp {
             | WatchMask::ONLYDIR
     }
 
+    fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+        m.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
     impl Watcher {
         pub fn new() -> std::io::Result<Watcher> {
             Ok(Watcher {
                 inotify: Mutex::new(Inotify::init()?),
-                dirs: Mutex::new(HashMap::new()),
-                outside: Mutex::new(Default::default()),
+                roles: Mutex::new(HashMap::new()),
                 failed: Mutex::new(None),
             })
         }
 
-        /// Watches the directories above `root` (and each one's
-        /// `.git/info`) for changes of the ignore rules the walk reads
-        /// there. A directory that cannot be watched (no permission) is
-        /// left out: its rules are still compared at the next start.
-        pub fn watch_ancestors(&self, root: &Path) {
-            let mut watches = (self.inotify.lock().unwrap_or_else(|p| p.into_inner())).watches();
-            let mut outside = self.outside.lock().unwrap_or_else(|p| p.into_inner());
-            outside.clear();
-            let info = |d: &Path| d.join(".git/info");
-            for dir in root.ancestors().skip(1) {
-                for d in [dir.to_path_buf(), info(dir)] {
-                    if let Ok(wd) = watches.add(&d, mask()) {
-                        outside.insert(wd.get_watch_descriptor_id());
-                    }
+        fn fail(&self, what: &Path, e: impl std::fmt::Display) {
+            let mut f = lock(&self.failed);
+            f.get_or_insert_with(|| format!("cannot watch {}: {e}", what.display()));
+        }
+
+        /// Watches `dir` by the path it resolves to (a watch that does not
+        /// follow links fails on a symlinked name), as `role`; a failure is
+        /// kept.
+        fn add_resolved(&self, watches: &mut Watches, dir: &Path, role: Role) {
+            let added = std::fs::canonicalize(dir).and_then(|real| watches.add(&real, mask()));
+            match added {
+                Ok(wd) => {
+                    let id = wd.get_watch_descriptor_id();
+                    lock(&self.roles).entry(id).or_default().push(role);
+                }
+                Err(e) => self.fail(dir, e),
+            }
+        }
+
+        /// Forgets what each watch stands for; the walk about to run adds
+        /// back what still holds (a directory moved out keeps its kernel
+        /// watch, but its events are no longer attributed).
+        pub fn forget(&self) {
+            lock(&self.roles).clear();
+        }
+
+        /// Watches the root and every directory above it (see [`above`]).
+        /// Any of them that cannot be watched is a failure: a change of
+        /// the rules there would go unseen.
+        pub fn watch_root(&self, root: &Path) {
+            let mut watches = lock(&self.inotify).watches();
+            let Some(dirs) = above(root) else {
+                self.fail(root, "it does not resolve");
+                return;
+            };
+            for (dir, down) in dirs {
+                self.add_resolved(&mut watches, &dir, Role::Above { down });
+            }
+            self.add_resolved(&mut watches, root, Role::Tree(root.to_path_buf()));
+        }
+
+        /// Watches the `.git` folder `git` (for an `info` created in it)
+        /// and its `info` (for `exclude`), where they are folders.
+        pub fn watch_git(&self, git: &Path) {
+            let mut watches = lock(&self.inotify).watches();
+            if git.is_dir() {
+                self.add_resolved(&mut watches, git, Role::GitDir);
+                let info = git.join("info");
+                if info.is_dir() {
+                    self.add_resolved(&mut watches, &info, Role::GitInfo);
                 }
             }
         }
@@ -99,36 +171,21 @@ mod imp {
         /// A handle threads of a walk can add watches through.
         pub fn adder(&self) -> Adder<'_> {
             Adder {
-                watches: self
-                    .inotify
-                    .lock()
-                    .unwrap_or_else(|p| p.into_inner())
-                    .watches(),
+                watches: lock(&self.inotify).watches(),
                 owner: self,
             }
         }
 
-        /// Forgets which directory each watch stands for; the walk about to
-        /// run adds back those still in the tree (a directory moved out keeps
-        /// its kernel watch, but its events are no longer attributed).
-        pub fn forget_dirs(&self) {
-            self.dirs.lock().unwrap_or_else(|p| p.into_inner()).clear();
-        }
-
         pub fn failure(&self) -> Option<String> {
-            self.failed
-                .lock()
-                .unwrap_or_else(|p| p.into_inner())
-                .clone()
+            lock(&self.failed).clone()
         }
 
         /// Reads every event queued so far, without blocking.
         pub fn drain(&self) -> Changes {
             let mut changes = Changes::default();
             let mut buf = vec![0u8; 64 * 1024];
-            let mut inotify = self.inotify.lock().unwrap_or_else(|p| p.into_inner());
-            let dirs = self.dirs.lock().unwrap_or_else(|p| p.into_inner());
-            let outside = self.outside.lock().unwrap_or_else(|p| p.into_inner());
+            let mut inotify = lock(&self.inotify);
+            let roles = lock(&self.roles);
             loop {
                 let events = match inotify.read_events(&mut buf) {
                     Ok(events) => events,
@@ -146,18 +203,9 @@ mod imp {
                         continue;
                     }
                     let wd = ev.wd.get_watch_descriptor_id();
-                    if outside.contains(&wd) {
-                        // Any name in a `.git/info`; only rule files above.
-                        let rules = ev.name.is_some_and(is_rule_file);
-                        let info = ev.name.is_some_and(|n| n == "exclude");
-                        changes.structural |= rules || info;
-                        continue;
+                    for role in roles.get(&wd).into_iter().flatten() {
+                        classify(&mut changes, role, ev.name, ev.mask);
                     }
-                    let Some(dir) = dirs.get(&wd) else {
-                        continue;
-                    };
-                    let name: Option<OsString> = ev.name.map(|n| n.to_os_string());
-                    classify(&mut changes, dir, name, ev.mask);
                 }
                 if !any {
                     break;
@@ -167,22 +215,40 @@ mod imp {
         }
     }
 
-    fn classify(changes: &mut Changes, dir: &Path, name: Option<OsString>, mask: EventMask) {
+    /// The watched directory itself went away or was moved.
+    fn gone(mask: EventMask) -> bool {
+        mask.intersects(EventMask::DELETE_SELF | EventMask::MOVE_SELF | EventMask::IGNORED)
+    }
+
+    fn classify(
+        changes: &mut Changes,
+        role: &Role,
+        name: Option<&std::ffi::OsStr>,
+        mask: EventMask,
+    ) {
+        let counts = match (role, name) {
+            (Role::Tree(dir), name) => return in_tree(changes, dir, name, mask),
+            (_, None) => gone(mask),
+            (Role::Above { down }, Some(n)) => is_rule_file(n) || down.as_deref() == Some(n),
+            (Role::GitDir, Some(n)) => n == "info",
+            (Role::GitInfo, Some(n)) => n == "exclude",
+        };
+        changes.structural |= counts;
+    }
+
+    fn in_tree(changes: &mut Changes, dir: &Path, name: Option<&std::ffi::OsStr>, mask: EventMask) {
         let Some(name) = name else {
             // The watched directory itself: deleted, moved, or chmod'ed.
             changes.structural = true;
             changes.dirty.push(dir.to_path_buf());
             return;
         };
-        let path = dir.join(&name);
-        let in_git_info = dir.ends_with(".git/info");
-        let rules = is_rule_file(&name) || in_git_info;
         let content_only = (mask.contains(EventMask::MODIFY) || mask.contains(EventMask::ATTRIB))
             && !mask.contains(EventMask::ISDIR);
-        if rules || !content_only {
+        if is_rule_file(name) || !content_only {
             changes.structural = true;
         }
-        changes.dirty.push(path);
+        changes.dirty.push(dir.join(name));
     }
 
     pub struct Adder<'a> {
@@ -191,24 +257,26 @@ mod imp {
     }
 
     impl Adder<'_> {
-        /// Watches `dir` (before it is listed). A failure is kept: the
-        /// picture cannot be trusted without the watch.
+        /// Watches `dir`, a directory of the tree (before it is listed). A
+        /// failure is kept: the picture cannot be trusted without the watch.
         pub fn add(&mut self, dir: &Path) {
             match self.watches.add(dir, mask()) {
                 Ok(wd) => {
-                    (self.owner.dirs.lock().unwrap_or_else(|p| p.into_inner()))
-                        .insert(wd.get_watch_descriptor_id(), dir.to_path_buf());
+                    let id = wd.get_watch_descriptor_id();
+                    let role = Role::Tree(dir.to_path_buf());
+                    lock(&self.owner.roles).entry(id).or_default().push(role);
                 }
                 Err(e) => {
-                    // A directory that vanished or cannot be read is the
-                    // walk's business (it reports it); only the watch limit
-                    // and similar failures make the picture blind.
+                    // A directory that vanished, was replaced (by a file or
+                    // a link) or cannot be read is the walk's business: its
+                    // parent's watch saw the change, or the walk reports it.
+                    // Only the watch limit and similar failures make the
+                    // picture blind.
                     if !matches!(
                         e.raw_os_error(),
                         Some(libc::ENOENT) | Some(libc::EACCES) | Some(libc::ENOTDIR)
                     ) {
-                        let mut f = self.owner.failed.lock().unwrap_or_else(|p| p.into_inner());
-                        f.get_or_insert_with(|| format!("cannot watch {}: {e}", dir.display()));
+                        self.owner.fail(dir, e);
                     }
                 }
             }
@@ -233,8 +301,9 @@ mod imp {
         pub fn adder(&self) -> Adder<'_> {
             Adder(std::marker::PhantomData)
         }
-        pub fn forget_dirs(&self) {}
-        pub fn watch_ancestors(&self, _root: &Path) {}
+        pub fn forget(&self) {}
+        pub fn watch_root(&self, _root: &Path) {}
+        pub fn watch_git(&self, _git: &Path) {}
         pub fn failure(&self) -> Option<String> {
             None
         }
@@ -248,7 +317,9 @@ mod imp {
         pub fn add(&mut self, _dir: &Path) {}
     }
     #[allow(dead_code)]
-    fn unused(_: &Mutex<HashMap<i32, PathBuf>>, _: OsString) {}
+    fn unused(_: &Mutex<HashMap<i32, PathBuf>>, _: OsString, _: Role) {
+        let _ = above;
+    }
 }
 
 pub use imp::Watcher;
