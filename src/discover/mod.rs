@@ -6,6 +6,7 @@
 //! of a query means the same thing, and both print agentgrep's text shapes
 //! (rendered here, so the CLI and the Pi tools print the same bytes).
 
+pub mod content;
 pub mod dsl;
 pub mod files;
 pub mod locate;

@@ -130,6 +130,11 @@ pub fn shape(line: &str, occ: &Occurrence) -> Shape {
         return Shape::Definition;
     }
     let rest = after.trim_start();
+    // A Go method: `func (r *Router) Handle(`, its receiver between.
+    let go_method = before.starts_with("func (") && before.ends_with(')') && rest.starts_with('(');
+    if go_method {
+        return Shape::Definition;
+    }
     // A C/Go-style definition: `type name(` at the start of a line, not a
     // statement ending in `;`.
     let c_style = rest.starts_with('(')
@@ -201,5 +206,10 @@ mod tests {
         assert_eq!(shape_of("    if auth_status == 1 {"), Shape::Mention);
         assert_eq!(shape_of("int auth_status(void)"), Shape::Definition);
         assert_eq!(shape_of("x = auth_status(1);"), Shape::Call);
+        assert_eq!(
+            shape_of("func (c *Client) AuthStatus(ctx context.Context) bool {"),
+            Shape::Definition,
+            "a Go method is no call"
+        );
     }
 }
