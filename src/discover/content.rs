@@ -308,7 +308,10 @@ mod tests {
 
     #[test]
     fn the_narrowing_pattern_lists_every_order() {
-        assert_eq!(query("smart case").narrow(), "(?s)(?:smar.*case|case.*smar)");
+        assert_eq!(
+            query("smart case").narrow(),
+            "(?s)(?:smar.*case|case.*smar)"
+        );
         assert!(ContentQuery::new(&tokens::split("x y")).is_none());
     }
 }

@@ -422,7 +422,12 @@ impl Drop for ThreadBest<'_> {
 }
 
 impl Best {
-    fn would_keep(heap: &BinaryHeap<Reverse<Candidate>>, keep: usize, score: f64, ignored: bool) -> bool {
+    fn would_keep(
+        heap: &BinaryHeap<Reverse<Candidate>>,
+        keep: usize,
+        score: f64,
+        ignored: bool,
+    ) -> bool {
         if heap.len() < keep {
             return true;
         }
@@ -530,7 +535,9 @@ fn combine(rel: &str, path: Option<&PathScore>, content: Option<ContentScore>) -
             base += refund;
         }
     }
-    let lexical = content.as_ref().map_or(0.0, ContentScore::definition_points);
+    let lexical = content
+        .as_ref()
+        .map_or(0.0, ContentScore::definition_points);
     Some(Scored {
         score: base + lexical,
         base,
@@ -582,7 +589,11 @@ fn run_plan(plan: &LocatePlan, cancel: &CancelToken) -> LocateResult {
         // the project did not fill the list.
         || {
             let b = best.lock().unwrap_or_else(|p| p.into_inner());
-            let filled = if budget.gave_up() { &b.by_path } else { &b.heap };
+            let filled = if budget.gave_up() {
+                &b.by_path
+            } else {
+                &b.heap
+            };
             filled.len() < limit
         },
         |ignored| {
@@ -629,8 +640,8 @@ fn run_plan(plan: &LocatePlan, cancel: &CancelToken) -> LocateResult {
                 let b = &mut mine.best;
                 let keeps = Best::would_keep(&b.heap, keep, scored.score, ignored);
                 let path_score = by_path.as_ref().map(|p| p.score);
-                let keeps_path = path_score
-                    .is_some_and(|s| Best::would_keep(&b.by_path, keep, s, ignored));
+                let keeps_path =
+                    path_score.is_some_and(|s| Best::would_keep(&b.by_path, keep, s, ignored));
                 if !keeps && !keeps_path {
                     b.matched_path += u64::from(path_score.is_some());
                     return true;
@@ -713,9 +724,7 @@ fn finish(
 ) -> Vec<(LocatedFile, usize)> {
     map_parallel(&chosen, || {
         let mut matchers = q.matchers();
-        move |rank, c: &Candidate| {
-            Some((located(q, content, root, c, &mut matchers, cancel), rank))
-        }
+        move |rank, c: &Candidate| Some((located(q, content, root, c, &mut matchers, cancel), rank))
     })
 }
 
@@ -731,7 +740,10 @@ fn located(
     let by_path = score_path(q, &path.text, matchers, true);
     let missing = by_path.as_ref().map_or(0, |p| p.missing);
     let mut why = by_path.map(|p| p.why).unwrap_or_default();
-    let lexical = c.content.as_ref().map_or(0.0, ContentScore::definition_points);
+    let lexical = c
+        .content
+        .as_ref()
+        .map_or(0.0, ContentScore::definition_points);
     let mut score = c.base;
     let outline = if cancel.is_stopped() {
         None

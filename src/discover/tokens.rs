@@ -275,13 +275,36 @@ mod tests {
 
     #[test]
     fn names_match_in_any_order_and_abbreviated() {
-        assert_eq!(names_query("AuthStatus", &s("auth status")), Some(NameMatch::Exact));
-        assert_eq!(names_query("CaseSmart", &s("smart_case")), Some(NameMatch::Reordered));
-        assert_eq!(names_query("algorithm", &s("algo")), Some(NameMatch::Abbreviated));
-        assert_eq!(names_query("ipaddr", &s("ip address")), Some(NameMatch::Abbreviated));
-        assert_eq!(names_query("IpAddress", &s("ipaddr")), Some(NameMatch::Abbreviated));
-        assert_eq!(names_query("parse_ip_addr", &s("ip address")), None, "a longer name only contains it");
+        assert_eq!(
+            names_query("AuthStatus", &s("auth status")),
+            Some(NameMatch::Exact)
+        );
+        assert_eq!(
+            names_query("CaseSmart", &s("smart_case")),
+            Some(NameMatch::Reordered)
+        );
+        assert_eq!(
+            names_query("algorithm", &s("algo")),
+            Some(NameMatch::Abbreviated)
+        );
+        assert_eq!(
+            names_query("ipaddr", &s("ip address")),
+            Some(NameMatch::Abbreviated)
+        );
+        assert_eq!(
+            names_query("IpAddress", &s("ipaddr")),
+            Some(NameMatch::Abbreviated)
+        );
+        assert_eq!(
+            names_query("parse_ip_addr", &s("ip address")),
+            None,
+            "a longer name only contains it"
+        );
         assert_eq!(names_query("AlgorithmFactory", &s("algo")), None);
-        assert_eq!(names_query("adder", &s("address")), None, "too short an abbreviation");
+        assert_eq!(
+            names_query("adder", &s("address")),
+            None,
+            "too short an abbreviation"
+        );
     }
 }
