@@ -170,12 +170,17 @@ impl ContentScore {
         let words: f64 = (self.counts.iter())
             .map(|&c| (6.0 * (1.0 + c as f64).log2()).min(30.0))
             .sum();
-        let named = match &self.named {
+        words + self.mention_points()
+    }
+
+    /// The part of [`ContentScore::text_points`] for an identifier naming
+    /// the query: a definition found in the outline replaces it.
+    pub fn mention_points(&self) -> f64 {
+        match &self.named {
             Some(n) if !n.defined => 40.0 + 4.0 * n.count.min(5) as f64,
             Some(n) => 4.0 * n.count.min(5) as f64,
             None => 0.0,
-        };
-        words + named
+        }
     }
 
     /// The definition signal from text alone (`def raise_for_status(`).

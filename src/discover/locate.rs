@@ -757,6 +757,10 @@ fn located(
         if let Some((bonus, reason, exact)) = definition_signal(q, outline) {
             outline_defines = bonus >= lexical;
             score += bonus.max(lexical);
+            if outline_defines {
+                // Named in the text because it is defined here: counted once.
+                score -= c.content.as_ref().map_or(0.0, ContentScore::mention_points);
+            }
             if exact {
                 // `src/auth/mod.rs` defining `AuthStatus` lacks `status` only
                 // in its path: the symbol names it.
@@ -812,13 +816,26 @@ fn definition_signal(q: &Query, outline: &Outline) -> Option<(f64, String, bool)
     // Zoekt's order: an exact symbol beats any path evidence; a partial one
     // only breaks near-ties.
     let mut code_symbols = outline.symbols.iter().filter(code);
+    // Of several definitions, a top-level one with a body is the thing
+    // itself; a one-line method stub or a test's helper restates it.
+    let substance = |s: &Symbol| {
+        20.0 * f64::from(u8::from(s.depth == 0)) + 10.0 * f64::from(u8::from(s.line_count() > 1))
+    };
     let named = code_symbols
         .clone()
-        .filter_map(|s| Some((tokens::names_query(&s.name, &q.tokens)?, s)))
-        .min_by_key(|(how, _)| *how);
+        .filter_map(|s| {
+            let how = tokens::names_query(&s.name, &q.tokens)
+                .or_else(|| tokens::names_query(tokens::own_name(&s.name), &q.tokens))?;
+            Some((how, s))
+        })
+        .min_by(|(a, x), (b, y)| a.cmp(b).then(substance(y).total_cmp(&substance(x))));
     match named {
         Some((NameMatch::Exact, s)) => {
-            return Some((250.0, format!("defines {}", describe(s)), true))
+            return Some((
+                250.0 + substance(s),
+                format!("defines {}", describe(s)),
+                true,
+            ))
         }
         Some((how, s)) => {
             let how = if how == NameMatch::Reordered {
@@ -826,7 +843,11 @@ fn definition_signal(q: &Query, outline: &Outline) -> Option<(f64, String, bool)
             } else {
                 "abbreviated"
             };
-            return Some((200.0, format!("defines {} ({how})", describe(s)), false));
+            return Some((
+                200.0 + substance(s),
+                format!("defines {} ({how})", describe(s)),
+                false,
+            ));
         }
         None => {}
     }

@@ -20,6 +20,8 @@ mod trace_render;
 #[cfg(test)]
 mod index_tests;
 #[cfg(test)]
+mod ranking_tests;
+#[cfg(test)]
 mod tests;
 
 use crate::search::SearchError;

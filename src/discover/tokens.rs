@@ -99,6 +99,18 @@ pub fn same_name(name: &str, needle: &[String]) -> bool {
     !tokens.is_empty() && tokens.concat() == needle.concat()
 }
 
+/// A symbol's own name without its owner: `Mux.Mount` (a Go method),
+/// `Client::get`, `Router#add` are `Mount`, `get`, `add`.
+pub fn own_name(symbol: &str) -> &str {
+    let cut = symbol.rfind(['.', ':', '#']).map_or(0, |i| i + 1);
+    &symbol[cut..]
+}
+
+/// Whether symbol `name` is `needle`, with or without its owner.
+pub fn names_symbol(name: &str, needle: &[String]) -> bool {
+    same_name(name, needle) || same_name(own_name(name), needle)
+}
+
 /// How an identifier names a whole query, best first.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum NameMatch {
@@ -271,6 +283,8 @@ mod tests {
         assert!(!contains_run(&s("reset"), &s("set")));
         assert!(same_name("AuthStatus", &s("auth_status")));
         assert!(!same_name("AuthStatusBar", &s("auth_status")));
+        assert!(names_symbol("Mux.Mount", &s("mount")));
+        assert!(names_symbol("Client::get_status", &s("get status")));
     }
 
     #[test]

@@ -558,7 +558,7 @@ fn build_regions(
     uses: &[structure::calls::NameUse],
 ) -> Vec<Region> {
     let subject = &plan.subject.tokens;
-    let named_subject = |s: &Symbol| tokens::same_name(&s.name, subject);
+    let named_subject = |s: &Symbol| tokens::names_symbol(&s.name, subject);
     // Group occurrences by home, in order of first appearance.
     let mut homes: Vec<(Home, Vec<&Occurrence>)> = Vec::new();
     for o in occ {
@@ -655,7 +655,7 @@ fn region_for(
     // The subject's own definition is no call of it, whatever a parser or
     // the line's shape say (`func (c *Client) Get(` looks like one).
     let definition_line = symbol
-        .filter(|s| tokens::same_name(&s.name, subject))
+        .filter(|s| tokens::names_symbol(&s.name, subject))
         .map(|s| s.start_line);
     let is_call = |o: &Occurrence| {
         let text = line_text(o.line);
@@ -675,7 +675,7 @@ fn region_for(
     // A heading named for the subject is about it, not its definition (as
     // in locate).
     let defines = symbol
-        .is_some_and(|s| s.kind != SymbolKind::Section && tokens::same_name(&s.name, subject))
+        .is_some_and(|s| s.kind != SymbolKind::Section && tokens::names_symbol(&s.name, subject))
         || (symbol.is_none()
             && !prose
             && outline.is_none_or(|o| o.symbols.is_empty())
@@ -786,16 +786,23 @@ fn region_for(
     }
     // `_printk` and `printk` are one identifier to the token layer, but a
     // definition spelt exactly as asked is the one the user means.
-    if defines && symbol.is_some_and(|s| s.name == plan.query.subject) {
+    if defines && symbol.is_some_and(|s| tokens::own_name(&s.name) == plan.query.subject) {
         acc.score += 50.0;
         acc.why
             .push(format!("named exactly {}", plan.query.subject));
     }
     // A prototype (`int _printk(const char *fmt, ...);`, a `declare
     // function`) states the name; the definition with a body is the answer.
+    // So is a method of an interface or trait stated on one line.
+    let in_interface = |s: &Symbol| {
+        s.start_line == s.end_line
+            && s.parent
+                .and_then(|p| outline.map(|o| o.symbols[p].kind))
+                .is_some_and(|k| matches!(k, SymbolKind::Interface | SymbolKind::Trait))
+    };
     let bodiless = symbol.is_some_and(|s| {
         matches!(s.kind, SymbolKind::Function | SymbolKind::Method)
-            && line_text(s.end_line).trim_end().ends_with(';')
+            && (line_text(s.end_line).trim_end().ends_with(';') || in_interface(s))
     });
     if defines && bodiless {
         acc.score -= 60.0;
