@@ -111,11 +111,16 @@ impl ContentQuery {
     /// there names the query.
     pub fn score(&self, buf: &[u8]) -> Option<ContentScore> {
         let mut counts = vec![0u32; self.words.len()];
+        // Each word's first letters must be in the file, whatever else
+        // matched: that is exactly what the index's narrowing asks, so a
+        // file it rules out is never one this would take.
+        let mut present = vec![false; self.words.len()];
         let mut named: Option<Named> = None;
         let mut seen_starts = Vec::new();
         let mut looked = 0;
         for (wi, w) in self.words.iter().enumerate() {
             for m in w.prefix.find_iter(buf) {
+                present[wi] = true;
                 if counts[wi] >= MAX_COUNT {
                     break;
                 }
@@ -158,7 +163,8 @@ impl ContentQuery {
             }
         }
         let all_words = counts.iter().all(|&c| c > 0);
-        (all_words || named.is_some()).then_some(ContentScore { counts, named })
+        let holds_all = present.iter().all(|&p| p);
+        (holds_all && (all_words || named.is_some())).then_some(ContentScore { counts, named })
     }
 }
 
@@ -309,6 +315,9 @@ mod tests {
     fn a_file_lacking_a_word_is_no_candidate() {
         assert_eq!(query("raise_for_status").score(b"raise the bar\n"), None);
         assert_eq!(query("smart case").score(b"smartest thing\n"), None);
+        // `ip_addr_lookup` names `ipaddr lookup`, but `ipad` is not in the
+        // text, so the index would rule the file out: so does the walk.
+        assert_eq!(query("ipaddr lookup").score(b"ip_addr_lookup()\n"), None);
     }
 
     #[test]
