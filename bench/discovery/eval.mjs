@@ -24,6 +24,40 @@ const runs = Number(opt("--runs", "7"));
 const verbose = args.includes("--verbose");
 const linux = process.env.PI_UTILS_CORPUS ?? path.join(os.homedir(), ".cache/pi-utils-bench/linux-source-6.12");
 const trees = { self: root, linux: fs.existsSync(linux) ? linux : null };
+// Repositories nobody here wrote (issue 30), unpacked at the commits named in queries.json.
+const outside = process.env.PI_UTILS_DISCOVERY_TREES ?? "/tmp/disc-trees";
+for (const name of ["hono", "httpx", "glow", "chi", "requests"]) {
+  const dir = path.join(outside, name);
+  trees[name] = fs.existsSync(dir) ? dir : null;
+}
+// Their index is made ready first (they are small: minFiles 1), so timings are "index ready".
+for (const name of ["hono", "httpx", "glow", "chi", "requests"]) {
+  if (trees[name]) await native.indexWarm({ path: trees[name], minFiles: 1 });
+}
+const hasRg = spawnSync("rg", ["--version"]).status === 0;
+
+/** Plain `rg -l -i` per word, files ranked by how many words they hold, then by total count (`rg -c -i`). */
+function rgRanked(cwd, query) {
+  const words = query.split(/[^A-Za-z0-9]+|(?<=[a-z])(?=[A-Z])/).filter((w) => w.length > 0);
+  const per = new Map();
+  for (const w of words) {
+    const r = spawnSync("rg", ["-c", "-i", "--no-config", "--", w, "."], { cwd, stdio: ["ignore", "pipe", "pipe"], encoding: "utf8", maxBuffer: 64 << 20 });
+    for (const line of (r.stdout ?? "").split("\n")) {
+      const at = line.lastIndexOf(":");
+      if (at < 0) continue;
+      const file = line.slice(0, at).replace(/^\.\//, "");
+      const e = per.get(file) ?? { words: 0, count: 0 };
+      e.words += 1;
+      e.count += Number(line.slice(at + 1));
+      per.set(file, e);
+    }
+  }
+  return [...per.entries()]
+    .sort((a, b) => b[1].words - a[1].words || b[1].count - a[1].count || (a[0] < b[0] ? -1 : 1))
+    .map(([f]) => f);
+}
+const times = {};
+const time = (key, ms) => (times[key] ??= []).push(ms);
 const set = JSON.parse(fs.readFileSync(path.join(here, "queries.json"), "utf8"));
 
 /** 1-based rank of `want` in `paths`, or 0. */
@@ -80,7 +114,15 @@ for (const q of set.locate) {
   add(`locate ours ${q.tree}`, r);
   add("locate ours all", r);
   if (q.heldOut) add("locate ours held-out", r);
+  time(`locate ${q.tree}`, ours.elapsedMs);
   let line = `locate [${q.tree}] ${JSON.stringify(q.query)}: ours #${r || "-"} (${ours.elapsedMs.toFixed(0)} ms)`;
+  if (hasRg && !["self", "linux"].includes(q.tree)) {
+    const g = rankOf(rgRanked(cwd, q.query).slice(0, 10), q.expect);
+    add(`locate rg ${q.tree}`, g);
+    add(q.heldOut ? "locate rg held-out" : "locate rg tuned", g);
+    add(q.heldOut ? "locate ours held-out (outside)" : "locate ours tuned (outside)", r);
+    line += `, rg #${g || "-"}`;
+  }
   if (agentgrep) {
     const a = rankOf(agentgrepFind(cwd, q.query).slice(0, 10), q.expect);
     add(`locate agentgrep ${q.tree}`, a);
@@ -103,6 +145,8 @@ for (const q of set.trace) {
   );
   add(`trace ours ${q.tree}`, best ? 1 : 0);
   add("trace ours all", best ? 1 : 0);
+  time(`trace ${q.tree}`, ours.elapsedMs);
+  if (!["self", "linux"].includes(q.tree)) add(q.heldOut ? "trace ours held-out (outside)" : "trace ours tuned (outside)", best ? 1 : 0);
   if (q.heldOut) add("trace ours held-out", best ? 1 : 0);
   add(`trace-rank ours all`, r);
   let line = `trace [${q.tree}] ${q.query}: ours best ${best ? "ok" : `WRONG (${ours.bestFile})`}, rank #${r || "-"} (${ours.elapsedMs.toFixed(0)} ms)`;
@@ -123,6 +167,12 @@ for (const [key, vals] of Object.entries(table)) {
   if (key.startsWith("trace ")) {
     console.log(`${key}: "best answer likely in" correct ${(vals.reduce((a, b) => a + b, 0) / vals.length).toFixed(2)} (n=${vals.length})`);
   } else console.log(`${key}: ${fmt(score(vals))}`);
+}
+
+console.log("\n## time per call (index ready on the outside trees), median / max ms");
+for (const [key, vals] of Object.entries(times)) {
+  const sorted = [...vals].sort((a, b) => a - b);
+  console.log(`${key}: ${sorted[Math.floor(sorted.length / 2)].toFixed(1)} / ${sorted[sorted.length - 1].toFixed(1)} (n=${vals.length})`);
 }
 
 if (!args.includes("--no-speed") && trees.linux) {

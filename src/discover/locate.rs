@@ -1,11 +1,14 @@
-//! `locate`: ranked file discovery. Every path is scored from its tokens
-//! alone during one parallel walk (a bounded heap keeps the best); only the
-//! few best are then read and outlined, to add "defines a symbol of that
-//! name" and the structure shown with each result.
+//! `locate`: ranked file discovery. During one parallel walk (or pass over
+//! a ready index's table) every path is scored from its tokens, and files
+//! are read for what they say (`content`: the query's words, an identifier
+//! naming it, its definition); a bounded heap keeps the best. Only the few
+//! best are then outlined, to confirm "defines a symbol of that name" and
+//! show the structure with each result.
 
-use super::files::{map_parallel, Scope, Visit};
+use super::content::{ContentQuery, ContentScore, MAX_CONTENT_BYTES, MAX_CONTENT_READS};
+use super::files::{map_parallel, read_small, Scope, Visit};
 use super::role::{is_entry_point, Role};
-use super::tokens::{self, TokenMatch};
+use super::tokens::{self, NameMatch, TokenMatch};
 use super::DiscoverError;
 use crate::index::{IndexMode, IndexUse};
 use crate::search::CancelToken;
@@ -15,6 +18,7 @@ use crate::structure::{self, Language, Outline, Symbol, SymbolKind};
 use std::cmp::{Ordering, Reverse};
 use std::collections::BinaryHeap;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering as AtomicOrdering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime};
 
@@ -64,7 +68,7 @@ pub struct LocatedFile {
 pub struct LocateResult {
     pub query: String,
     pub files: Vec<LocatedFile>,
-    /// Files whose path matched the query at all.
+    /// Files whose path or text matched the query at all.
     pub candidates: u64,
     pub files_seen: u64,
     /// Ignored roots not walked (the project alone filled the list, or the
@@ -72,6 +76,9 @@ pub struct LocateResult {
     pub ignored_unsearched: Vec<String>,
     pub timed_out: bool,
     pub cancelled: bool,
+    /// Set when files' contents were not searched (too many to read
+    /// without a ready index): the ranking is by path alone.
+    pub content_note: Option<String>,
     pub errors: ErrorLog,
     pub elapsed_ms: f64,
     /// `Used`: the paths came from the index's table (no walk).
@@ -343,13 +350,19 @@ pub(crate) struct PathScore {
     pub missing: usize,
 }
 
-/// A scored path in the walk's heap; the greatest is the best.
+/// A scored file in the walk's heap; the greatest is the best.
 #[derive(Debug, Clone, PartialEq)]
 struct Candidate {
     score: f64,
     mtime: SystemTime,
     path: PathBuf,
     ignored: bool,
+    /// `score` without the text's definition points (the outline's replace them).
+    base: f64,
+    /// What the text said, when it was read and matched.
+    content: Option<ContentScore>,
+    /// Points given back for path tokens the text holds.
+    refund: f64,
 }
 
 impl Eq for Candidate {}
@@ -375,8 +388,12 @@ impl PartialOrd for Candidate {
 #[derive(Default)]
 struct Best {
     heap: BinaryHeap<Reverse<Candidate>>,
+    /// The same files ranked by path alone: the answer when the content
+    /// pass gives up (too many files to read).
+    by_path: BinaryHeap<Reverse<Candidate>>,
     keep: usize,
     matched: u64,
+    matched_path: u64,
     seen: u64,
 }
 
@@ -394,27 +411,78 @@ impl Drop for ThreadBest<'_> {
         let mut all = self.into.lock().unwrap_or_else(|p| p.into_inner());
         all.seen += self.best.seen;
         all.matched += self.best.matched;
+        all.matched_path += self.best.matched_path;
         for Reverse(c) in std::mem::take(&mut self.best.heap) {
             all.push(c);
+        }
+        for Reverse(c) in std::mem::take(&mut self.best.by_path) {
+            all.push_path(c);
         }
     }
 }
 
 impl Best {
-    fn would_keep(&self, score: f64, ignored: bool) -> bool {
-        if self.heap.len() < self.keep {
+    fn would_keep(
+        heap: &BinaryHeap<Reverse<Candidate>>,
+        keep: usize,
+        score: f64,
+        ignored: bool,
+    ) -> bool {
+        if heap.len() < keep {
             return true;
         }
-        self.heap
-            .peek()
+        heap.peek()
             .is_some_and(|Reverse(worst)| (!ignored, score) >= (!worst.ignored, worst.score))
     }
 
     fn push(&mut self, c: Candidate) {
-        self.heap.push(Reverse(c));
-        if self.heap.len() > self.keep {
-            self.heap.pop();
+        push_bounded(&mut self.heap, self.keep, c);
+    }
+
+    fn push_path(&mut self, c: Candidate) {
+        push_bounded(&mut self.by_path, self.keep, c);
+    }
+}
+
+fn push_bounded(heap: &mut BinaryHeap<Reverse<Candidate>>, keep: usize, c: Candidate) {
+    heap.push(Reverse(c));
+    if heap.len() > keep {
+        heap.pop();
+    }
+}
+
+/// Files read for their text so far, over every walker thread, and
+/// whether the pass gave up (then every thread stops reading).
+#[derive(Default)]
+struct ContentBudget {
+    reads: AtomicU64,
+    bytes: AtomicU64,
+    gave_up: AtomicBool,
+}
+
+impl ContentBudget {
+    /// Whether one more file may be read.
+    fn take_read(&self) -> bool {
+        if self.gave_up.load(AtomicOrdering::Relaxed) {
+            return false;
         }
+        if self.reads.fetch_add(1, AtomicOrdering::Relaxed) >= MAX_CONTENT_READS {
+            self.gave_up.store(true, AtomicOrdering::Relaxed);
+            return false;
+        }
+        true
+    }
+
+    fn add_bytes(&self, n: u64) -> bool {
+        if self.bytes.fetch_add(n, AtomicOrdering::Relaxed) + n > MAX_CONTENT_BYTES {
+            self.gave_up.store(true, AtomicOrdering::Relaxed);
+            return false;
+        }
+        true
+    }
+
+    fn gave_up(&self) -> bool {
+        self.gave_up.load(AtomicOrdering::Relaxed)
     }
 }
 
@@ -422,6 +490,7 @@ impl Best {
 pub struct LocatePlan {
     opts: LocateOptions,
     query: Query,
+    content: Option<ContentQuery>,
     scope: Scope,
 }
 
@@ -429,12 +498,70 @@ impl LocatePlan {
     pub fn new(cwd: &Path, path: Option<&str>, opts: LocateOptions) -> Result<Self, DiscoverError> {
         let query = Query::parse(&opts.query)?;
         let scope = Scope::new(cwd, path, opts.walk.clone(), opts.index)?;
-        Ok(LocatePlan { opts, query, scope })
+        let content = ContentQuery::new(&query.tokens);
+        Ok(LocatePlan {
+            opts,
+            query,
+            content,
+            scope,
+        })
     }
 
     pub fn run(&self, cancel: &CancelToken) -> LocateResult {
         run_plan(self, cancel)
     }
+}
+
+/// Path tokens the text holds earn back this share of what lacking them
+/// cost: `kill grace` names `src/shell/kill.rs`, whose text says grace.
+const REFUND_SHARE: f64 = 2.0 / 3.0;
+
+/// A file's place in the heap from its path score and its text's, or
+/// `None` when neither matched.
+fn combine(rel: &str, path: Option<&PathScore>, content: Option<ContentScore>) -> Option<Scored> {
+    if path.is_none() && content.is_none() {
+        return None;
+    }
+    let mut base = match path {
+        Some(p) => p.score,
+        // Ranked as a path would be: tests and docs down, deep files a little.
+        None => -Role::of(rel).penalty() - 1.5 * rel.matches('/').count() as f64,
+    };
+    let mut refund = 0.0;
+    if let Some(c) = &content {
+        base += c.text_points();
+        if let Some(p) = path.filter(|_| c.counts.iter().all(|&n| n > 0)) {
+            refund = REFUND_SHARE * MISSING_TOKEN_COST * p.missing as f64;
+            base += refund;
+        }
+    }
+    let lexical = content
+        .as_ref()
+        .map_or(0.0, ContentScore::definition_points);
+    Some(Scored {
+        score: base + lexical,
+        base,
+        refund,
+        content,
+    })
+}
+
+struct Scored {
+    score: f64,
+    base: f64,
+    refund: f64,
+    content: Option<ContentScore>,
+}
+
+/// A text file's bytes for the content pass, within its budget.
+fn read_for_content(path: &Path, buf: &mut Vec<u8>, budget: &ContentBudget) -> bool {
+    if !budget.take_read() {
+        return false;
+    }
+    let Some(meta) = read_small(path, buf) else {
+        return false;
+    };
+    budget.add_bytes(meta.len()) && memchr::memchr(0, &buf[..buf.len().min(8192)]).is_none()
 }
 
 fn run_plan(plan: &LocatePlan, cancel: &CancelToken) -> LocateResult {
@@ -448,17 +575,27 @@ fn run_plan(plan: &LocatePlan, cancel: &CancelToken) -> LocateResult {
     });
     let errors = Mutex::new(ErrorLog::default());
     let q = &plan.query;
+    let content = plan.content.as_ref().filter(|_| limit > 0);
+    let budget = ContentBudget::default();
     // Where a path below the root starts: paths are the root's with names
     // pushed on, so the prefilter reads the part below it in place.
     let root_bytes = root.as_os_str().as_encoded_bytes();
     let rel_start = root_bytes.len() + usize::from(!root_bytes.ends_with(b"/"));
     let (unsearched, index) = plan.scope.for_each_file(
-        None,
+        content.map(ContentQuery::narrow),
         cancel,
         &errors,
         // Ignored files rank after the project's own: walk them only when
         // the project did not fill the list.
-        || best.lock().unwrap_or_else(|p| p.into_inner()).heap.len() < limit,
+        || {
+            let b = best.lock().unwrap_or_else(|p| p.into_inner());
+            let filled = if budget.gave_up() {
+                &b.by_path
+            } else {
+                &b.heap
+            };
+            filled.len() < limit
+        },
         |ignored| {
             // Each thread keeps its own best and hands it over when its
             // part of the walk ends: the order is total, so the union's
@@ -472,6 +609,8 @@ fn run_plan(plan: &LocatePlan, cancel: &CancelToken) -> LocateResult {
                 matchers: q.matchers(),
                 scratch: Vec::new(),
             };
+            let mut buf = Vec::new();
+            let budget = &budget;
             move |v: &Visit<'_>| {
                 let path = v.path;
                 mine.best.seen += 1;
@@ -479,42 +618,91 @@ fn run_plan(plan: &LocatePlan, cancel: &CancelToken) -> LocateResult {
                 let below = bytes
                     .strip_prefix(root_bytes)
                     .and_then(|b| b.get(rel_start - root_bytes.len()..));
-                if !below.is_none_or(|b| q.may_match(b, &mut mine.scratch)) {
+                let may_match = below.is_none_or(|b| q.may_match(b, &mut mine.scratch));
+                let said = content.filter(|_| v.candidate).and_then(|c| {
+                    read_for_content(path, &mut buf, budget)
+                        .then(|| c.score(&buf))
+                        .flatten()
+                });
+                if !may_match && said.is_none() {
                     return true;
                 }
                 let rel = display_bytes(&relative_bytes(root, path)).text;
-                let scored = score_path(q, &rel, &mut mine.matchers, false);
-                if let Some(PathScore { score, .. }) = scored {
-                    mine.best.matched += 1;
-                    if mine.best.would_keep(score, ignored) {
-                        mine.best.push(Candidate {
-                            score,
-                            mtime: v.mtime(),
-                            path: path.to_path_buf(),
-                            ignored,
+                let by_path = if may_match {
+                    score_path(q, &rel, &mut mine.matchers, false)
+                } else {
+                    None
+                };
+                let Some(scored) = combine(&rel, by_path.as_ref(), said) else {
+                    return true;
+                };
+                mine.best.matched += 1;
+                let b = &mut mine.best;
+                let keeps = Best::would_keep(&b.heap, keep, scored.score, ignored);
+                let path_score = by_path.as_ref().map(|p| p.score);
+                let keeps_path =
+                    path_score.is_some_and(|s| Best::would_keep(&b.by_path, keep, s, ignored));
+                if !keeps && !keeps_path {
+                    b.matched_path += u64::from(path_score.is_some());
+                    return true;
+                }
+                let c = Candidate {
+                    score: scored.score,
+                    mtime: v.mtime(),
+                    path: path.to_path_buf(),
+                    ignored,
+                    base: scored.base,
+                    content: scored.content,
+                    refund: scored.refund,
+                };
+                if let Some(s) = path_score {
+                    b.matched_path += 1;
+                    if keeps_path {
+                        b.push_path(Candidate {
+                            score: s,
+                            base: s,
+                            content: None,
+                            refund: 0.0,
+                            ..c.clone()
                         });
                     }
+                }
+                if keeps {
+                    b.push(c);
                 }
                 true
             }
         },
     );
     let best = best.into_inner().unwrap_or_else(|p| p.into_inner());
-    let mut chosen: Vec<Candidate> = best.heap.into_iter().map(|Reverse(c)| c).collect();
+    let gave_up = budget.gave_up();
+    let (heap, matched) = if gave_up {
+        (best.by_path, best.matched_path)
+    } else {
+        (best.heap, best.matched)
+    };
+    let mut chosen: Vec<Candidate> = heap.into_iter().map(|Reverse(c)| c).collect();
     chosen.sort_by(|a, b| b.cmp(a));
-    let mut files = finish(q, root, chosen, cancel);
+    let mut files = finish(q, content, root, chosen, cancel);
     files.sort_by(|a, b| {
         (!b.0.ignored)
             .cmp(&!a.0.ignored)
             .then(b.0.score.total_cmp(&a.0.score))
             .then(a.1.cmp(&b.1))
     });
+    let content_note = gave_up.then(|| {
+        format!(
+            "ranked by path only: more than {MAX_CONTENT_READS} files or {} MiB to read for their text (a ready index narrows them)",
+            MAX_CONTENT_BYTES >> 20
+        )
+    });
     let mut result = LocateResult {
         query: q.raw.clone(),
         files: files.into_iter().take(limit).map(|(f, _)| f).collect(),
-        candidates: best.matched,
+        candidates: matched,
         files_seen: best.seen,
         ignored_unsearched: unsearched,
+        content_note,
         errors: errors.into_inner().unwrap_or_else(|p| p.into_inner()),
         index,
         ..LocateResult::default()
@@ -529,50 +717,72 @@ fn run_plan(plan: &LocatePlan, cancel: &CancelToken) -> LocateResult {
 /// adds the definition signal, and returns them with their walk rank.
 fn finish(
     q: &Query,
+    content: Option<&ContentQuery>,
     root: &Path,
     chosen: Vec<Candidate>,
     cancel: &CancelToken,
 ) -> Vec<(LocatedFile, usize)> {
     map_parallel(&chosen, || {
         let mut matchers = q.matchers();
-        move |rank, c: &Candidate| Some((located(q, root, c, &mut matchers, cancel), rank))
+        move |rank, c: &Candidate| Some((located(q, content, root, c, &mut matchers, cancel), rank))
     })
 }
 
 fn located(
     q: &Query,
+    content: Option<&ContentQuery>,
     root: &Path,
     c: &Candidate,
     matchers: &mut [FuzzyToken],
     cancel: &CancelToken,
 ) -> LocatedFile {
     let path = display_bytes(&relative_bytes(root, &c.path));
-    let PathScore {
-        mut why, missing, ..
-    } = score_path(q, &path.text, matchers, true).unwrap_or_default();
-    let mut score = c.score;
+    let by_path = score_path(q, &path.text, matchers, true);
+    let missing = by_path.as_ref().map_or(0, |p| p.missing);
+    let mut why = by_path.map(|p| p.why).unwrap_or_default();
+    let lexical = c
+        .content
+        .as_ref()
+        .map_or(0.0, ContentScore::definition_points);
+    let mut score = c.base;
     let outline = if cancel.is_stopped() {
         None
     } else {
         read_outline(&c.path, cancel)
     };
     let (mut structure, mut more_symbols, mut language) = (Vec::new(), 0, None);
-    if let Some(outline) = outline {
+    let mut outline_defines = false;
+    if let Some(outline) = &outline {
         language = Some(outline.language);
-        if let Some((bonus, reason, exact)) = definition_signal(q, &outline) {
-            score += bonus;
+        if let Some((bonus, reason, exact)) = definition_signal(q, outline) {
+            outline_defines = bonus >= lexical;
+            score += bonus.max(lexical);
+            if outline_defines {
+                // Named in the text because it is defined here: counted once.
+                score -= c.content.as_ref().map_or(0.0, ContentScore::mention_points);
+            }
             if exact {
                 // `src/auth/mod.rs` defining `AuthStatus` lacks `status` only
                 // in its path: the symbol names it.
-                score += MISSING_TOKEN_COST * missing as f64;
+                score += (MISSING_TOKEN_COST * missing as f64 - c.refund).max(0.0);
             }
             why.insert(0, reason);
+        } else {
+            score += lexical;
         }
         let cut = structure::limit(&outline.symbols, STRUCTURE_ITEMS);
         structure = cut.symbols;
         more_symbols = cut.omitted;
     } else {
+        score += lexical;
         language = Language::from_path(&c.path).or(language);
+    }
+    if let (Some(said), Some(cq)) = (&c.content, content) {
+        let mut lines = said.why(cq);
+        if outline_defines && said.named.as_ref().is_some_and(|n| n.defined) {
+            lines.retain(|l| !l.starts_with("text defines"));
+        }
+        why.extend(lines);
     }
     if c.ignored {
         why.push("excluded by ignore rules: listed after the project's files".to_string());
@@ -606,11 +816,40 @@ fn definition_signal(q: &Query, outline: &Outline) -> Option<(f64, String, bool)
     // Zoekt's order: an exact symbol beats any path evidence; a partial one
     // only breaks near-ties.
     let mut code_symbols = outline.symbols.iter().filter(code);
-    if let Some(s) = code_symbols
+    // Of several definitions, a top-level one with a body is the thing
+    // itself; a one-line method stub or a test's helper restates it.
+    let substance = |s: &Symbol| {
+        20.0 * f64::from(u8::from(s.depth == 0)) + 10.0 * f64::from(u8::from(s.line_count() > 1))
+    };
+    let named = code_symbols
         .clone()
-        .find(|s| tokens::same_name(&s.name, &q.tokens))
-    {
-        return Some((250.0, format!("defines {}", describe(s)), true));
+        .filter_map(|s| {
+            let how = tokens::names_query(&s.name, &q.tokens)
+                .or_else(|| tokens::names_query(tokens::own_name(&s.name), &q.tokens))?;
+            Some((how, s))
+        })
+        .min_by(|(a, x), (b, y)| a.cmp(b).then(substance(y).total_cmp(&substance(x))));
+    match named {
+        Some((NameMatch::Exact, s)) => {
+            return Some((
+                250.0 + substance(s),
+                format!("defines {}", describe(s)),
+                true,
+            ))
+        }
+        Some((how, s)) => {
+            let how = if how == NameMatch::Reordered {
+                "words reordered"
+            } else {
+                "abbreviated"
+            };
+            return Some((
+                200.0 + substance(s),
+                format!("defines {} ({how})", describe(s)),
+                false,
+            ));
+        }
+        None => {}
     }
     let s = code_symbols.find(|s| tokens::contains_run(&tokens::split(&s.name), &q.tokens))?;
     Some((

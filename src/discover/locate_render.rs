@@ -49,6 +49,9 @@ pub(crate) fn render(r: &LocateResult) -> String {
     let mut out = String::new();
     let _ = writeln!(out, "query: {}", r.query);
     let _ = writeln!(out, "top files: {}", r.files.len());
+    if let Some(note) = &r.content_note {
+        let _ = writeln!(out, "note: {note}");
+    }
     for (i, f) in r.files.iter().enumerate() {
         let block = FileBlock {
             path: &f.path.text,

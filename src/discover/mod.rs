@@ -6,6 +6,7 @@
 //! of a query means the same thing, and both print agentgrep's text shapes
 //! (rendered here, so the CLI and the Pi tools print the same bytes).
 
+pub mod content;
 pub mod dsl;
 pub mod files;
 pub mod locate;
@@ -18,6 +19,8 @@ mod trace_render;
 
 #[cfg(test)]
 mod index_tests;
+#[cfg(test)]
+mod ranking_tests;
 #[cfg(test)]
 mod tests;
 

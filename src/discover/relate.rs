@@ -119,6 +119,20 @@ const DEFINERS: [&str; 17] = [
     "mod",
 ];
 
+/// Words that may stand before a method's name in its definition.
+const MODIFIERS: [&str; 10] = [
+    "async",
+    "static",
+    "public",
+    "private",
+    "protected",
+    "get",
+    "set",
+    "override",
+    "export",
+    "default",
+];
+
 pub fn shape(line: &str, occ: &Occurrence) -> Shape {
     let before = line.get(..occ.start).unwrap_or("").trim_end();
     let after = line.get(occ.end..).unwrap_or("");
@@ -130,6 +144,15 @@ pub fn shape(line: &str, occ: &Occurrence) -> Shape {
         return Shape::Definition;
     }
     let rest = after.trim_start();
+    // A Go method: `func (r *Router) Handle(`, its receiver between.
+    let go_method = before.starts_with("func (") && before.ends_with(')') && rest.starts_with('(');
+    // A JS/TS/Java class method: `  async get(url) {`, only modifiers before.
+    let method = rest.starts_with('(')
+        && line.trim_end().ends_with('{')
+        && before.split_whitespace().all(|w| MODIFIERS.contains(&w));
+    if go_method || method {
+        return Shape::Definition;
+    }
     // A C/Go-style definition: `type name(` at the start of a line, not a
     // statement ending in `;`.
     let c_style = rest.starts_with('(')
@@ -201,5 +224,12 @@ mod tests {
         assert_eq!(shape_of("    if auth_status == 1 {"), Shape::Mention);
         assert_eq!(shape_of("int auth_status(void)"), Shape::Definition);
         assert_eq!(shape_of("x = auth_status(1);"), Shape::Call);
+        assert_eq!(
+            shape_of("func (c *Client) AuthStatus(ctx context.Context) bool {"),
+            Shape::Definition,
+            "a Go method is no call"
+        );
+        assert_eq!(shape_of("  async authStatus(ctx) {"), Shape::Definition);
+        assert_eq!(shape_of("  if (x) authStatus(ctx) {"), Shape::Call);
     }
 }

@@ -9,6 +9,10 @@ use super::tokens;
 pub enum Role {
     Code,
     Test,
+    /// Under `benchmarks/`, `bench/` and their kin: it drives the code, as a test does.
+    Bench,
+    /// Under `examples/` and its kin: it uses the code, as a test does.
+    Example,
     Docs,
     Config,
     Vendored,
@@ -21,6 +25,8 @@ impl Role {
         match self {
             Role::Code => "code",
             Role::Test => "test",
+            Role::Bench => "bench",
+            Role::Example => "example",
             Role::Docs => "docs",
             Role::Config => "config",
             Role::Vendored => "vendored",
@@ -71,6 +77,12 @@ impl Role {
         {
             return Role::Test;
         }
+        if in_dir(&["bench", "benches", "benchmark", "benchmarks"]) {
+            return Role::Bench;
+        }
+        if in_dir(&["example", "examples", "_examples", "samples"]) {
+            return Role::Example;
+        }
         let ext = name.rsplit_once('.').map_or("", |(_, e)| e);
         if in_dir(&["docs", "doc", "documentation"])
             || matches!(ext, "md" | "markdown" | "rst" | "txt" | "adoc")
@@ -103,7 +115,7 @@ impl Role {
     pub fn penalty(self) -> f64 {
         match self {
             Role::Code | Role::Config | Role::Other => 0.0,
-            Role::Test => 40.0,
+            Role::Test | Role::Bench | Role::Example => 40.0,
             Role::Docs => 30.0,
             Role::Vendored | Role::Generated => 50.0,
         }
@@ -135,6 +147,9 @@ mod tests {
         assert_eq!(Role::of("Cargo.toml"), Role::Config);
         assert_eq!(Role::of("kernel/sched/Kconfig"), Role::Config);
         assert_eq!(Role::of("COPYING"), Role::Other);
+        assert_eq!(Role::of("benchmarks/handle-event/index.ts"), Role::Bench);
+        assert_eq!(Role::of("_examples/rest/main.go"), Role::Example);
+        assert_eq!(Role::Bench.penalty(), Role::Test.penalty());
     }
 
     #[test]

@@ -87,7 +87,7 @@ fn locate_is_deterministic_and_explains_itself() {
         "{}",
         a.text
     );
-    assert!(a.text.contains("1. src/auth/mod.rs\n   role: code (rust)\n   why:\n   - defines enum AuthStatus @ 1-1\n"), "{}", a.text);
+    assert!(a.text.contains("1. src/auth/mod.rs\n   role: code (rust)\n   why:\n   - defines function auth_status @ 3-5\n"), "{}", a.text);
     assert!(
         a.text
             .contains("   structure:\n   - enum AuthStatus @ 1-1 (1 line)\n"),

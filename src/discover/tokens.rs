@@ -99,6 +99,132 @@ pub fn same_name(name: &str, needle: &[String]) -> bool {
     !tokens.is_empty() && tokens.concat() == needle.concat()
 }
 
+/// A symbol's own name without its owner: `Mux.Mount` (a Go method),
+/// `Client::get`, `Router#add` are `Mount`, `get`, `add`.
+pub fn own_name(symbol: &str) -> &str {
+    let cut = symbol.rfind(['.', ':', '#']).map_or(0, |i| i + 1);
+    &symbol[cut..]
+}
+
+/// Whether symbol `name` is `needle`, with or without its owner.
+pub fn names_symbol(name: &str, needle: &[String]) -> bool {
+    same_name(name, needle) || same_name(own_name(name), needle)
+}
+
+/// How an identifier names a whole query, best first.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum NameMatch {
+    /// The query's words as they stand (`auth_status` and `AuthStatus`).
+    Exact,
+    /// The same words in another order (`smart_case` and `CaseSmart`).
+    Reordered,
+    /// Abbreviated or spelt out on either side (`algo` and `algorithm`,
+    /// `ipaddr` and `ip address`).
+    Abbreviated,
+}
+
+/// An abbreviation must keep at least this many letters of its word
+/// (`addr`, `algo`): shorter prefixes (`ad`, `al`) name half the code base.
+/// locate's content search narrows by each word's first this-many letters,
+/// which every form accepted here contains.
+pub const ABBREVIATION_MIN: usize = 4;
+
+/// Whether identifier `name` names the whole `query` (its tokens), and
+/// how. Word order counts only for up to three words (six orders).
+pub fn names_query(name: &str, query: &[String]) -> Option<NameMatch> {
+    let tokens = split(name);
+    if tokens.is_empty() || query.is_empty() {
+        return None;
+    }
+    if tokens.concat() == query.concat() {
+        return Some(NameMatch::Exact);
+    }
+    let orders = orders_of(query);
+    if orders.iter().skip(1).any(|o| tokens.concat() == o.concat()) {
+        return Some(NameMatch::Reordered);
+    }
+    let spelt_out = abbreviates(query, &tokens);
+    (spelt_out || orders.iter().any(|o| abbreviates(&tokens, o))).then_some(NameMatch::Abbreviated)
+}
+
+/// Whether one token of a text is the query word `word`, abbreviated
+/// (`addr`, `stat`) or extended (`algorithm`, `cases`), by the rules of
+/// [`names_query`].
+pub fn word_meets(word: &str, token: &str) -> bool {
+    token == word
+        || (token.len() >= ABBREVIATION_MIN && word.starts_with(token))
+        || (word.len() >= 3 && token.starts_with(word))
+}
+
+/// The query's word orders, its own first; only its own past three words.
+fn orders_of(query: &[String]) -> Vec<Vec<String>> {
+    let mut out = vec![query.to_vec()];
+    if query.len() > 3 {
+        return out;
+    }
+    let n = query.len();
+    let mut idx: Vec<usize> = (0..n).collect();
+    let mut all = Vec::new();
+    permute(&mut idx, 0, &mut all);
+    for p in all {
+        let o: Vec<String> = p.iter().map(|&i| query[i].clone()).collect();
+        if !out.contains(&o) {
+            out.push(o);
+        }
+    }
+    out
+}
+
+fn permute(idx: &mut Vec<usize>, k: usize, out: &mut Vec<Vec<usize>>) {
+    if k == idx.len() {
+        out.push(idx.clone());
+        return;
+    }
+    for i in k..idx.len() {
+        idx.swap(k, i);
+        permute(idx, k + 1, out);
+        idx.swap(k, i);
+    }
+}
+
+/// Whether `name` (its tokens) is `query` written with words abbreviated
+/// or spelt out: the name's letters split into one part per query word, a
+/// part equal to its word, a prefix of it of [`ABBREVIATION_MIN`] letters
+/// or more (`addr` for `address`, even inside `ipaddr`), or one whole name
+/// token that the word begins (`algorithm` for `algo`).
+fn abbreviates(name: &[String], query: &[String]) -> bool {
+    let letters = name.concat();
+    let mut ends = std::collections::BTreeSet::new();
+    let mut at = 0;
+    for t in name {
+        at += t.len();
+        ends.insert(at);
+    }
+    let bytes = letters.as_bytes();
+    // reach[j]: the offsets the first j words can end at.
+    let mut reach = vec![0usize];
+    for q in query {
+        let mut next = Vec::new();
+        for &start in &reach {
+            let token_end = ends.range(start + 1..).next().copied();
+            for end in start + 1..=bytes.len() {
+                let part = &letters[start..end];
+                let ok = part == q.as_str()
+                    || (part.len() >= ABBREVIATION_MIN && q.starts_with(part))
+                    || (Some(end) == token_end && q.len() >= 3 && part.starts_with(q.as_str()));
+                if ok && !next.contains(&end) {
+                    next.push(end);
+                }
+            }
+        }
+        if next.is_empty() {
+            return false;
+        }
+        reach = next;
+    }
+    reach.contains(&bytes.len())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -157,5 +283,42 @@ mod tests {
         assert!(!contains_run(&s("reset"), &s("set")));
         assert!(same_name("AuthStatus", &s("auth_status")));
         assert!(!same_name("AuthStatusBar", &s("auth_status")));
+        assert!(names_symbol("Mux.Mount", &s("mount")));
+        assert!(names_symbol("Client::get_status", &s("get status")));
+    }
+
+    #[test]
+    fn names_match_in_any_order_and_abbreviated() {
+        assert_eq!(
+            names_query("AuthStatus", &s("auth status")),
+            Some(NameMatch::Exact)
+        );
+        assert_eq!(
+            names_query("CaseSmart", &s("smart_case")),
+            Some(NameMatch::Reordered)
+        );
+        assert_eq!(
+            names_query("algorithm", &s("algo")),
+            Some(NameMatch::Abbreviated)
+        );
+        assert_eq!(
+            names_query("ipaddr", &s("ip address")),
+            Some(NameMatch::Abbreviated)
+        );
+        assert_eq!(
+            names_query("IpAddress", &s("ipaddr")),
+            Some(NameMatch::Abbreviated)
+        );
+        assert_eq!(
+            names_query("parse_ip_addr", &s("ip address")),
+            None,
+            "a longer name only contains it"
+        );
+        assert_eq!(names_query("AlgorithmFactory", &s("algo")), None);
+        assert_eq!(
+            names_query("adder", &s("address")),
+            None,
+            "too short an abbreviation"
+        );
     }
 }

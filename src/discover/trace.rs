@@ -25,6 +25,11 @@ use std::time::{Duration, Instant};
 
 /// Occurrences kept per file (enough to rank it and build its regions).
 const MAX_OCCURRENCES: usize = 200;
+/// Files parsed for structure whatever `max_files` is, the best by their
+/// text first; the best answer is always one of them, so it never depends
+/// on how many files are shown (a shortlist sized by `max_files` dropped
+/// `src/router.ts` for a benchmark file unless 12 were asked for).
+const SHORTLIST: usize = 20;
 /// A region up to this many lines is shown whole.
 pub const FULL_REGION_LINES: u32 = 20;
 /// Shown lines are cut to this many characters.
@@ -275,7 +280,7 @@ fn lexical_score(plan: &TracePlan, rel: &str, buf: &[u8], occ: &[Occurrence]) ->
 fn run_plan(plan: &TracePlan, cancel: &CancelToken) -> TraceResult {
     let started = Instant::now();
     let root = &plan.scope.root;
-    let keep = (plan.opts.max_files * 2).max(10);
+    let keep = plan.opts.max_files.max(SHORTLIST);
     let heap: Mutex<BinaryHeap<Reverse<Candidate>>> = Mutex::new(BinaryHeap::new());
     // Files read, and files that mention the subject (atomics: one lock per
     // file of the tree was measurable on two cores).
@@ -324,26 +329,32 @@ fn run_plan(plan: &TracePlan, cancel: &CancelToken) -> TraceResult {
             }
         },
     );
-    let candidates: Vec<Candidate> = heap
+    let mut candidates: Vec<Candidate> = heap
         .into_inner()
         .unwrap_or_else(|p| p.into_inner())
         .into_iter()
         .map(|Reverse(c)| c)
         .collect();
+    candidates.sort_by(|a, b| b.cmp(a));
     // Each is a parse or two (5 to 20 ms for a large C file): once the
     // index has narrowed the pass over the files, most of a trace.
-    let mut files = map_parallel(&candidates, || {
-        |_, c: &Candidate| traced(plan, root, c, cancel)
+    let files = map_parallel(&candidates, || {
+        |rank, c: &Candidate| Some((traced(plan, root, c, cancel)?, rank < SHORTLIST))
     });
     let wanted = plan.known().and_then(wanted_kind);
-    files.sort_by(|a, b| {
-        (!b.ignored)
-            .cmp(&!a.ignored)
+    let mut files: Vec<(TracedFile, bool)> = files;
+    // The shortlist first: the files beyond it (there when more than
+    // SHORTLIST are asked for) only follow, so the best stays the same.
+    files.sort_by(|(a, a_short), (b, b_short)| {
+        b_short
+            .cmp(a_short)
+            .then((!b.ignored).cmp(&!a.ignored))
             .then(answers(b, wanted).cmp(&answers(a, wanted)))
             .then(tier(a).total_cmp(&tier(b)))
             .then(b.score.total_cmp(&a.score))
             .then(a.path.text.cmp(&b.path.text))
     });
+    let mut files: Vec<TracedFile> = files.into_iter().map(|(f, _)| f).collect();
     files.truncate(plan.opts.max_files);
     let structure_found = files.iter().any(|f| !f.structure.is_empty());
     keep_best_regions(&mut files, plan.opts.max_regions);
@@ -547,7 +558,7 @@ fn build_regions(
     uses: &[structure::calls::NameUse],
 ) -> Vec<Region> {
     let subject = &plan.subject.tokens;
-    let named_subject = |s: &Symbol| tokens::same_name(&s.name, subject);
+    let named_subject = |s: &Symbol| tokens::names_symbol(&s.name, subject);
     // Group occurrences by home, in order of first appearance.
     let mut homes: Vec<(Home, Vec<&Occurrence>)> = Vec::new();
     for o in occ {
@@ -641,10 +652,17 @@ fn region_for(
     let line_text = |n: u32| {
         String::from_utf8_lossy(lines.get(n as usize - 1).copied().unwrap_or_default()).into_owned()
     };
+    // The subject's own definition is no call of it, whatever a parser or
+    // the line's shape say (`func (c *Client) Get(` looks like one).
+    let definition_line = symbol
+        .filter(|s| tokens::names_symbol(&s.name, subject))
+        .map(|s| s.start_line);
     let is_call = |o: &Occurrence| {
-        uses.iter().any(|u| {
+        let text = line_text(o.line);
+        let own = definition_line == Some(o.line) || shape(&text, o) == Shape::Definition;
+        !own && (uses.iter().any(|u| {
             u.line == o.line && u.kind == UseKind::Call && tokens::same_name(&u.name, subject)
-        }) || (uses.is_empty() && shape(&line_text(o.line), o) == Shape::Call)
+        }) || (uses.is_empty() && shape(&text, o) == Shape::Call))
     };
     let is_render = |o: &Occurrence| {
         uses.iter().any(|u| {
@@ -657,7 +675,7 @@ fn region_for(
     // A heading named for the subject is about it, not its definition (as
     // in locate).
     let defines = symbol
-        .is_some_and(|s| s.kind != SymbolKind::Section && tokens::same_name(&s.name, subject))
+        .is_some_and(|s| s.kind != SymbolKind::Section && tokens::names_symbol(&s.name, subject))
         || (symbol.is_none()
             && !prose
             && outline.is_none_or(|o| o.symbols.is_empty())
@@ -768,16 +786,23 @@ fn region_for(
     }
     // `_printk` and `printk` are one identifier to the token layer, but a
     // definition spelt exactly as asked is the one the user means.
-    if defines && symbol.is_some_and(|s| s.name == plan.query.subject) {
+    if defines && symbol.is_some_and(|s| tokens::own_name(&s.name) == plan.query.subject) {
         acc.score += 50.0;
         acc.why
             .push(format!("named exactly {}", plan.query.subject));
     }
     // A prototype (`int _printk(const char *fmt, ...);`, a `declare
     // function`) states the name; the definition with a body is the answer.
+    // So is a method of an interface or trait stated on one line.
+    let in_interface = |s: &Symbol| {
+        s.start_line == s.end_line
+            && s.parent
+                .and_then(|p| outline.map(|o| o.symbols[p].kind))
+                .is_some_and(|k| matches!(k, SymbolKind::Interface | SymbolKind::Trait))
+    };
     let bodiless = symbol.is_some_and(|s| {
         matches!(s.kind, SymbolKind::Function | SymbolKind::Method)
-            && line_text(s.end_line).trim_end().ends_with(';')
+            && (line_text(s.end_line).trim_end().ends_with(';') || in_interface(s))
     });
     if defines && bodiless {
         acc.score -= 60.0;

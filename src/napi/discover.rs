@@ -72,7 +72,7 @@ pub struct LocatedFile {
     /// Hex of the raw relative path bytes, only for non-UTF-8 names.
     pub path_bytes: Option<String>,
     pub score: f64,
-    /// `code`, `test`, `docs`, `config`, `vendored`, `generated` or `other`.
+    /// `code`, `test`, `bench`, `example`, `docs`, `config`, `vendored`, `generated` or `other`.
     pub role: String,
     /// Grammar name when one reads the file.
     pub language: Option<String>,

@@ -1,0 +1,331 @@
+//! locate's second source of candidates: what a file says. A file is a
+//! content candidate when its text holds every query word (as a token,
+//! abbreviated or spelt out), and it scores more when an identifier there
+//! names the whole query, most when that identifier is defined there.
+//!
+//! A ready index narrows the files read to those whose postings hold each
+//! word's first letters; without one the walk reads files up to a fixed
+//! bound and, past it, drops the content signal altogether, so the answer
+//! never depends on which files the threads happened to reach first.
+
+use super::relate::{shape, Occurrence, Shape};
+use super::tokens::{self, NameMatch, ABBREVIATION_MIN};
+use regex::bytes::Regex;
+
+/// Files the content pass reads at most (index candidates, or every file
+/// when walking). Past it locate ranks by path alone and says so.
+pub const MAX_CONTENT_READS: u64 = 4000;
+/// Bytes read at most over those files.
+pub const MAX_CONTENT_BYTES: u64 = 64 * 1024 * 1024;
+/// Most query words a file must hold (the longest ones): the narrowing
+/// regex lists their orders, six for three.
+const MAX_WORDS: usize = 3;
+/// Identifier occurrences looked at per file, and word occurrences
+/// counted per word (a count past it says no more).
+const MAX_IDENTIFIERS: usize = 400;
+const MAX_COUNT: u32 = 1000;
+
+/// The query as the content pass reads it.
+#[derive(Debug, Clone)]
+pub struct ContentQuery {
+    /// Every query token (an identifier must name all of them).
+    tokens: Vec<String>,
+    words: Vec<Word>,
+    narrow: String,
+}
+
+#[derive(Debug, Clone)]
+struct Word {
+    text: String,
+    /// Its first letters, ASCII case-insensitive: every accepted form holds them.
+    prefix: Regex,
+}
+
+/// What one file's text says about the query.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ContentScore {
+    /// Token occurrences of each word (of [`ContentQuery::words`]).
+    pub counts: Vec<u32>,
+    /// The best identifier naming the whole query: how, its text, line,
+    /// whether a line defines it, and how often it occurs.
+    pub named: Option<Named>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Named {
+    pub how: NameMatch,
+    pub name: String,
+    pub line: u32,
+    pub defined: bool,
+    pub count: u32,
+}
+
+impl ContentQuery {
+    /// `None` when no token is an ASCII word of two letters or more (the
+    /// postings fold ASCII only, so only such words narrow exactly).
+    pub fn new(tokens: &[String]) -> Option<ContentQuery> {
+        let mut chosen: Vec<&String> = tokens
+            .iter()
+            .filter(|t| t.len() >= 2 && t.bytes().all(|b| b.is_ascii_alphanumeric()))
+            .collect();
+        if chosen.is_empty() {
+            return None;
+        }
+        // The longest words say the most; ties keep the query's order.
+        chosen.sort_by_key(|t| std::cmp::Reverse(t.len()));
+        chosen.truncate(MAX_WORDS);
+        chosen.sort_by_key(|t| tokens.iter().position(|x| x == *t));
+        let prefixes: Vec<String> = chosen
+            .iter()
+            .map(|t| t.chars().take(ABBREVIATION_MIN).collect())
+            .collect();
+        let words = chosen
+            .iter()
+            .zip(&prefixes)
+            .map(|(t, p)| {
+                Some(Word {
+                    text: t.to_string(),
+                    prefix: Regex::new(&format!("(?i-u){}", regex::escape(p))).ok()?,
+                })
+            })
+            .collect::<Option<Vec<_>>>()?;
+        Some(ContentQuery {
+            tokens: tokens.to_vec(),
+            words,
+            narrow: narrow_pattern(&prefixes),
+        })
+    }
+
+    /// A regex the index's planner turns into "holds each word's first
+    /// letters" (an AND of their trigrams): every order of them, any text
+    /// between. Only ever weaker than [`ContentQuery::score`]'s test.
+    pub fn narrow(&self) -> &str {
+        &self.narrow
+    }
+
+    pub fn words(&self) -> impl Iterator<Item = &str> {
+        self.words.iter().map(|w| w.text.as_str())
+    }
+
+    /// The file's score, or `None` when it lacks a word and no identifier
+    /// there names the query.
+    pub fn score(&self, buf: &[u8]) -> Option<ContentScore> {
+        let mut counts = vec![0u32; self.words.len()];
+        // Each word's first letters must be in the file, whatever else
+        // matched: that is exactly what the index's narrowing asks, so a
+        // file it rules out is never one this would take.
+        let mut present = vec![false; self.words.len()];
+        let mut named: Option<Named> = None;
+        let mut seen_starts = Vec::new();
+        let mut looked = 0;
+        for (wi, w) in self.words.iter().enumerate() {
+            for m in w.prefix.find_iter(buf) {
+                present[wi] = true;
+                if counts[wi] >= MAX_COUNT {
+                    break;
+                }
+                let (start, end) = identifier_around(buf, m.start(), m.end());
+                let Ok(ident) = std::str::from_utf8(&buf[start..end]) else {
+                    continue;
+                };
+                let ident_tokens = tokens::split(ident);
+                if ident_tokens.iter().any(|t| tokens::word_meets(&w.text, t)) {
+                    counts[wi] += 1;
+                }
+                if seen_starts.contains(&start) || looked >= MAX_IDENTIFIERS {
+                    continue;
+                }
+                seen_starts.push(start);
+                looked += 1;
+                let Some(how) = tokens::names_query(ident, &self.tokens) else {
+                    continue;
+                };
+                let line = 1 + memchr::memchr_iter(b'\n', &buf[..start]).count() as u32;
+                let defined = defines_at(buf, start, end);
+                match &mut named {
+                    Some(n) if n.name == ident => {
+                        n.count += 1;
+                        if defined && !n.defined {
+                            (n.defined, n.line) = (true, line);
+                        }
+                    }
+                    Some(n) if (n.how, !n.defined) <= (how, !defined) => {}
+                    _ => {
+                        named = Some(Named {
+                            how,
+                            name: ident.to_string(),
+                            line,
+                            defined,
+                            count: 1,
+                        })
+                    }
+                }
+            }
+        }
+        let all_words = counts.iter().all(|&c| c > 0);
+        let holds_all = present.iter().all(|&p| p);
+        (holds_all && (all_words || named.is_some())).then_some(ContentScore { counts, named })
+    }
+}
+
+impl ContentScore {
+    /// Points for ranking: a few for the words' counts (log-scaled, as a
+    /// reader skims), more for an identifier naming the query, most for
+    /// its definition (what the outline, when it confirms it, replaces).
+    pub fn text_points(&self) -> f64 {
+        let words: f64 = (self.counts.iter())
+            .map(|&c| (6.0 * (1.0 + c as f64).log2()).min(30.0))
+            .sum();
+        words + self.mention_points()
+    }
+
+    /// The part of [`ContentScore::text_points`] for an identifier naming
+    /// the query: a definition found in the outline replaces it.
+    pub fn mention_points(&self) -> f64 {
+        match &self.named {
+            Some(n) if !n.defined => 40.0 + 4.0 * n.count.min(5) as f64,
+            Some(n) => 4.0 * n.count.min(5) as f64,
+            None => 0.0,
+        }
+    }
+
+    /// The definition signal from text alone (`def raise_for_status(`).
+    pub fn definition_points(&self) -> f64 {
+        match &self.named {
+            Some(n) if n.defined && n.how == NameMatch::Exact => 200.0,
+            Some(n) if n.defined => 170.0,
+            _ => 0.0,
+        }
+    }
+
+    /// The reasons, in words.
+    pub fn why(&self, q: &ContentQuery) -> Vec<String> {
+        let mut why = Vec::new();
+        if let Some(n) = &self.named {
+            let how = match n.how {
+                NameMatch::Exact => "",
+                NameMatch::Reordered => " (words reordered)",
+                NameMatch::Abbreviated => " (abbreviated)",
+            };
+            if n.defined {
+                why.push(format!("text defines {} @ {}{how}", n.name, n.line));
+            } else {
+                why.push(format!("text names {}{how} ({}x)", n.name, n.count));
+            }
+        }
+        let counts: Vec<String> = (q.words().zip(&self.counts))
+            .filter(|(_, &c)| c > 0)
+            .map(|(w, c)| format!("{w} {c}x"))
+            .collect();
+        if !counts.is_empty() {
+            why.push(format!("text has {}", counts.join(", ")));
+        }
+        why
+    }
+}
+
+/// Every order of `prefixes` as one regex, any text between them.
+fn narrow_pattern(prefixes: &[String]) -> String {
+    let escaped: Vec<String> = prefixes.iter().map(|p| regex::escape(p)).collect();
+    let mut orders = Vec::new();
+    let mut idx: Vec<usize> = (0..escaped.len()).collect();
+    permutations(&mut idx, 0, &mut |o| {
+        let branch: Vec<&str> = o.iter().map(|&i| escaped[i].as_str()).collect();
+        let branch = branch.join(".*");
+        if !orders.contains(&branch) {
+            orders.push(branch);
+        }
+    });
+    format!("(?s)(?:{})", orders.join("|"))
+}
+
+fn permutations(idx: &mut Vec<usize>, k: usize, out: &mut dyn FnMut(&[usize])) {
+    if k == idx.len() {
+        out(idx);
+        return;
+    }
+    for i in k..idx.len() {
+        idx.swap(k, i);
+        permutations(idx, k + 1, out);
+        idx.swap(k, i);
+    }
+}
+
+fn is_ident(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || b == b'_' || b == b'$'
+}
+
+/// The identifier (letters, digits, `_`, `$`) holding bytes `start..end`.
+fn identifier_around(buf: &[u8], mut start: usize, mut end: usize) -> (usize, usize) {
+    while start > 0 && is_ident(buf[start - 1]) {
+        start -= 1;
+    }
+    while end < buf.len() && is_ident(buf[end]) {
+        end += 1;
+    }
+    (start, end)
+}
+
+/// Whether the line holding `start..end` defines that identifier, by its
+/// shape (`def`, `fn`, `class`, `const`, a Go method, ...).
+fn defines_at(buf: &[u8], start: usize, end: usize) -> bool {
+    let line_start = memchr::memrchr(b'\n', &buf[..start]).map_or(0, |i| i + 1);
+    let line_end = memchr::memchr(b'\n', &buf[end..]).map_or(buf.len(), |i| end + i);
+    let Ok(line) = std::str::from_utf8(&buf[line_start..line_end]) else {
+        return false;
+    };
+    let occ = Occurrence {
+        line: 0,
+        start: start - line_start,
+        end: end - line_start,
+    };
+    shape(line, &occ) == Shape::Definition
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn query(q: &str) -> ContentQuery {
+        ContentQuery::new(&tokens::split(q)).unwrap()
+    }
+
+    #[test]
+    fn a_definition_in_any_form_is_found_and_told_from_a_mention() {
+        let q = query("raise_for_status");
+        let def = q
+            .score(b"class Response:\n    def raise_for_status(self):\n        pass\n")
+            .unwrap();
+        let n = def.named.clone().unwrap();
+        assert!(n.defined && n.line == 2, "{n:?}");
+        let mention = q.score(b"r = get()\nr.raise_for_status()\n").unwrap();
+        assert!(!mention.named.clone().unwrap().defined);
+        assert!(
+            def.definition_points() + def.text_points()
+                > mention.definition_points() + mention.text_points()
+        );
+        let reordered = query("smart_case")
+            .score(b"func (o *Options) CaseSmart() bool {\n")
+            .unwrap();
+        assert_eq!(reordered.named.unwrap().how, NameMatch::Reordered);
+        assert!(query("ip address").score(b"let ipaddr = 1;\n").is_some());
+    }
+
+    #[test]
+    fn a_file_lacking_a_word_is_no_candidate() {
+        assert_eq!(query("raise_for_status").score(b"raise the bar\n"), None);
+        assert_eq!(query("smart case").score(b"smartest thing\n"), None);
+        // `ip_addr_lookup` names `ipaddr lookup`, but `ipad` is not in the
+        // text, so the index would rule the file out: so does the walk.
+        assert_eq!(query("ipaddr lookup").score(b"ip_addr_lookup()\n"), None);
+    }
+
+    #[test]
+    fn the_narrowing_pattern_lists_every_order() {
+        assert_eq!(
+            query("smart case").narrow(),
+            "(?s)(?:smar.*case|case.*smar)"
+        );
+        assert!(ContentQuery::new(&tokens::split("x y")).is_none());
+    }
+}
