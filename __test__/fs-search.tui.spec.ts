@@ -90,3 +90,23 @@ for (const host of [PI_HOSTS.legacy, PI_HOSTS.current] as PiHost[]) {
 		assert.match(expanded, /README\.md \(markdown, 23 lines, 6 symbols\)\n +section Part 0 @ 1-3\n/, "expanded: the grouped text as the model got it");
 	});
 }
+
+for (const host of [PI_HOSTS.legacy, PI_HOSTS.current] as PiHost[]) {
+	const skip = !hasTmux ? "tmux not installed" : hostAvailable(host) ? false : "host not installed";
+	test(`${host.label}: a settings warning at startup is set off from what Pi lists after it`, { skip }, async (t) => {
+		const root = fs.mkdtempSync(path.join(temp, "warn-"));
+		const agentDir = path.join(root, "agent");
+		const session = `pi-utils-tui-warn-${process.pid}-${path.basename(root)}`;
+		t.after(() => void tmux("kill-session", "-t", session));
+		fs.mkdirSync(agentDir);
+		fs.writeFileSync(path.join(agentDir, "models.json"), fakeModelsJson("http://127.0.0.1:9/v1"));
+		fs.writeFileSync(path.join(agentDir, "pi-utils.json"), JSON.stringify({ grep: { limit: "x" } }));
+		const env = `PI_CODING_AGENT_DIR='${agentDir}' PI_OFFLINE=1 PI_TELEMETRY=0 PI_SKIP_VERSION_CHECK=1`;
+		const cmd = `cd '${root}' && ${env} '${host.node}' '${host.cli}' --model fake/fake-model --no-session -e '${packageRoot}'`;
+		assert.equal(tmux("new-session", "-d", "-s", session, "-x", "160", "-y", "200", cmd).status, 0);
+		const screen = await screenWhen(session, (s) => s.includes("grep.limit must be") && s.includes("[Extensions]"));
+		const lines = screen.split("\n");
+		const at = lines.findIndex((l) => l.includes("grep.limit must be"));
+		assert.equal(lines[at + 1].trim(), "", `a blank line after the warning:\n${screen}`);
+	});
+}

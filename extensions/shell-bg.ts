@@ -4,7 +4,7 @@
 // are reconciled after a restart and are never confused with strangers. This file only wires Pi's API to
 // extensions/lib/shell/.
 import type { AgentToolResult, ExtensionAPI, ExtensionContext } from "@mariozechner/pi-coding-agent";
-import { createBashToolDefinition, getAgentDir, getShellConfig, keyHint, SettingsManager } from "@mariozechner/pi-coding-agent";
+import { createBashToolDefinition, getAgentDir, getShellConfig, keyHint, SettingsManager, VERSION } from "@mariozechner/pi-coding-agent";
 import { Box, Text } from "@mariozechner/pi-tui";
 import { Type } from "typebox";
 import { loadNative } from "./lib/native.mjs";
@@ -16,6 +16,7 @@ import { bashContract, structuredResult, type BashStructured } from "./lib/shell
 import { sweepJobDirs } from "./lib/shell/retention.ts";
 import { jobOperations, type RunOutcome } from "./lib/shell/runner.ts";
 import { keepSignalHandled } from "./lib/shell/quit-signal.ts";
+import { warnOnce as sharedWarnOnce } from "./lib/warn-once.ts";
 
 const WIDGET = "shell-bg";
 const MESSAGE_TYPE = "shell-bg";
@@ -33,14 +34,7 @@ interface BackgroundDetails {
 }
 
 function warnOnce(ctx: ExtensionContext, key: string, messages: string[]): void {
-	const store = globalThis as unknown as Record<symbol, Set<string> | undefined>;
-	const seen = (store[NOTIFIED] ??= new Set<string>());
-	for (const msg of messages) {
-		if (seen.has(`${key}\u0000${msg}`)) continue;
-		seen.add(`${key}\u0000${msg}`);
-		if (ctx.hasUI) ctx.ui.notify(msg, "warning");
-		else process.stderr.write(`${msg}\n`);
-	}
+	sharedWarnOnce(NOTIFIED, ctx, key, messages, VERSION);
 }
 
 /** Pi applies `shellPath` and `shellCommandPrefix` only to its own bash; an override reads them itself. */
