@@ -45,6 +45,8 @@ for (const host of [PI_HOSTS.legacy, PI_HOSTS.current] as PiHost[]) {
 		const server = await startFakeOpenAIServer([
 			{ toolCalls: [{ id: "g1", name: "grep", arguments: { pattern: "needle" } }] },
 			{ toolCalls: [{ id: "g2", name: "grep", arguments: { pattern: "marker" } }] },
+			{ toolCalls: [{ id: "o1", name: "outline", arguments: { path: "src/app.ts" } }] },
+			{ toolCalls: [{ id: "f1", name: "glob", arguments: { pattern: "x.txt" } }] },
 			{ text: "all done" },
 		]);
 		const root = fs.mkdtempSync(path.join(temp, "proj-"));
@@ -65,10 +67,10 @@ for (const host of [PI_HOSTS.legacy, PI_HOSTS.current] as PiHost[]) {
 		fs.mkdirSync(path.join(root, "src"));
 		fs.writeFileSync(path.join(root, "README.md"), Array.from({ length: 6 }, (_, i) => `## Part ${i}\n\nmarker in the readme ${i}\n`).join("\n"));
 		fs.writeFileSync(path.join(root, "docs/guide.md"), Array.from({ length: 4 }, (_, i) => `## Step ${i}\n\nmarker in the guide ${i}\n`).join("\n"));
-		fs.writeFileSync(path.join(root, "src/app.ts"), Array.from({ length: 5 }, (_, i) => `export function f${i}() {\n\treturn "marker in code ${i}";\n}\n`).join("\n"));
+		fs.writeFileSync(path.join(root, "src/app.ts"), Array.from({ length: 5 }, (_, i) => `export function f${i}() {\n\treturn "marker in code ${i}";\n}\n`).join("\n") + "export const LIMIT = 10;\n");
 		const env = `PI_CODING_AGENT_DIR='${agentDir}' PI_OFFLINE=1 PI_TELEMETRY=0 PI_SKIP_VERSION_CHECK=1`;
 		const cmd = `cd '${root}' && ${env} '${host.node}' '${host.cli}' --model fake/fake-model --no-session -e '${packageRoot}' 'find needle'`;
-		assert.equal(tmux("new-session", "-d", "-s", session, "-x", "160", "-y", "60", cmd).status, 0);
+		assert.equal(tmux("new-session", "-d", "-s", session, "-x", "160", "-y", "150", cmd).status, 0);
 
 		const collapsed = await screenWhen(session, (s) => s.includes("all done"), true);
 		const plain = collapsed.replace(/\x1b\[[0-9;]*m/g, "");
@@ -79,10 +81,19 @@ for (const host of [PI_HOSTS.legacy, PI_HOSTS.current] as PiHost[]) {
 		assert.ok(noticeColour.length > 0, "the notice is coloured");
 		assert.notEqual(noticeColour, colourOf(collapsed, "a.txt:1: needle"), "not in the hit lines' style");
 
-		const marker = plain.slice(plain.indexOf("grep /marker/"));
+		const marker = plain.slice(plain.indexOf("grep /marker/"), plain.indexOf("outline src/app.ts"));
 		const hits = marker.split("\n").filter((l) => /^ ?\S+:\d+: /.test(l)).map((l) => l.trim().split(":")[0]);
 		assert.deepEqual(hits, [...Array(5).fill("src/app.ts"), ...Array(6).fill("README.md"), ...Array(4).fill("docs/guide.md")], `hits first, code before docs:\n${marker}`);
 		assert.ok(!marker.includes("(TypeScript,") && !marker.includes("function f0 @"), "no headings collapsed");
+
+		// outline: the exported const is listed, and the header is one line without the path.
+		const outline = plain.slice(plain.indexOf("outline src/app.ts"));
+		assert.match(outline, /^outline src\/app\.ts\s*\n\s*\n typescript, 20 lines, 6 symbols\n - function f0 @ 1-3 \(3 lines\)\n/, outline);
+		assert.match(outline, / - constant LIMIT @ 20-20 \(1 line\)/);
+		assert.ok(!outline.includes("file: src/app.ts"), outline);
+		// glob whose only matches are ignored says so.
+		const glob = plain.slice(plain.indexOf("glob x.txt"));
+		assert.match(glob, /node_modules\/dep\/x\.txt\s*\n\s*\(all matches are in ignored paths\)/, glob);
 
 		tmux("send-keys", "-t", session, "C-o");
 		const expanded = await screenWhen(session, (s) => s.includes("a.txt:30: needle"));

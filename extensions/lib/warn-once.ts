@@ -9,12 +9,12 @@ export interface WarningSink {
 }
 
 /**
- * A warning as `ui.notify` should get it on the host `piVersion`: Pi 0.73 draws a notice shown at startup
- * flush against the `[Extensions]` listing that follows it, so the notice brings its own blank line there
- * (Pi 1.6 spaces it itself).
+ * A warning as `ui.notify` should get it on the host `piVersion`: Pi 0.73's TUI draws a notice shown at
+ * startup flush against the `[Extensions]` listing that follows it, so the notice brings its own blank line
+ * there (Pi 1.6 spaces it itself; RPC clients and other UIs, where stdout is no terminal, get the text as is).
  */
-export function noticeFor(message: string, piVersion: string): string {
-	return piVersion.startsWith("0.") ? `${message}\n` : message;
+export function noticeFor(message: string, piVersion: string, terminal = process.stdout.isTTY === true): string {
+	return terminal && piVersion.startsWith("0.") ? `${message}\n` : message;
 }
 
 export function warnOnce(store: symbol, ctx: WarningSink, key: string, messages: readonly string[], piVersion = ""): void {
