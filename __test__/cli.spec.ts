@@ -68,7 +68,7 @@ test("glob output is the glob tool's text", (t) => {
   const r = run(tr.root, ["glob", "*.ts"]);
   assert.equal(r.stdout, "src/app.ts\n");
   assert.equal(r.code, 0);
-  assert.equal(run(tr.root, ["glob", "*.js"]).stdout, `vendor/dep.js\n`, "ignored entries are listed when the project has none");
+  assert.equal(run(tr.root, ["glob", "*.js"]).stdout, `vendor/dep.js\n\n(all matches are in ignored paths)\n`, "ignored entries are listed when the project has none, and marked");
   assert.equal(run(tr.root, ["glob", "*.none"]).code, 1);
 });
 

@@ -29,7 +29,7 @@ describe("locate and trace", () => {
   test("locate ranks the defining file first for every identifier form; pathsOnly gives paths", async () => {
     for (const query of ["AuthStatus", "auth_status", "auth status"]) {
       const { text, details } = await runLocateTool(native, { query }, { cwd: tree.root });
-      assert.match(text, new RegExp(`^query: ${query}\\ntop files: \\d+\\n\\n1\\. src/auth/mod\\.rs\\n`), text);
+      assert.match(text, new RegExp(`^query: ${query}\\ntop files: \\d+\\n1\\. src/auth/mod\\.rs \\(code, rust\\)\\n[^]*\\n\\n1\\. src/auth/mod\\.rs\\n`), text);
       assert.ok(details.files >= 1);
     }
     const paths = await runLocateTool(native, { query: "status bar", pathsOnly: true }, { cwd: tree.root });
@@ -80,7 +80,7 @@ describe("locate and trace", () => {
     assert.match(run.contexts[0].systemPrompt ?? "", /Use locate when you know roughly what a file is about/);
     assert.match(run.contexts[0].systemPrompt ?? "", /Use trace when you want where something is defined/);
     const byId = new Map(run.toolResults.map((r) => [r.toolCallId, r]));
-    assert.match(byId.get("l")?.text ?? "", /^query: auth status\ntop files: \d+\n\n1\. src\/auth\/mod\.rs/);
+    assert.match(byId.get("l")?.text ?? "", /^query: auth status\ntop files: \d+\n1\. src\/auth\/mod\.rs \(code, rust\)\n/);
     assert.match(byId.get("t")?.text ?? "", /best answer likely in src\/auth\/mod\.rs/);
   });
 

@@ -179,7 +179,7 @@ describe("in-process Pi session (faux provider)", () => {
 		// A symbol defined only in a dependency is shown normally (that is why ignored files are searched), and marked.
 		assert.equal(
 			seen.get("onlyInDeps"),
-			"node_modules/dep/index.js (javascript, 2 lines, 1 symbol)\n  <file scope>\n" +
+			"node_modules/dep/index.js (javascript, 2 lines, 2 symbols)\n  constant onlyInDeps @ 2-2\n" +
 				"node_modules/dep/index.js:2: export const onlyInDeps = 1;\n  other: function needle @ 1-1\n\n" +
 				ALL_IGNORED,
 		);
@@ -279,14 +279,17 @@ describe("in-process Pi session (faux provider)", () => {
 		const content = byId.get("content")!;
 		const body = CONTENT.slice(0, CONTENT.indexOf("\n\n[")).split("\n");
 		const notice = `<warning>${IGNORED_NOTICE}</warning>`;
-		assert.deepEqual(render(content, false), ["", ...body, notice]);
+		// Collapsed: the hit lines only, code before docs; expanded: the text as the model got it.
+		const hitsFirst = ["src/app.ts:1: import { needle } from 'dep';", "src/app.ts:3: needle();", "src/app.ts:5: needle(a, b);", "docs/guide.md:1: Use the needle wisely.", "src/notes.md:1: # needle notes"];
+		assert.deepEqual(render(content, false), ["", ...hitsFirst, notice]);
 		assert.deepEqual(render(content, true), ["", ...body, notice]);
 
-		// Only ignored files matched: marked; the grouped file's `other:` hint is left out collapsed only.
+		// Only ignored files matched: marked; collapsed lists the hit lines only, expanded the grouped text.
 		const only = byId.get("onlyInDeps")!;
-		const hit = ["", "node_modules/dep/index.js (javascript, 2 lines, 1 symbol)", "  <file scope>", "node_modules/dep/index.js:2: export const onlyInDeps = 1;"];
-		assert.deepEqual(render(only, false), [...hit, `<warning>${ALL_IGNORED}</warning>`]);
-		assert.deepEqual(render(only, true), [...hit, "  other: function needle @ 1-1", `<warning>${ALL_IGNORED}</warning>`]);
+		const hit = "node_modules/dep/index.js:2: export const onlyInDeps = 1;";
+		const heading = ["node_modules/dep/index.js (javascript, 2 lines, 2 symbols)", "  constant onlyInDeps @ 2-2"];
+		assert.deepEqual(render(only, false), ["", hit, `<warning>${ALL_IGNORED}</warning>`]);
+		assert.deepEqual(render(only, true), ["", ...heading, hit, "  other: function needle @ 1-1", `<warning>${ALL_IGNORED}</warning>`]);
 
 		// Past Pi's 15 lines the notice still shows, after the count of hidden lines; one hidden line would save nothing.
 		const hits = (n: number) => Array.from({ length: n }, (_, i) => `a.ts:${i + 1}: needle`);
@@ -471,12 +474,16 @@ describe("in-process Pi session (faux provider)", () => {
 		const long = [SHAPES_OUTLINE, ...Array.from({ length: 20 }, (_, i) => `- function f${i} @ ${i + 20}-${i + 20} (1 line)`)].join("\n");
 		const result = { content: [{ type: "text" as const, text: long }], details: { language: "typescript", totalLines: 40, symbols: 23, shown: 23 } };
 		const rendered = def.renderResult!(result, { expanded: false, isPartial: false }, theme, context).render(100).map(plain);
-		assert.equal(rendered[1], "file: src/shapes.ts");
+		// Collapsed, the 5 header lines are one, without the path the call line shows.
+		assert.equal(rendered[1], "typescript, 9 lines, 3 symbols");
+		assert.equal(rendered[2], "- class Shape @ 1-5 (5 lines)");
 		assert.match(rendered[21], /^\.\.\. \(8 more lines, .*to expand\)$/);
+		const expanded = def.renderResult!(result, { expanded: true, isPartial: false }, theme, context).render(100).map(plain);
+		assert.deepEqual(expanded.slice(1, 6), SHAPES_OUTLINE.split("\n").slice(0, 5), "expanded: the text as the model got it");
 		// One line past the 20 is shown rather than hidden behind "1 more lines".
-		const oneOver = long.split("\n").slice(0, 21).join("\n");
+		const oneOver = long.split("\n").slice(0, 25).join("\n");
 		const all = def.renderResult!({ ...result, content: [{ type: "text" as const, text: oneOver }] }, { expanded: false, isPartial: false }, theme, context).render(100).map(plain);
-		assert.deepEqual(all.slice(1), oneOver.split("\n"));
+		assert.deepEqual(all.slice(1), ["typescript, 9 lines, 3 symbols", ...oneOver.split("\n").slice(5)]);
 	});
 
 	test("disabledTools keeps outline from being registered", async (t) => {

@@ -42,7 +42,13 @@ function colourOf(screen: string, text: string): string {
 for (const host of [PI_HOSTS.legacy, PI_HOSTS.current] as PiHost[]) {
 	const skip = !hasTmux ? "tmux not installed" : hostAvailable(host) ? false : "host not installed";
 	test(`${host.label}: a grep notice past the collapsed lines is on screen, in its own colour; ctrl+o shows the rest`, { skip }, async (t) => {
-		const server = await startFakeOpenAIServer([{ toolCalls: [{ id: "g1", name: "grep", arguments: { pattern: "needle" } }] }, { text: "all done" }]);
+		const server = await startFakeOpenAIServer([
+			{ toolCalls: [{ id: "g1", name: "grep", arguments: { pattern: "needle" } }] },
+			{ toolCalls: [{ id: "g2", name: "grep", arguments: { pattern: "marker" } }] },
+			{ toolCalls: [{ id: "o1", name: "outline", arguments: { path: "src/app.ts" } }] },
+			{ toolCalls: [{ id: "f1", name: "glob", arguments: { pattern: "x.txt" } }] },
+			{ text: "all done" },
+		]);
 		const root = fs.mkdtempSync(path.join(temp, "proj-"));
 		const agentDir = path.join(root, "agent");
 		const session = `pi-utils-tui-${process.pid}-${path.basename(root)}`;
@@ -56,9 +62,15 @@ for (const host of [PI_HOSTS.legacy, PI_HOSTS.current] as PiHost[]) {
 		fs.writeFileSync(path.join(root, "a.txt"), "needle\n".repeat(30));
 		fs.writeFileSync(path.join(root, "node_modules/dep/x.txt"), "needle\n");
 		fs.writeFileSync(path.join(agentDir, "models.json"), fakeModelsJson(server.baseUrl));
+		// Grouped hits in docs that sort before the code: headers and docs must not fill the collapsed lines.
+		fs.mkdirSync(path.join(root, "docs"));
+		fs.mkdirSync(path.join(root, "src"));
+		fs.writeFileSync(path.join(root, "README.md"), Array.from({ length: 6 }, (_, i) => `## Part ${i}\n\nmarker in the readme ${i}\n`).join("\n"));
+		fs.writeFileSync(path.join(root, "docs/guide.md"), Array.from({ length: 4 }, (_, i) => `## Step ${i}\n\nmarker in the guide ${i}\n`).join("\n"));
+		fs.writeFileSync(path.join(root, "src/app.ts"), Array.from({ length: 5 }, (_, i) => `export function f${i}() {\n\treturn "marker in code ${i}";\n}\n`).join("\n") + "export const LIMIT = 10;\n");
 		const env = `PI_CODING_AGENT_DIR='${agentDir}' PI_OFFLINE=1 PI_TELEMETRY=0 PI_SKIP_VERSION_CHECK=1`;
 		const cmd = `cd '${root}' && ${env} '${host.node}' '${host.cli}' --model fake/fake-model --no-session -e '${packageRoot}' 'find needle'`;
-		assert.equal(tmux("new-session", "-d", "-s", session, "-x", "160", "-y", "60", cmd).status, 0);
+		assert.equal(tmux("new-session", "-d", "-s", session, "-x", "160", "-y", "150", cmd).status, 0);
 
 		const collapsed = await screenWhen(session, (s) => s.includes("all done"), true);
 		const plain = collapsed.replace(/\x1b\[[0-9;]*m/g, "");
@@ -69,8 +81,43 @@ for (const host of [PI_HOSTS.legacy, PI_HOSTS.current] as PiHost[]) {
 		assert.ok(noticeColour.length > 0, "the notice is coloured");
 		assert.notEqual(noticeColour, colourOf(collapsed, "a.txt:1: needle"), "not in the hit lines' style");
 
+		const marker = plain.slice(plain.indexOf("grep /marker/"), plain.indexOf("outline src/app.ts"));
+		const hits = marker.split("\n").filter((l) => /^ ?\S+:\d+: /.test(l)).map((l) => l.trim().split(":")[0]);
+		assert.deepEqual(hits, [...Array(5).fill("src/app.ts"), ...Array(6).fill("README.md"), ...Array(4).fill("docs/guide.md")], `hits first, code before docs:\n${marker}`);
+		assert.ok(!marker.includes("(TypeScript,") && !marker.includes("function f0 @"), "no headings collapsed");
+
+		// outline: the exported const is listed, and the header is one line without the path.
+		const outline = plain.slice(plain.indexOf("outline src/app.ts"));
+		assert.match(outline, /^outline src\/app\.ts\s*\n\s*\n typescript, 20 lines, 6 symbols\n - function f0 @ 1-3 \(3 lines\)\n/, outline);
+		assert.match(outline, / - constant LIMIT @ 20-20 \(1 line\)/);
+		assert.ok(!outline.includes("file: src/app.ts"), outline);
+		// glob whose only matches are ignored says so.
+		const glob = plain.slice(plain.indexOf("glob x.txt"));
+		assert.match(glob, /node_modules\/dep\/x\.txt\s*\n\s*\(all matches are in ignored paths\)/, glob);
+
 		tmux("send-keys", "-t", session, "C-o");
 		const expanded = await screenWhen(session, (s) => s.includes("a.txt:30: needle"));
 		assert.ok(expanded.includes(NOTICE), expanded);
+		assert.match(expanded, /README\.md \(markdown, 23 lines, 6 symbols\)\n +section Part 0 @ 1-3\n/, "expanded: the grouped text as the model got it");
+	});
+}
+
+for (const host of [PI_HOSTS.legacy, PI_HOSTS.current] as PiHost[]) {
+	const skip = !hasTmux ? "tmux not installed" : hostAvailable(host) ? false : "host not installed";
+	test(`${host.label}: a settings warning at startup is set off from what Pi lists after it`, { skip }, async (t) => {
+		const root = fs.mkdtempSync(path.join(temp, "warn-"));
+		const agentDir = path.join(root, "agent");
+		const session = `pi-utils-tui-warn-${process.pid}-${path.basename(root)}`;
+		t.after(() => void tmux("kill-session", "-t", session));
+		fs.mkdirSync(agentDir);
+		fs.writeFileSync(path.join(agentDir, "models.json"), fakeModelsJson("http://127.0.0.1:9/v1"));
+		fs.writeFileSync(path.join(agentDir, "pi-utils.json"), JSON.stringify({ grep: { limit: "x" } }));
+		const env = `PI_CODING_AGENT_DIR='${agentDir}' PI_OFFLINE=1 PI_TELEMETRY=0 PI_SKIP_VERSION_CHECK=1`;
+		const cmd = `cd '${root}' && ${env} '${host.node}' '${host.cli}' --model fake/fake-model --no-session -e '${packageRoot}'`;
+		assert.equal(tmux("new-session", "-d", "-s", session, "-x", "160", "-y", "200", cmd).status, 0);
+		const screen = await screenWhen(session, (s) => s.includes("grep.limit must be") && s.includes("[Extensions]"));
+		const lines = screen.split("\n");
+		const at = lines.findIndex((l) => l.includes("grep.limit must be"));
+		assert.equal(lines[at + 1].trim(), "", `a blank line after the warning:\n${screen}`);
 	});
 }

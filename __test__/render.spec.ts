@@ -391,6 +391,8 @@ test("glob: newest first, directories with /, project before ignored, Pi's find 
 
   assert.equal((await runGlobTool(native, { pattern: "*.txt", noIgnore: false }, cfg)).text, "new.txt\nlogs.txt/\nold.txt");
   assert.deepEqual(await runGlobTool(native, { pattern: "*.none" }, cfg), { text: "No files found matching pattern", details: undefined });
+  // Only ignored files matched: said, as grep says it.
+  assert.deepEqual(await runGlobTool(native, { pattern: "gen.*" }, cfg), { text: "build/gen.txt\n\n(all matches are in ignored paths)", details: undefined });
 });
 
 test("glob: byte cap spills the full list", async (t) => {

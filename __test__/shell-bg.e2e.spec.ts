@@ -114,7 +114,7 @@ test("what a job left with a cleared environment in a session of its own keeps i
 	const left = Number(fs.readFileSync(pidFile, "utf8"));
 	t.after(() => killGroups([left]));
 	const [, status, killed] = live.toolResults;
-	assert.match(status.text, new RegExp(`^bg-1 running for .* \\(its main process exited with code 0; 1 process it started is still running \\(pid ${left}: (setsid )?sleep 30\\)\\)`));
+	assert.match(status.text, new RegExp(`^bg-1 running for \\S+: env -i setsid sleep 30 & echo \\$! > left\\.pid; exit 0\\nIts main process \\(pid \\d+\\) exited with code 0; 1 process it started is still running \\(pid ${left}: (setsid )?sleep 30\\)\\.\\n`));
 	assert.match(killed.text, new RegExp(`^bg-1: stopped with SIGTERM\\. Also signalled 1 process\\(es\\) that had left its group \\(pids ${left}\\)\\.$`));
 	assert.equal(alive(left), false, "gone from /proc (or a zombie its new parent has yet to reap)");
 });
@@ -181,7 +181,7 @@ test("with a UI a long foreground command moves to the background with its outpu
 	await live.prompt("go");
 	const [moved, status, ended] = live.toolResults;
 	assert.equal(moved.isError, false);
-	assert.match(moved.text, /^start\n\n\[Still running after 1s: moved to the background as bg-1 \(pid \d+\); the output above is what it printed so far\.\nLog: .*bg-1\.log\nIts timeout still applies: it is stopped 3s after it started\./);
+	assert.match(moved.text, /^start\n\n\[Still running after 1s: moved to the background as bg-1 \(pid \d+\); the output above is what it printed so far\. Log: \S*bg-1\.log\. Its timeout still applies: it is stopped 3s after it started\. [^\n]*\]$/, "one line after the output");
 	assert.deepEqual((moved.details as { shellBg: { auto: boolean } }).shellBg.auto, true);
 	assert.match(status.text, /\(no new output since the last read\)/, "the model already saw 'start'");
 	assert.match(ended.text, /^bg-1 timed out after 3\.0s and was stopped \(SIGTERM\)/, "the timeout survived the move");

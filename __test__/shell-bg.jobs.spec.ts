@@ -66,7 +66,7 @@ test("each ending is announced once: never for a foreground job, not after shell
 	await until("bg's follow-up", () => rec.deliveries.length === 1);
 	assert.equal(rec.deliveries[0].id, b.id);
 	assert.equal(rec.deliveries[0].how, "followUp");
-	assert.equal(rec.deliveries[0].text, `Background job ${b.id} exited with code 3 after ${/after (\S+)\./.exec(rec.deliveries[0].text)![1]}.\nCommand: echo b-out; exit 3\nLast 20 lines of output (full log: ${b.logPath}):\nb-out`);
+	assert.equal(rec.deliveries[0].text, `Background job ${b.id} exited with code 3 after ${/after (\S+)\./.exec(rec.deliveries[0].text)![1]}.\nCommand: echo b-out; exit 3\nLast 1 line of output (full log: ${b.logPath}):\nb-out`);
 
 	const c = bg(a, dir, "sleep 0.3; exit 4");
 	const status = await a.status({ id: c.id, wait: 5 });
@@ -114,7 +114,9 @@ test("the limit refuses by name; kill all reports each job; a job the user stops
 	const two = bg(jobs, dir, "trap '' TERM; sleep 60");
 	assert.match(jobs.refusal()!, new RegExp(`^Not started: 2 background jobs are already running.*\\n${one.id} \\(.*\\): sleep 60\\n${two.id} \\(.*\\): trap '' TERM; sleep 60\\n`));
 	await sleep(100); // let the trap be installed
-	const killed = await jobs.kill("all", "user");
+	const slow: string[] = [];
+	const killed = await jobs.kill("all", "user", { onSlow: (text) => slow.push(text), slowMs: 100 });
+	assert.deepEqual(slow, [`stopping ${two.id} (SIGTERM, SIGKILL after 300ms)…`], "said once, at once, for the job that ignores SIGTERM only");
 	assert.equal(killed.text, `${one.id}: stopped with SIGTERM.\n${two.id}: did not stop on SIGTERM within 300ms; killed with SIGKILL.`);
 	assert.deepEqual([one.pid, two.pid].map(alive), [false, false]);
 	await sleep(100);

@@ -22,7 +22,7 @@ const GRACE_MS = 1500;
 const EXIT_BOUND_MS = GRACE_MS + 8000;
 /** Ignores SIGTERM, so quitting waits out the grace; its pid is in job.pid. */
 const STUBBORN = "trap '' TERM; echo $$ > job.pid; echo stubborn-start; sleep 60";
-const STOPPING = /shell-bg: stopping bg-1 \(grace 1\.5s\)…/;
+const STOPPING = /shell-bg: stopping bg-1 \(SIGTERM, SIGKILL after 1\.5s\)…/;
 
 const tmux = (...args: string[]) => spawnSync("tmux", args, { encoding: "utf8" });
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));

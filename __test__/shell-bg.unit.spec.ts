@@ -18,6 +18,8 @@ import {
 	movedText,
 	followUpDisplay,
 	followUpText,
+	movedPreview,
+	jobHeading,
 	parseMeta,
 	refusalText,
 	startedText,
@@ -139,7 +141,12 @@ test("/shell-bg arguments parse and complete", () => {
 	assert.deepEqual(completeShellBgArgs("", jobs)?.map((c) => c.value), ["list", "kill ", "logs ", "clear"]);
 	assert.deepEqual(completeShellBgArgs("k", jobs)?.map((c) => c.value), ["kill "]);
 	assert.deepEqual(completeShellBgArgs("kill ", jobs)?.map((c) => c.value), ["kill bg-1", "kill bg-10", "kill all"], "only running jobs can be killed");
-	assert.deepEqual(completeShellBgArgs("kill bg-1", jobs)?.map((c) => c.value), ["kill bg-1", "kill bg-10"]);
+	assert.deepEqual(completeShellBgArgs("kill bg-", jobs)?.map((c) => c.value), ["kill bg-1", "kill bg-10"]);
+	// Typed in full: no popup, so the first Enter runs it (bg-10 too would make Enter pick a job not typed).
+	assert.equal(completeShellBgArgs("kill bg-1", jobs), null);
+	assert.equal(completeShellBgArgs("logs bg-2", jobs), null);
+	assert.equal(completeShellBgArgs("kill all", jobs), null);
+	assert.deepEqual(completeShellBgArgs("kill bg-2", jobs), null, "an ended job is no kill candidate");
 	assert.deepEqual(completeShellBgArgs("logs bg-", jobs)?.map((c) => c.value), ["logs bg-1", "logs bg-2", "logs bg-10"]);
 	assert.equal(completeShellBgArgs("logs bg-9", jobs), null);
 	assert.equal(completeShellBgArgs("kill bg-1 x", jobs), null);
@@ -172,10 +179,15 @@ test("job ids never repeat, even after the highest ones were forgotten", (t) => 
 
 test("a job its main process left running says what is still alive, and how it ended at last", () => {
 	const left = job({ leaderEndedAtMs: 5_000, leaderExitCode: 0, alive: [{ pid: 1234, command: "sleep 77" }] });
-	assert.equal(describeState(left), "running for 12s (its main process exited with code 0; 1 process it started is still running (pid 1234: sleep 77))");
+	assert.equal(describeState(left), "running for 12s; its main process exited with code 0; 1 process it started is still running (pid 1234: sleep 77)");
+	// No brackets in brackets, and the dead main process's pid is not where the line ends.
+	assert.equal(jobHeading(left), "bg-1 running for 12s: npm run dev\nIts main process (pid 4321) exited with code 0; 1 process it started is still running (pid 1234: sleep 77).");
+	assert.equal(jobHeading(job()), "bg-1 running for 12s (pid 4321): npm run dev");
+	assert.match(widgetLine(left, "tick"), /^⟳ bg-1  12s  npm run dev  · main process ended, 1 left  › tick$/, "the widget marks it");
+	assert.doesNotMatch(widgetLine(job(), "tick"), /main process/);
 	assert.equal(leftRunningText({ ...left, id: "bg-3" }), "1 process it started is still running (pid 1234: sleep 77) — tracked as bg-3; read it with shell_status, stop it with shell_kill");
 	const many = job({ leaderEndedAtMs: 5_000, leaderSignal: "SIGTERM", alive: [1, 2, 3, 4, 5].map((pid) => ({ pid, command: "" })) });
-	assert.equal(describeState(many), "running for 12s (its main process was killed by SIGTERM; 5 processes it started are still running (pid 1, pid 2, pid 3, and 2 more))");
+	assert.equal(describeState(many), "running for 12s; its main process was killed by SIGTERM; 5 processes it started are still running (pid 1, pid 2, pid 3, and 2 more)");
 	const ended = job({ state: "exited", exitCode: 0, leaderExitCode: 0, leaderEndedAtMs: 5_000, endedAtMs: 8_000, runtimeMs: 8_000 });
 	assert.equal(describeState(ended), "exited with code 0 after 8.0s (its main process exited with code 0 earlier; what it started ran on)");
 	assert.equal(describeState(job({ state: "exited", exitCode: 0, leaderExitCode: 0, leaderEndedAtMs: 8_000, endedAtMs: 8_000, runtimeMs: 8_000 })), "exited with code 0 after 8.0s");
@@ -241,7 +253,7 @@ test("the retention sweep removes only our files of old job directories whose se
 test("a trimmed log is said in the status note, the follow-up and the widget", () => {
 	const j = job({ logDropped: 3 * 1024 * 1024 * 1024, maxLogBytes: 64 * 1024 * 1024 });
 	assert.equal(trimmedNote(j), "Its log outgrew shell.maxLogBytes (64.0MB): it keeps the first 1MB and the newest output; 3072.0MB in between were dropped (a marker line in the log says where).");
-	assert.match(followUpText({ ...j, state: "exited", exitCode: 0 }, "x\n", 20), /\nIts log outgrew shell\.maxLogBytes/);
+	assert.match(followUpText({ ...j, state: "exited", exitCode: 0 }, "x\n"), /\nIts log outgrew shell\.maxLogBytes/);
 	assert.match(widgetLine(j, "x"), /  ⚠ log cut, 3072\.0MB dropped/);
 	assert.match(widgetLine({ ...j, flooding: true }, "x"), /  ⚠ flooding its log \(log cut, 3072\.0MB dropped\)/);
 	assert.match(widgetLine(job({ flooding: true }), "x"), /  ⚠ flooding its log  ›/);
@@ -261,10 +273,22 @@ test("the widget uses the terminal's width; a job Pi's quit stopped says so afte
 	assert.equal(describeState({ ...quit, meta: JSON.stringify({ mode: "bg" }) }), "was stopped (SIGTERM) after 12s");
 });
 
-test("a follow-up is drawn collapsed as its status and a count of its output lines, expanded in full", () => {
-	const text = followUpText(job({ state: "exited", exitCode: 0 }), "a\nb\nc\n", 20);
+test("a follow-up counts the lines it returns (not the setting), in the singular for one, and its collapsed form agrees", () => {
+	const text = followUpText(job({ state: "exited", exitCode: 0 }), "a\nb\nc\n");
 	assert.equal(followUpDisplay(text, true), text);
-	assert.equal(followUpDisplay(text, false), "Background job bg-1 exited with code 0 after 12s.\nCommand: npm run dev\nLast 20 lines of output (full log: /p/logs/bg-1.log) (3 lines; expand to see them)");
-	const quiet = followUpText(job({ state: "exited", exitCode: 0 }), "", 20);
+	assert.match(text, /\nLast 3 lines of output \(full log: \/p\/logs\/bg-1\.log\):\na\nb\nc$/);
+	assert.equal(followUpDisplay(text, false, "ctrl+o to expand"), "Background job bg-1 exited with code 0 after 12s.\nCommand: npm run dev\nLast 3 lines of output (full log: /p/logs/bg-1.log), ctrl+o to expand");
+	const one = followUpText(job({ state: "exited", exitCode: 0 }), "only\n");
+	assert.match(one, /\nLast 1 line of output \(full log: [^)]*\):\nonly$/);
+	assert.match(followUpDisplay(one, false), /\nLast 1 line of output \(full log: [^)]*\), expand to see them$/);
+	const quiet = followUpText(job({ state: "exited", exitCode: 0 }), "");
 	assert.equal(followUpDisplay(quiet, false), quiet);
+});
+test("a moved command's collapsed preview keeps its output and one short line; the model's notice is one line", () => {
+	const moved = movedText(job({ id: "bg-2", pid: 77 }), { afterSec: 10, timeoutSec: 30 });
+	assert.doesNotMatch(moved, /\n/);
+	assert.match(moved, /^\[Still running after 10s: moved to the background as bg-2 \(pid 77\); .* Log: \/p\/logs\/bg-1\.log\. Its timeout still applies: .* You will get a message when it ends\.\]$/);
+	const text = `one\ntwo\nthree\n\n${moved}`;
+	assert.equal(movedPreview(text), "one\ntwo\nthree\n[moved to the background as bg-2 after 10s]");
+	assert.equal(movedPreview("plain output"), "plain output");
 });

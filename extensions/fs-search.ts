@@ -4,7 +4,7 @@
 // parameters, text and render pieces come from extensions/lib/search/ (shared with the CLI); this file only
 // wires settings, the backend and Pi's tool API together.
 import type { AgentToolResult, ExtensionAPI } from "@mariozechner/pi-coding-agent";
-import { keyHint } from "@mariozechner/pi-coding-agent";
+import { keyHint, VERSION } from "@mariozechner/pi-coding-agent";
 import { StringEnum } from "@mariozechner/pi-ai";
 import { Text } from "@mariozechner/pi-tui";
 import { Type, type TSchema, type TUnsafe } from "typebox";
@@ -297,10 +297,10 @@ export default function fsSearch(pi: ExtensionAPI): void {
 		const sessionKey = ctx.sessionManager.getSessionId();
 		const warnings = takeWarningsOnce(loaded, sessionKey);
 		const searchEnabled = ["grep", "glob", "outline", "locate", "trace"].some((name) => isToolEnabled(settings, name));
-		warnOnce(NOTIFIED, ctx, sessionKey, warnings);
+		warnOnce(NOTIFIED, ctx, sessionKey, warnings, VERSION);
 		// Why the native core is missing does not change within a process: said once, not on every /new.
 		const nativeMsg = searchEnabled ? nativeWarning(native) : undefined;
-		if (nativeMsg) warnOnce(NOTIFIED, ctx, "process", [nativeMsg]);
+		if (nativeMsg) warnOnce(NOTIFIED, ctx, "process", [nativeMsg], VERSION);
 		// The live index of the working directory is built in the background on the addon's own thread
 		// (it never keeps the process alive); searches scan until it is ready. A tree outside the bounds
 		// is simply not indexed (indexStatus says why).

@@ -4,18 +4,19 @@
 // are reconciled after a restart and are never confused with strangers. This file only wires Pi's API to
 // extensions/lib/shell/.
 import type { AgentToolResult, ExtensionAPI, ExtensionContext } from "@mariozechner/pi-coding-agent";
-import { createBashToolDefinition, getAgentDir, getShellConfig, SettingsManager } from "@mariozechner/pi-coding-agent";
+import { createBashToolDefinition, getAgentDir, getShellConfig, keyHint, SettingsManager, VERSION } from "@mariozechner/pi-coding-agent";
 import { Box, Text } from "@mariozechner/pi-tui";
 import { Type } from "typebox";
 import { loadNative } from "./lib/native.mjs";
 import { agentDir, isToolEnabled, loadSettings, takeWarningsOnce } from "./lib/settings.ts";
-import { completeShellBgArgs, followUpDisplay, leftRunningText, movedText, parseShellBgArgs, SHELL_BG_USAGE, startedText, widgetLine } from "./lib/shell/format.ts";
+import { completeShellBgArgs, followUpDisplay, leftRunningText, movedPreview, movedText, parseShellBgArgs, SHELL_BG_USAGE, startedText, widgetLine } from "./lib/shell/format.ts";
 import { MAX_WAIT_SEC, ShellJobs, type JobsHost } from "./lib/shell/jobs.ts";
 import { jobDirFor, jobRegistryExists, nativeRegistryAvailable, openJobRegistry, type ShellJob } from "./lib/shell/registry.ts";
 import { bashContract, structuredResult, type BashStructured } from "./lib/shell/contract.ts";
 import { sweepJobDirs } from "./lib/shell/retention.ts";
 import { jobOperations, type RunOutcome } from "./lib/shell/runner.ts";
 import { keepSignalHandled } from "./lib/shell/quit-signal.ts";
+import { warnOnce as sharedWarnOnce } from "./lib/warn-once.ts";
 
 const WIDGET = "shell-bg";
 const MESSAGE_TYPE = "shell-bg";
@@ -33,14 +34,7 @@ interface BackgroundDetails {
 }
 
 function warnOnce(ctx: ExtensionContext, key: string, messages: string[]): void {
-	const store = globalThis as unknown as Record<symbol, Set<string> | undefined>;
-	const seen = (store[NOTIFIED] ??= new Set<string>());
-	for (const msg of messages) {
-		if (seen.has(`${key}\u0000${msg}`)) continue;
-		seen.add(`${key}\u0000${msg}`);
-		if (ctx.hasUI) ctx.ui.notify(msg, "warning");
-		else process.stderr.write(`${msg}\n`);
-	}
+	sharedWarnOnce(NOTIFIED, ctx, key, messages, VERSION);
 }
 
 /** Pi applies `shellPath` and `shellCommandPrefix` only to its own bash; an override reads them itself. */
@@ -94,7 +88,8 @@ export default function shellBg(pi: ExtensionAPI): void {
 					{
 						customType: MESSAGE_TYPE,
 						content: text,
-						display: true,
+						// The user's own kill is told to the user once, by its notice; the model gets the message.
+						display: how !== "notice",
 						details: { id: job.id, state: job.state, exitCode: job.exitCode, signal: job.signal, runtimeMs: job.runtimeMs, logPath: job.logPath },
 					},
 					// A notice rides in the follow-up queue while a turn runs and is appended at once when idle: in
@@ -234,8 +229,11 @@ export default function shellBg(pi: ExtensionAPI): void {
 				return new Text(theme.fg("toolTitle", theme.bold(`$ ${String(a?.command ?? "...")}`)), 0, 0);
 			},
 			renderResult(result, options, theme, context) {
-				if (base.renderResult) return base.renderResult(result as never, options, theme, context as never);
-				return new Text(theme.fg("toolOutput", textOf(result)), 0, 0);
+				// A command moved to the background: collapsed, its notice is one short line under the output.
+				const moved = !options.expanded && (result.details as { shellBg?: BackgroundDetails } | undefined)?.shellBg?.auto === true;
+				const shown = moved ? { ...result, content: [{ type: "text" as const, text: movedPreview(textOf(result)) }] } : result;
+				if (base.renderResult) return base.renderResult(shown as never, options, theme, context as never);
+				return new Text(theme.fg("toolOutput", textOf(shown)), 0, 0);
 			},
 			async execute(toolCallId, params, signal, onUpdate, ctx): Promise<AgentToolResult<unknown>> {
 				const startedAt = performance.now();
@@ -338,7 +336,7 @@ export default function shellBg(pi: ExtensionAPI): void {
 	// Follow-ups: the status line collapsed, the output lines when expanded (the model gets all of it either way).
 	pi.registerMessageRenderer(MESSAGE_TYPE, (message, { expanded }) => {
 		const content = typeof message.content === "string" ? message.content : message.content.map((c) => (c.type === "text" ? c.text : "")).join("");
-		return new Text(followUpDisplay(content, expanded), 1, 0);
+		return new Text(followUpDisplay(content, expanded, keyHint("app.tools.expand", "to expand")), 1, 0);
 	});
 
 	// /shell-bg's listings: a message in the chat (it stays where the user asked for it; a notice is replaced
@@ -388,7 +386,8 @@ export default function shellBg(pi: ExtensionAPI): void {
 			try {
 				if (cmd.kind === "list") return current ? show(current.table(), "/shell-bg · background jobs") : say("No background jobs in this session.");
 				if (!current) return say("No background jobs in this session.", "warning");
-				if (cmd.kind === "kill") return say((await current.kill(cmd.target, "user")).text);
+				// A job that ignores SIGTERM: the wait is said at once, and its outcome replaces that notice.
+				if (cmd.kind === "kill") return say((await current.kill(cmd.target, "user", { onSlow: (text) => say(text) })).text);
 				if (cmd.kind === "logs") return show(current.logs(cmd.id), `/shell-bg logs ${cmd.id}`);
 				const gone = current.clear();
 				return say(gone.length ? `Forgot ${gone.join(", ")} and deleted their logs.` : "No finished jobs to clear.");
@@ -445,7 +444,7 @@ export default function shellBg(pi: ExtensionAPI): void {
 		if (!current) return;
 		current.detach();
 		if (event.reason === "reload") return; // the next instance takes over the same registry
-		if (settings.shell.onQuit === "kill") await current.killAll({ onSlow: (text) => sayWhileQuitting(ctx, text) });
+		if (settings.shell.onQuit === "kill") await current.killAll({ onSlow: (text) => sayWhileQuitting(ctx, `shell-bg: ${text}`) });
 		current.tidy(inMemorySession);
 	});
 }

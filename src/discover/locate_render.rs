@@ -1,5 +1,6 @@
-//! `locate` text in agentgrep's `find` shape: `query:`, `top files: N`, then
-//! per file its rank and path, `role:`, `why:` and `structure:`.
+//! `locate` text in agentgrep's `find` shape: `query:`, `top files: N`, the
+//! ranked list (one line per file), then per file its rank and path,
+//! `role:`, `why:` and `structure:`.
 
 use super::locate::LocateResult;
 use super::role::Role;
@@ -36,6 +37,18 @@ pub(crate) fn file_block(out: &mut String, rank: usize, f: FileBlock<'_>) {
     }
 }
 
+/// The ranked files, one line each (`1. src/auth/mod.rs (source, rust)`),
+/// before their details: the answer is what a collapsed view shows first.
+pub(crate) fn ranked_list<'a>(out: &mut String, files: impl Iterator<Item = FileBlock<'a>>) {
+    for (i, f) in files.enumerate() {
+        let lang = f
+            .language
+            .map(|l| format!(", {}", l.name()))
+            .unwrap_or_default();
+        let _ = writeln!(out, "{}. {} ({}{lang})", i + 1, f.path, f.role.as_str());
+    }
+}
+
 pub(crate) struct FileBlock<'a> {
     pub path: &'a str,
     pub role: Role,
@@ -52,15 +65,18 @@ pub(crate) fn render(r: &LocateResult) -> String {
     if let Some(note) = &r.content_note {
         let _ = writeln!(out, "note: {note}");
     }
-    for (i, f) in r.files.iter().enumerate() {
-        let block = FileBlock {
+    let blocks = || {
+        r.files.iter().map(|f| FileBlock {
             path: &f.path.text,
             role: f.role,
             language: f.language,
             why: &f.why,
             structure: &f.structure,
             more_symbols: f.more_symbols,
-        };
+        })
+    };
+    ranked_list(&mut out, blocks());
+    for (i, block) in blocks().enumerate() {
         file_block(&mut out, i + 1, block);
     }
     out

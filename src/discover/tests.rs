@@ -378,3 +378,39 @@ mod prefilter {
         assert!(q.may_match(b"s/c/h/e/d/f/a/i/r.c", &mut scratch));
     }
 }
+
+/// Issue 29: a collapsed view (20 lines) showed only file #1's reasons; the
+/// text now leads with the ranked files, one line each, then the details.
+#[test]
+fn locate_and_trace_lead_with_the_ranked_list() {
+    let t = project();
+    let opts = LocateOptions {
+        query: "auth status".into(),
+        ..Default::default()
+    };
+    let a = locate::run(t.path(), None, opts, &CancelToken::new(None)).unwrap();
+    let list: String = a
+        .files
+        .iter()
+        .enumerate()
+        .map(|(i, f)| {
+            let lang = f
+                .language
+                .map(|l| format!(", {}", l.name()))
+                .unwrap_or_default();
+            format!("{}. {} ({}{lang})\n", i + 1, f.path.text, f.role.as_str())
+        })
+        .collect();
+    let head = format!(
+        "query: auth status\ntop files: {}\n{list}\n1. ",
+        a.files.len()
+    );
+    assert!(a.text.starts_with(&head), "{}", a.text);
+    let r = traced(t.path(), "subject:AuthStatus relation:defined kind:code");
+    assert!(
+        r.text
+            .contains("best answer likely in src/auth/mod.rs\n1. src/auth/mod.rs (code, rust)\n"),
+        "{}",
+        r.text
+    );
+}

@@ -1,9 +1,10 @@
 //! `trace` text in agentgrep's shape: `query parameters:`, `top results: N
-//! files, M regions`, `best answer likely in <path>`, then per file `role:`,
-//! `why:`, `structure:` and `regions:`.
+//! files, M regions`, `best answer likely in <path>`, the ranked list (one
+//! line per file), then per file `role:`, `why:`, `structure:` and
+//! `regions:` (line numbers right-aligned per region).
 
-use super::locate_render::{file_block, FileBlock};
-use super::trace::TraceResult;
+use super::locate_render::{file_block, ranked_list, FileBlock};
+use super::trace::{TraceResult, TracedFile};
 use std::fmt::Write;
 
 pub(crate) fn render(r: &TraceResult) -> String {
@@ -41,19 +42,12 @@ pub(crate) fn render(r: &TraceResult) -> String {
             return out;
         }
     }
+    ranked_list(&mut out, r.files.iter().map(block_of));
     if !r.structure_found {
         out.push_str("note: no structure was found in these files (no known language); regions are word-boundary matches\n");
     }
     for (i, f) in r.files.iter().enumerate() {
-        let block = FileBlock {
-            path: &f.path.text,
-            role: f.role,
-            language: f.language,
-            why: &f.why,
-            structure: &f.structure,
-            more_symbols: f.more_symbols,
-        };
-        file_block(&mut out, i + 1, block);
+        file_block(&mut out, i + 1, block_of(f));
         if f.regions.is_empty() {
             continue;
         }
@@ -64,10 +58,62 @@ pub(crate) fn render(r: &TraceResult) -> String {
             if !g.why.is_empty() {
                 let _ = writeln!(out, "     why: {}", g.why.join("; "));
             }
-            for line in &g.body {
+            for line in aligned(&g.body) {
                 let _ = writeln!(out, "       {line}");
             }
         }
     }
     out
+}
+
+/// A region's body with its `N: ` numbers right-aligned, so that `9:` and
+/// `10:` do not shift the code they number by a column.
+fn aligned(body: &[String]) -> Vec<String> {
+    let width = body.iter().map(|l| number_width(l)).max().unwrap_or(0);
+    body.iter()
+        .map(|line| match number_width(line) {
+            0 => line.clone(),
+            n => format!("{}{line}", " ".repeat(width - n)),
+        })
+        .collect()
+}
+
+/// Digits of a body line's `N: ` prefix (0 for `...` lines): numbers are
+/// right-aligned within a region so the code's indentation lines up.
+fn number_width(line: &str) -> usize {
+    let digits = line.bytes().take_while(u8::is_ascii_digit).count();
+    if digits > 0 && line[digits..].starts_with(": ") {
+        digits
+    } else {
+        0
+    }
+}
+
+fn block_of(f: &TracedFile) -> FileBlock<'_> {
+    FileBlock {
+        path: &f.path.text,
+        role: f.role,
+        language: f.language,
+        why: &f.why,
+        structure: &f.structure,
+        more_symbols: f.more_symbols,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::aligned;
+
+    /// Issue 29: `9:` beside `10:` broke the code's indentation by a column.
+    #[test]
+    fn line_numbers_are_right_aligned_within_a_region() {
+        let body: Vec<String> = ["9: fn a() {", "10:     b();", "...", "100: }"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        assert_eq!(
+            aligned(&body),
+            ["  9: fn a() {", " 10:     b();", "...", "100: }"]
+        );
+    }
 }

@@ -168,6 +168,29 @@ fn typescript_uses_js_and_ts_patterns_with_decorators_and_arrow_consts() {
     );
 }
 
+/// Issue 29: exported values are part of a module's surface, so the outline
+/// lists them (whatever their value); a local const is not.
+#[test]
+fn exported_consts_of_any_value_are_constants() {
+    let src = "export const handler = async (req: Request): Promise<Response> => {\n  return new Response(\"x\");\n};\nexport const LIMIT = 10;\nexport const settings: Settings = {\n  a: 1,\n};\nexport const wrapped = memo(() => 1);\nexport const ids = [1, 2] as const;\nconst local = 3;\n";
+    assert_outline(
+        Language::TypeScript,
+        src,
+        &[
+            "function handler @ 1-3",
+            "constant LIMIT @ 4-4",
+            "constant settings @ 5-7",
+            "constant wrapped @ 8-8",
+            "constant ids @ 9-9",
+        ],
+    );
+    assert_outline(
+        Language::JavaScript,
+        "export const LIMIT = 10;\nexport let names = new Set();\nconst local = 1;\n",
+        &["constant LIMIT @ 1-1", "constant names @ 2-2"],
+    );
+}
+
 #[test]
 fn decorators_of_unexported_classes_and_members_join_their_range() {
     let src = "@Injectable()\nclass Service {\n  @Input() label = 1;\n\n  @HostListener('click')\n  @Debounce(10)\n  onClick(): void {}\n}\n";

@@ -4,7 +4,7 @@
 
 import { formatSize, truncateHead } from "../truncate.mjs";
 import { formatResultLines, shortenPath } from "./render.mjs";
-import { abortError, asError, createNotices, effectiveLimit, errorsNotice, formatSeconds, pruned, raceDeadline, searchFailure, withNotice } from "./toolkit.mjs";
+import { abortError, ALL_IGNORED_MARK, asError, createNotices, effectiveLimit, errorsNotice, formatSeconds, pruned, raceDeadline, searchFailure, withNotice } from "./toolkit.mjs";
 
 /**
  * @param {import("./glob.d.mts").GlobToolParams} params
@@ -101,7 +101,9 @@ export async function runGlobTool(backend, params, config) {
   if (result && (limitReached || timedOut)) notices.unsearched(result.ignoredUnsearched, timedOut);
   if (errors) notices.push(errors);
 
-  return { text: notices.appendTo(truncation.content), details: pruned(details) };
+  // Only ignored files matched: they are listed like any others, so say what they are (as grep does).
+  const body = entries.every((e) => e.ignored) ? `${truncation.content}\n\n${ALL_IGNORED_MARK}` : truncation.content;
+  return { text: notices.appendTo(body), details: pruned(details) };
 }
 
 /** The tool's parameters as plain data (see `grepParameters`); `s` is the glob settings. */

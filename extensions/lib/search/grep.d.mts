@@ -128,6 +128,8 @@ export declare function formatGrepCall(
   theme: RenderTheme,
 ): string;
 /** Collapsed: 15 lines without the `  other:` hints; the notices on the last lines in the warning colour. */
+/** Content hits as the collapsed view lists them: hit lines only, code files before docs. */
+export declare function hitsFirst(lines: string[]): string[];
 export declare function formatGrepResult(
   result: RenderedResult & { details?: GrepToolDetails },
   expanded: boolean,

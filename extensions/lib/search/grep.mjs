@@ -310,8 +310,36 @@ export function formatGrepCall(args, theme) {
   return text;
 }
 
-/** A grouped file's hint at its other symbols: useful to the model and expanded, not worth a collapsed line. */
-const isOtherSymbolsLine = (line) => line.startsWith("  other: ");
+/** A grouped file's heading: `src/a.ts (TypeScript, 40 lines, 3 symbols)`. */
+const FILE_HEADING = /^(.+) \([^,()]+, \d+ lines?, \d+ symbols?\)$/;
+/** A hit or context line in Pi's format, `path:12: text` or `path-13- text` (the path is what comes first). */
+const HIT_LINE = /^(.+?)([:-])\d+\2 /;
+/** Prose rather than code: a reader looking for code wants it after the project's sources. */
+const isDoc = (path) => /\.(md|mdx|markdown|rst|txt|adoc|org)$/i.test(path) || /(^|\/)docs?\//.test(path);
+
+/**
+ * The collapsed view of content hits: the hit lines only (the grouped files' headings, symbol headings and
+ * `other:` hints are for the model and the expanded view), code files before docs, each in path order. A
+ * text with lines of another shape (files or count mode) is listed as it is.
+ */
+export function hitsFirst(lines) {
+  const code = [];
+  const docs = [];
+  let file;
+  for (let i = 0; i < lines.length; i++) {
+    const line = lines[i];
+    if (line === "" || line.startsWith("  ")) continue;
+    const heading = FILE_HEADING.exec(line);
+    if (heading && lines[i + 1]?.startsWith("  ")) {
+      file = heading[1];
+      continue;
+    }
+    const hit = line.startsWith(`${file}:`) || line.startsWith(`${file}-`) ? [line, file] : HIT_LINE.exec(line);
+    if (!hit) return lines;
+    (isDoc(hit[1]) ? docs : code).push(line);
+  }
+  return [...code, ...docs];
+}
 
 /** The result in Pi's grep look (15 lines collapsed), with the notices always visible. */
 export function formatGrepResult(result, expanded, theme, expandHint) {
@@ -320,5 +348,5 @@ export function formatGrepResult(result, expanded, theme, expandHint) {
   if (d?.matchLimitReached) warnings.push(`${d.matchLimitReached} matches limit`);
   if (d?.truncation?.truncated) warnings.push(`${formatSize(d.truncation.maxBytes)} limit`);
   if (d?.linesTruncated) warnings.push("some lines truncated");
-  return formatResultLines(result, { expanded, maxLines: 15, expandHint, warnings, dropCollapsed: isOtherSymbolsLine }, theme);
+  return formatResultLines(result, { expanded, maxLines: 15, expandHint, warnings, collapse: hitsFirst }, theme);
 }

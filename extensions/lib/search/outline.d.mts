@@ -67,3 +67,5 @@ export declare function formatOutlineResult(
   theme: RenderTheme,
   expandHint: string,
 ): string;
+/** The outline's header lines folded into one, without the path (the collapsed view). */
+export declare function oneLineHeader(lines: string[]): string[];

@@ -78,9 +78,34 @@ export function formatOutlineCall(args, theme) {
   return text;
 }
 
+const count = (v, word) => (/^\d+$/.test(v) ? `${v} ${word}${v === "1" ? "" : "s"}` : `${word}s: ${v}`);
+
+/**
+ * The outline's header as the collapsed view shows it: `typescript, 40 lines, 23 symbols` on one line, without
+ * the path the call line already shows (the model's text keeps its `file:`/`language:`/... lines).
+ */
+export function oneLineHeader(lines) {
+  const fields = new Map();
+  const notes = [];
+  let i = 0;
+  for (; i < lines.length; i++) {
+    const m = /^(file|language|lines|symbols|note|structure):\s?(.*)$/.exec(lines[i]);
+    if (!m) break;
+    if (m[1] === "note") notes.push(lines[i]);
+    else fields.set(m[1], m[2]);
+    if (m[1] === "structure") {
+      i++;
+      break;
+    }
+  }
+  if (!fields.has("file") || !fields.has("language")) return lines;
+  const head = [fields.get("language"), fields.has("lines") ? count(fields.get("lines"), "line") : "", fields.has("symbols") ? count(fields.get("symbols"), "symbol") : ""];
+  return [head.filter(Boolean).join(", "), ...notes, ...lines.slice(i)];
+}
+
 /** The result: its first 20 lines (never hiding just one), then the byte cap's notice when it cut the outline. */
 export function formatOutlineResult(result, expanded, theme, expandHint) {
   const truncation = result.details?.truncation;
   const warnings = truncation?.truncated ? [`${formatSize(truncation.maxBytes)} limit`] : [];
-  return formatResultLines(result, { expanded, maxLines: 20, expandHint, warnings }, theme);
+  return formatResultLines(result, { expanded, maxLines: 20, expandHint, warnings, collapse: oneLineHeader }, theme);
 }

@@ -17,8 +17,8 @@ export interface ResultLinesOptions {
   expandHint: string;
   /** Pi's `[Truncated: ...]` items, shown when the text has no notice of its own. */
   warnings?: string[];
-  /** Lines the collapsed view leaves out. */
-  dropCollapsed?: (line: string) => boolean;
+  /** The body's lines as the collapsed view lists them (some left out or reordered; all still counted). */
+  collapse?: (lines: string[]) => string[];
 }
 export declare const kb: (bytes: number) => string;
 export declare function shortenPath(p: string): string;

@@ -44,18 +44,18 @@ export function splitNotices(text) {
  * A tool result as Pi's renderers draw it: the first `maxLines` lines (all when expanded), then how many
  * more there are with Pi's key hint, then the text's notices in the warning colour, so that what limited or
  * shaped the result is visible without expanding. Hiding a single line saves nothing, so it is shown.
- * `dropCollapsed(line)` names lines the collapsed view leaves out (still counted as hidden). `warnings` are
+ * `collapse(lines)` gives the lines the collapsed view lists, in its order (those it leaves out still count). `warnings` are
  * Pi's `[Truncated: ...]` items from `details`, shown only when the text carries no notice of its own (the
  * notice already says the same, with the advice).
  */
 export function formatResultLines(result, options, theme) {
-  const { expanded, maxLines, expandHint, warnings = [], dropCollapsed } = options;
+  const { expanded, maxLines, expandHint, warnings = [], collapse } = options;
   const output = displayText(result.content.map((c) => (c.type === "text" ? (c.text ?? "") : "")).join("\n"))
     .replace(/\r/g, "")
     .trim();
   const { body, notices } = splitNotices(output);
   const lines = body ? body.split("\n") : [];
-  const candidates = expanded || !dropCollapsed ? lines : lines.filter((l) => !dropCollapsed(l));
+  const candidates = expanded || !collapse ? lines : collapse(lines);
   const shown = expanded || candidates.length <= maxLines + 1 ? candidates : candidates.slice(0, maxLines);
   let text = shown.length > 0 ? `\n${shown.map((l) => theme.fg("toolOutput", l)).join("\n")}` : "";
   const hidden = lines.length - shown.length;

@@ -127,10 +127,27 @@ export function stillRunningText(job: ShellJob): string {
 	return `${n} still running (${shown.join(", ")}${more})`;
 }
 
-/** What the job's main process left behind: one line, or empty when it left nothing. */
-function leftBehind(job: ShellJob): string {
-	if (job.state !== "running" || job.leaderEndedAtMs === undefined) return "";
-	return `its main process ${leaderEnding(job)}; ${stillRunningText(job)}`;
+/** A running job whose main process has ended (what it started keeps the job running). */
+const leaderGone = (job: ShellJob) => job.state === "running" && job.leaderEndedAtMs !== undefined;
+
+/** What the job's main process left behind, or empty when it is still running. */
+function leftBehind(job: ShellJob, pid = ""): string {
+	if (!leaderGone(job)) return "";
+	const still = stillRunningText(job);
+	return `its main process${pid} ${leaderEnding(job)}${still ? `; ${still}` : ""}`;
+}
+
+/**
+ * The first line of a job's status and logs: `bg-1 running for 3s (pid 1200): npm run dev`. Once the main
+ * process has ended its pid names nothing any more: the line then ends on the command, and the next one says
+ * what the main process did and what is still running.
+ */
+export function jobHeading(job: ShellJob): string {
+	if (leaderGone(job)) {
+		const left = leftBehind(job, ` (pid ${job.pid})`);
+		return `${job.id} running for ${formatDuration(job.runtimeMs)}: ${job.command}\n${left[0].toUpperCase()}${left.slice(1)}.`;
+	}
+	return `${job.id} ${describeState(job)}${job.state === "running" ? ` (pid ${job.pid})` : ""}: ${job.command}`;
 }
 
 /** `exited with code 0 after 3.2s`, `timed out after 5s and was stopped (SIGTERM)`, `running for 12s`, ... */
@@ -142,7 +159,7 @@ export function describeState(job: ShellJob): string {
 	switch (job.state) {
 		case "running": {
 			const left = leftBehind(job);
-			return `running for ${formatDuration(job.runtimeMs)}${left ? ` (${left})` : ""}`;
+			return `running for ${formatDuration(job.runtimeMs)}${left ? `; ${left}` : ""}`;
 		}
 		case "exited":
 			return job.exitCode === undefined
@@ -214,15 +231,29 @@ export function startedText(job: ShellJob, o: { timeoutSec?: number; headless: b
 	return lines.join("\n");
 }
 
-/** Appended to the output-so-far that Pi's bash formatting produced when a foreground command moves to the background. */
+/**
+ * Appended to the output-so-far that Pi's bash formatting produced when a foreground command moves to the
+ * background: one paragraph of one line, so that the output stays the body of the result.
+ */
 export function movedText(job: ShellJob, o: { afterSec: number; timeoutSec?: number; tools?: ToolsOn }): string {
 	const hint = followHint(job.id, o.tools);
 	return [
 		`[Still running after ${o.afterSec}s: moved to the background as ${job.id} (pid ${job.pid}); the output above is what it printed so far.`,
-		`Log: ${job.logPath}`,
+		`Log: ${job.logPath}.`,
 		...(o.timeoutSec ? [`Its timeout still applies: it is stopped ${o.timeoutSec}s after it started.`] : []),
 		`${hint ? `${hint} ` : ""}You will get a message when it ends.]`,
-	].join("\n");
+	].join(" ");
+}
+
+const MOVED = /\n\n\[Still running after (\d+)s: moved to the background as (\S+) [^\n]*\]$/;
+
+/**
+ * A moved command's result as the collapsed bash preview draws it (its last 5 lines): the output, then one
+ * short line for the move, so the notice never hides what the command printed. The model gets `movedText`.
+ */
+export function movedPreview(text: string): string {
+	const m = MOVED.exec(text);
+	return m ? `${text.slice(0, m.index)}\n[moved to the background as ${m[2]} after ${m[1]}s]` : text;
 }
 
 /**
@@ -250,29 +281,32 @@ export function trimmedNote(job: ShellJob): string {
 	return `Its log outgrew shell.maxLogBytes (${formatSize(job.maxLogBytes)}): it keeps the first 1MB and the newest output; ${formatSize(job.logDropped)} in between were dropped (a marker line in the log says where).`;
 }
 
-export function followUpText(job: ShellJob, tail: string, tailLines: number): string {
+/** `1 line`, `3 lines`. */
+const lines = (n: number) => `${n} ${n === 1 ? "line" : "lines"}`;
+
+/** The ending as the model is told it: the state, the command and the tail of the output, counted as returned. */
+export function followUpText(job: ShellJob, tail: string): string {
 	const out = sanitizeOutput(tail).replace(/\n+$/, "");
 	const trimmed = trimmedNote(job);
 	return [
 		`Background job ${job.id} ${describeState(job)}.`,
 		`Command: ${job.command.length > 500 ? `${job.command.slice(0, 499)}…` : job.command}`,
 		...(trimmed ? [trimmed] : []),
-		out ? `Last ${tailLines} lines of output (full log: ${job.logPath}):\n${out}` : `(no output; log: ${job.logPath})`,
+		out ? `Last ${lines(out.split("\n").length)} of output (full log: ${job.logPath}):\n${out}` : `(no output; log: ${job.logPath})`,
 	].join("\n");
 }
 
 /**
- * How a follow-up message is drawn in the chat: collapsed, its status and command lines and a count of the
- * output lines it carries; expanded, all of it. The model always gets the whole text.
+ * How a follow-up message is drawn in the chat: collapsed, its status and command lines and the output's
+ * heading (which already says how many lines it carries) with how to expand; expanded, all of it. The model
+ * always gets the whole text.
  */
-export function followUpDisplay(text: string, expanded: boolean): string {
+export function followUpDisplay(text: string, expanded: boolean, expandHint = "expand to see them"): string {
 	if (expanded) return text;
-	const at = text.search(/\n(Last \d+ lines of output|\(no output)/);
+	const at = text.search(/\nLast \d+ lines? of output/);
 	if (at < 0) return text;
-	const output = text.slice(at + 1).split("\n");
-	const shown = text.slice(0, at);
-	if (output[0].startsWith("(no output")) return text;
-	return `${shown}\n${output[0].replace(/:$/, "")} (${output.length - 1} lines; expand to see them)`;
+	const heading = text.slice(at + 1).split("\n")[0].replace(/:$/, "");
+	return `${text.slice(0, at)}\n${heading}, ${expandHint}`;
 }
 
 export function killLine(report: ShellKillReport, graceMs: number): string {
@@ -293,9 +327,9 @@ export function killLine(report: ShellKillReport, graceMs: number): string {
 	}
 }
 
-/** Said while Pi's quit waits for jobs that did not stop at once: `shell-bg: stopping bg-1 (grace 3.0s)…`. */
+/** Said while a kill (or Pi's quit) waits for jobs that did not stop at once: `stopping bg-1 (SIGTERM, SIGKILL after 3.0s)…`. */
 export function stoppingText(ids: string[], graceMs: number): string {
-	return `shell-bg: stopping ${ids.join(", ")} (grace ${formatDuration(graceMs)})…`;
+	return `stopping ${ids.join(", ")} (SIGTERM, SIGKILL after ${formatDuration(graceMs)})…`;
 }
 
 /**
@@ -306,11 +340,12 @@ export function stoppingText(ids: string[], graceMs: number): string {
 export function widgetLine(job: ShellJob, last: string, width = 100): string {
 	const cutNote = job.logDropped ? `log cut, ${formatSize(job.logDropped)} dropped` : "";
 	const flood = job.flooding ? `  ⚠ flooding its log${cutNote ? ` (${cutNote})` : ""}` : cutNote ? `  ⚠ ${cutNote}` : "";
+	const orphans = leaderGone(job) ? `  · main process ended, ${job.alive?.length ?? 0} left` : "";
 	const head = `⟳ ${job.id}  ${formatDuration(job.runtimeMs)}  `;
-	const room = width - head.length - flood.length;
+	const room = width - head.length - flood.length - orphans.length;
 	const commandWidth = Math.max(40, Math.floor(room * 0.4));
 	const tailPart = last ? `  › ${cut(last, Math.max(60, room - commandWidth - 4))}` : "";
-	return `${head}${cut(job.command, commandWidth)}${flood}${tailPart}`;
+	return `${head}${cut(job.command, commandWidth)}${orphans}${flood}${tailPart}`;
 }
 
 // ---------------------------------------------------------------- /shell-bg
@@ -359,6 +394,8 @@ export function completeShellBgArgs(prefix: string, jobs: ShellJob[]): Completio
 	}
 	const [, verb, partial] = m;
 	const candidates = verb === "kill" ? jobs.filter((j) => j.state === "running") : jobs;
+	// An id typed in full needs no popup: with one open, Pi's first Enter would only accept what is there.
+	if (candidates.some((j) => j.id === partial) || (verb === "kill" && partial === "all" && candidates.length)) return null;
 	const items: Completion[] = candidates
 		.filter((j) => j.id.startsWith(partial))
 		.map((j) => ({ value: `${verb} ${j.id}`, label: j.id, description: `${j.state} · ${cut(j.command, 40)}` }));

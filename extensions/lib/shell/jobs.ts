@@ -17,6 +17,7 @@ import {
 	followUpText,
 	formatDuration,
 	formatSize,
+	jobHeading,
 	jobTable,
 	killLine,
 	lastLine,
@@ -210,7 +211,7 @@ export class ShellJobs {
 		if (!this.host.canDeliver(how)) return;
 		if (!this.registry.claimDelivery(id)) return;
 		const tail = this.registry.tail(id, { lines: FOLLOW_UP_LINES, maxBytes: FOLLOW_UP_BYTES });
-		this.host.deliver(job, followUpText(job, tail.text, FOLLOW_UP_LINES), how);
+		this.host.deliver(job, followUpText(job, tail.text), how);
 	}
 
 	// ------------------------------------------------------------ shell_status
@@ -266,8 +267,7 @@ export class ShellJobs {
 		const shown = lines !== undefined
 			? await this.capped(job, this.registry.tail(job.id, { lines, maxBytes: READ_WINDOW }), "tail")
 			: await this.capped(job, this.registry.readNew(job.id, { maxBytes: READ_WINDOW, keep: "tail" }), "new");
-		const header = `${job.id} ${describeState(job)}${job.state === "running" ? ` (pid ${job.pid})` : ""}: ${job.command}`;
-		const parts = [header];
+		const parts = [jobHeading(job)];
 		if (waitNote) parts.push(waitNote);
 		const trimmed = trimmedNote(job);
 		if (trimmed) parts.push(trimmed);
@@ -300,21 +300,22 @@ export class ShellJobs {
 
 	// ------------------------------------------------------------ shell_kill and /shell-bg
 
-	/** Kills one job or `all` running ones; `by` decides who gets told. */
-	async kill(target: string, by: "model" | "user"): Promise<{ text: string; reports: ShellKillReport[] }> {
+	/**
+	 * Kills one job or `all` running ones; `by` decides who gets told. A job still alive after `slowMs` (it
+	 * ignores SIGTERM) makes `onSlow` hear at once what the kill now waits for, instead of a silent grace.
+	 */
+	async kill(target: string, by: "model" | "user", o: SlowKill = {}): Promise<{ text: string; reports: ShellKillReport[] }> {
 		const graceMs = this.settings().killGraceMs;
 		const ids = target === "all" ? this.running().map((j) => j.id) : [this.find(target).id];
 		if (ids.length === 0) return { text: "No running background jobs.", reports: [] };
-		const reports = await Promise.all(
-			ids.map(async (id) => {
-				this.quiet.add(id);
-				try {
-					return await this.registry.kill(id, { graceMs });
-				} finally {
-					this.quiet.delete(id);
-				}
-			}),
-		);
+		const reports = await untilSlow(ids, graceMs, o, async (id) => {
+			this.quiet.add(id);
+			try {
+				return await this.registry.kill(id, { graceMs });
+			} finally {
+				this.quiet.delete(id);
+			}
+		});
 		for (const r of reports) {
 			if (r.outcome === "already-ended" && !r.job.delivered) continue; // its own ending is still news
 			if (!this.registry.claimDelivery(r.job.id)) continue;
@@ -350,7 +351,7 @@ export class ShellJobs {
 		const job = this.find(id);
 		const tail = this.registry.tail(job.id, { lines, maxBytes: 16 * 1024 });
 		const body = sanitizeOutput(tail.text).replace(/\n$/, "") || "(no output)";
-		return `${job.id} ${describeState(job)}: ${job.command}\n${body}\nLog: ${job.logPath}`;
+		return `${jobHeading(job)}\n${body}\nLog: ${job.logPath}`;
 	}
 
 	// ------------------------------------------------------------ end of this instance
@@ -371,31 +372,23 @@ export class ShellJobs {
 	 * `slowMs` (it ignores SIGTERM, or cleans up slowly) makes Pi wait up to the grace: `onSlow` is told
 	 * once which jobs it waits for, so the wait is not silent.
 	 */
-	async killAll(o: { onSlow?: (text: string) => void; slowMs?: number } = {}): Promise<void> {
+	async killAll(o: SlowKill = {}): Promise<void> {
 		const running = this.registry.list().filter((j) => j.state === "running");
 		const graceMs = this.settings().killGraceMs;
-		const pending = new Set(running.map((j) => j.id));
-		const slow = o.onSlow && running.length
-			? setTimeout(() => {
-					if (pending.size) o.onSlow!(stoppingText([...pending], graceMs));
-				}, o.slowMs ?? 250)
-			: undefined;
-		try {
-			await Promise.all(
-				running.map(async (j) => {
-					try {
-						this.registry.setMeta(j.id, JSON.stringify({ ...parseMeta(j.meta), stoppedAtQuit: true }));
-						await this.registry.kill(j.id, { graceMs });
-					} catch {
-						// Already gone.
-					} finally {
-						pending.delete(j.id);
-					}
-				}),
-			);
-		} finally {
-			clearTimeout(slow);
-		}
+		await untilSlow(
+			running.map((j) => j.id),
+			graceMs,
+			o,
+			async (id) => {
+				try {
+					const j = this.registry.get(id);
+					if (j) this.registry.setMeta(id, JSON.stringify({ ...parseMeta(j.meta), stoppedAtQuit: true }));
+					await this.registry.kill(id, { graceMs });
+				} catch {
+					// Already gone.
+				}
+			},
+		);
 	}
 
 	/**
@@ -411,6 +404,35 @@ export class ShellJobs {
 		} catch {
 			// Best effort.
 		}
+	}
+}
+
+/** Who hears that a kill waits out its grace, and after how long it counts as slow (default 250 ms). */
+export interface SlowKill {
+	onSlow?: (text: string) => void;
+	slowMs?: number;
+}
+
+/** Runs `kill` on every id at once; `onSlow` is told once which of them are still stopping after `slowMs`. */
+async function untilSlow<T>(ids: string[], graceMs: number, o: SlowKill, kill: (id: string) => Promise<T>): Promise<T[]> {
+	const pending = new Set(ids);
+	const slow = o.onSlow && ids.length
+		? setTimeout(() => {
+				if (pending.size) o.onSlow!(stoppingText([...pending], graceMs));
+			}, o.slowMs ?? 250)
+		: undefined;
+	try {
+		return await Promise.all(
+			ids.map(async (id) => {
+				try {
+					return await kill(id);
+				} finally {
+					pending.delete(id);
+				}
+			}),
+		);
+	} finally {
+		clearTimeout(slow);
 	}
 }
 

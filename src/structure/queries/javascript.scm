@@ -46,6 +46,19 @@
   key: (property_identifier) @name
   value: [(arrow_function) (function_expression)]) @definition.function
 
+; An exported value (`export const LIMIT = 10`, `export const api = create()`):
+; part of the module's surface. Function and class values are matched above;
+; value types only TypeScript has are in typescript.scm.
+(export_statement
+  declaration: (lexical_declaration
+    (variable_declarator
+      name: (identifier) @name
+      value: [(number) (string) (template_string) (object) (array) (call_expression)
+              (new_expression) (member_expression) (subscript_expression) (identifier)
+              (true) (false) (null) (undefined) (regex) (binary_expression)
+              (unary_expression) (await_expression) (parenthesized_expression)
+              (ternary_expression)]) @definition.constant))
+
 ; Not definitions: what a definition's range grows to (see ranges.rs).
 ; @wrapper/@wrapped pairs name a node's relevant parent, and @attribute the
 ; decorators that may sit just before a class member, so no parent or

@@ -33,5 +33,11 @@
   name: (_) @name
   value: [(arrow_function) (function_expression)]) @definition.method
 
+(export_statement
+  declaration: (lexical_declaration
+    (variable_declarator
+      name: (identifier) @name
+      value: [(as_expression) (satisfies_expression) (non_null_expression)]) @definition.constant))
+
 (ambient_declaration
   (_) @wrapped) @wrapper
