@@ -554,7 +554,7 @@ export interface LocatedFile {
   /** Hex of the raw relative path bytes, only for non-UTF-8 names. */
   pathBytes?: string
   score: number
-  /** `code`, `test`, `docs`, `config`, `vendored`, `generated` or `other`. */
+  /** `code`, `test`, `bench`, `example`, `docs`, `config`, `vendored`, `generated` or `other`. */
   role: string
   /** Grammar name when one reads the file. */
   language?: string
