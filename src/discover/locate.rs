@@ -309,36 +309,77 @@ pub(crate) fn score_path(
     let depth = rel.matches('/').count() as f64;
     score -= 1.5 * depth;
     if explain {
-        if !in_name.is_empty() {
-            why.push(format!("file name matches {}", in_name.join(", ")));
-        }
-        if coverage >= 0.999 && !in_name.is_empty() {
-            why.push("the query names the whole file".to_string());
-        }
-        if !in_dir.is_empty() {
-            why.push(format!("directory matches {}", in_dir.join(", ")));
-        }
-        if path_hit {
-            why.push(format!("path contains {}", q.raw));
-        }
-        if !fuzzy.is_empty() {
-            why.push(format!("fuzzy match for {}", fuzzy.join(", ")));
-        }
-        if !missing.is_empty() {
-            why.push(format!("path lacks {}", missing.join(", ")));
-        }
-        if entry_of_match {
-            why.push(format!("entry point of {dir}/"));
-        }
-        if role.penalty() > 0.0 {
-            why.push(format!("{} file: ranked down", role.as_str()));
-        }
+        why = reasons(&Matched {
+            q,
+            dir,
+            in_name: &in_name,
+            in_dir: &in_dir,
+            fuzzy: &fuzzy,
+            missing: &missing,
+            whole_name: coverage >= 0.999,
+            path_hit,
+            entry_of_match,
+            role,
+        });
     }
     Some(PathScore {
         score,
         why,
         missing: missing.len(),
     })
+}
+
+/// What [`score_path`] found in one path, for its reasons.
+struct Matched<'a> {
+    q: &'a Query,
+    dir: &'a str,
+    in_name: &'a [&'a str],
+    in_dir: &'a [&'a str],
+    fuzzy: &'a [&'a str],
+    missing: &'a [&'a str],
+    /// Every word of the file name stands in the query.
+    whole_name: bool,
+    path_hit: bool,
+    entry_of_match: bool,
+    role: Role,
+}
+
+/// The reasons a path scored, in words. Each says one thing the path has
+/// or lacks, and none contradicts another: "the query names the whole
+/// file" is said only when the path has every query word, since beside
+/// "path lacks manager" it would be false; a file name made only of query
+/// words is said so plainly then.
+fn reasons(m: &Matched<'_>) -> Vec<String> {
+    let mut why = Vec::new();
+    if !m.in_name.is_empty() {
+        why.push(format!("file name matches {}", m.in_name.join(", ")));
+    }
+    if m.whole_name && !m.in_name.is_empty() {
+        if m.missing.is_empty() && m.fuzzy.is_empty() {
+            why.push("the query names the whole file".to_string());
+        } else {
+            why.push("every word of the file name is in the query".to_string());
+        }
+    }
+    if !m.in_dir.is_empty() {
+        why.push(format!("directory matches {}", m.in_dir.join(", ")));
+    }
+    if m.path_hit {
+        why.push(format!("path contains {}", m.q.raw));
+    }
+    if !m.fuzzy.is_empty() {
+        why.push(format!("fuzzy match for {}", m.fuzzy.join(", ")));
+    }
+    if !m.missing.is_empty() {
+        why.push(format!("path lacks {}", m.missing.join(", ")));
+    }
+    if m.entry_of_match {
+        why.push(format!("entry point of {}/", m.dir));
+    }
+    if m.role.penalty() > 0.0 {
+        why.push(format!("{} file: ranked down", m.role.as_str()));
+    }
+    why
 }
 
 /// A path's score, its reasons (when asked), and how many query tokens it

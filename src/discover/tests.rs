@@ -25,6 +25,18 @@ fn located(root: &Path, query: &str) -> Vec<String> {
     r.files.into_iter().map(|f| f.path.text).collect()
 }
 
+/// locate's reasons for the file at `rel` among its answers to `query`.
+fn reasons_for(root: &Path, query: &str, rel: &str) -> Vec<String> {
+    let opts = LocateOptions {
+        query: query.into(),
+        ..Default::default()
+    };
+    let r = locate::run(root, None, opts, &CancelToken::new(None)).unwrap();
+    let file = r.files.into_iter().find(|f| f.path.text == rel);
+    file.unwrap_or_else(|| panic!("{rel} not located for {query}"))
+        .why
+}
+
 fn project() -> tempfile::TempDir {
     tree(&[
         (".gitignore", "node_modules/\n"),
@@ -255,26 +267,12 @@ fn a_path_lacking_a_query_token_ranks_after_paths_that_have_them_all() {
     assert_eq!(files[0], "arch/x86/kvm/mmu/mmu.c", "{files:?}");
     // Still listed (ranked down, not out), and honest about why.
     assert_eq!(files.len(), 3, "{files:?}");
-    let r = locate::run(
+    let pmu = reasons_for(
         t.path(),
-        None,
-        LocateOptions {
-            query: "kvm x86 mmu".into(),
-            ..Default::default()
-        },
-        &CancelToken::new(None),
-    )
-    .unwrap();
-    let pmu = r
-        .files
-        .iter()
-        .find(|f| f.path.text.ends_with("pmu-ops.h"))
-        .unwrap();
-    assert!(
-        pmu.why.iter().any(|w| w == "path lacks mmu"),
-        "{:?}",
-        pmu.why
+        "kvm x86 mmu",
+        "arch/x86/include/asm/kvm-x86-pmu-ops.h",
     );
+    assert!(pmu.iter().any(|w| w == "path lacks mmu"), "{pmu:?}");
 }
 
 #[test]
@@ -412,5 +410,29 @@ fn locate_and_trace_lead_with_the_ranked_list() {
             .contains("best answer likely in src/auth/mod.rs\n1. src/auth/mod.rs (code, rust)\n"),
         "{}",
         r.text
+    );
+}
+
+#[test]
+fn a_path_lacking_a_query_word_is_never_said_to_be_named_whole_by_the_query() {
+    // Seen in Pi: `pool manager` listed `pool.rs` with "the query names the
+    // whole file" beside "path lacks manager".
+    let t = tree(&[
+        ("src/pool.rs", "fn x() {}\n"),
+        ("src/cache.rs", "fn y() {}\n"),
+    ]);
+    let why = reasons_for(t.path(), "pool manager", "src/pool.rs");
+    assert!(why.iter().any(|w| w == "path lacks manager"), "{why:?}");
+    assert!(
+        !why.iter().any(|w| w == "the query names the whole file"),
+        "{why:?}"
+    );
+    let plain = "every word of the file name is in the query";
+    assert!(why.iter().any(|w| w == plain), "{why:?}");
+    // With every word in the path, the whole-file reason stands.
+    let why = reasons_for(t.path(), "pool", "src/pool.rs");
+    assert!(
+        why.iter().any(|w| w == "the query names the whole file"),
+        "{why:?}"
     );
 }
