@@ -3,11 +3,12 @@
 //! when the store holds a generation of this root, the walk compared with
 //! it and only the files that changed read again.
 
+use super::format::Meta;
 use super::postings::{
     merge_in_memory, write_segment, Builder, KeySet, ListSource, Postings, MAX_INDEXED_BYTES,
 };
 use super::restamp::restamp;
-use super::store::{Meta, Saved, Store};
+use super::store::{Saved, Store};
 use super::table::{self, Stamp, Table};
 use super::watch::Watcher;
 use super::IndexConfig;
