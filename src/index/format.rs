@@ -73,6 +73,10 @@
 //! may lack stamps their generation has (files left unread), then a u64
 //! xxh3-64 of that table, then 8 bytes "PIUTABOK". It is read instead of
 //! its generation's own table.
+//!
+//! Any change to these bytes takes a new magic (the history is at
+//! [`MAGIC`]): a file of another version then reads as damaged, and is
+//! built again rather than misread.
 
 mod table_codec;
 

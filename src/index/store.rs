@@ -5,11 +5,10 @@
 //! `$PI_UTILS_INDEX_DIR`, else `~/.cache/pi-utils/index`; folders 0700,
 //! files 0600) holds
 //! - `gen-<N>`: a complete *generation*, the file table and the postings in
-//!   one file (its bytes: `format.rs`), ending in a trailer with a
-//!   checksum of everything before it. It is written as `gen-<N>.tmp`,
-//!   fsynced and renamed, so a reader only ever sees a complete file; a file
-//!   whose trailer or checksum does not check out (a crash, a truncation, a
-//!   flipped byte) is removed and never trusted. Readers use the highest
+//!   one file (its bytes and their checks: `format.rs`). It is written as
+//!   `gen-<N>.tmp`, fsynced and renamed, so a reader only ever sees a
+//!   complete file; a file that does not check out (a crash, a truncation,
+//!   a flipped byte) is removed and never trusted. Readers use the highest
 //!   complete generation. A generation file is never written once renamed:
 //!   older ones are unlinked after a newer one is in place, which leaves the
 //!   mappings of processes still reading them valid.
