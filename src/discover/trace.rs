@@ -623,6 +623,33 @@ impl Verdict {
     }
 }
 
+/// What the occurrences of one region show, read once whatever the
+/// relation: each relation's scoring weighs some of them.
+struct Signals<'a> {
+    symbol: Option<&'a Symbol>,
+    label: String,
+    start: u32,
+    end: u32,
+    /// The region defines the subject (see [`defines_subject`]).
+    defines: bool,
+    /// A type-like symbol (class, impl, trait, ...) named for the subject.
+    implements: bool,
+    calls: usize,
+    renders: usize,
+    assigns: usize,
+    /// The enclosing symbol's name holds one of the relation's words.
+    named_for_relation: bool,
+    /// Where the relation's words and support terms are looked for: the
+    /// region's first 401 lines (a long one is not split to its end).
+    body_tokens: Vec<String>,
+    /// A function or method stated without a body (a prototype, a method
+    /// of an interface or trait on one line).
+    bodiless: bool,
+}
+
+/// One region's kind, score, reasons and shown lines. Each relation's
+/// scoring is its own function, so what one relation weighs reads (and
+/// changes) apart from the others.
 fn region_for(
     plan: &TracePlan,
     role: Role,
@@ -632,10 +659,178 @@ fn region_for(
     list: &[&Occurrence],
     uses: &[structure::calls::NameUse],
 ) -> Region {
-    let subject = &plan.subject.tokens;
+    let s = signals(plan, role, outline, lines, home, list, uses);
     let relation = plan.known();
-    let first = list[0].line;
-    let last = list[list.len() - 1].line;
+    let mut acc = Verdict {
+        kind: RegionKind::Reference,
+        score: 5.0 + 2.0 * list.len().min(5) as f64,
+        why: Vec::new(),
+    };
+    // The order of these bumps decides the kind when several apply: the one
+    // the relation asks for comes first.
+    match relation {
+        Some(Relation::Defined) => bump_defined(&mut acc, &s),
+        Some(Relation::Implementation) => bump_implementation(&mut acc, &s),
+        Some(Relation::CalledFrom) => bump_called_from(&mut acc, &s),
+        Some(Relation::Populated) => bump_populated(&mut acc, &s),
+        Some(Relation::Rendered) => bump_rendered(&mut acc, &s),
+        _ => {}
+    }
+    bump_relation_words(&mut acc, plan, &s);
+    bump_other_signals(&mut acc, plan, &s);
+    let (body, full_region) = region_body(lines, s.start, s.end, list);
+    Region {
+        kind: acc.kind,
+        label: s.label,
+        start_line: s.start,
+        end_line: s.end,
+        score: acc.score,
+        body,
+        full_region,
+        why: acc.why,
+    }
+}
+
+/// The score of the kind a relation asks for.
+const PRIMARY: f64 = 100.0;
+
+fn bump_defined(acc: &mut Verdict, s: &Signals) {
+    if s.defines {
+        acc.bump(
+            RegionKind::Definition,
+            PRIMARY,
+            "defines the subject".into(),
+        );
+    }
+    if s.implements {
+        acc.bump(
+            RegionKind::Implementation,
+            40.0,
+            format!("{} of the subject", s.label),
+        );
+    }
+}
+
+fn bump_implementation(acc: &mut Verdict, s: &Signals) {
+    if s.implements {
+        acc.bump(
+            RegionKind::Implementation,
+            PRIMARY,
+            format!("{} implements the subject", s.label),
+        );
+    }
+    if s.defines {
+        acc.bump(RegionKind::Definition, 80.0, "defines the subject".into());
+    }
+}
+
+fn bump_called_from(acc: &mut Verdict, s: &Signals) {
+    let calls = s.calls;
+    if calls > 0 {
+        acc.bump(
+            RegionKind::Callsite,
+            PRIMARY + 5.0 * calls.min(4) as f64,
+            format!("calls the subject ({calls}x)"),
+        );
+    }
+}
+
+fn bump_populated(acc: &mut Verdict, s: &Signals) {
+    let assigns = s.assigns;
+    if assigns > 0 {
+        acc.bump(
+            RegionKind::Assignment,
+            PRIMARY,
+            format!("assigns the subject ({assigns}x)"),
+        );
+    }
+}
+
+fn bump_rendered(acc: &mut Verdict, s: &Signals) {
+    if s.renders > 0 {
+        acc.bump(
+            RegionKind::RenderSite,
+            90.0,
+            "renders the subject as an element".into(),
+        );
+    }
+}
+
+/// The relations without a signal of their own (handled, triggered_from,
+/// comes_from, ...) are found by their words: in the enclosing symbol's
+/// name (the region is then of the relation's kind), else in its body.
+fn bump_relation_words(acc: &mut Verdict, plan: &TracePlan, s: &Signals) {
+    let relation = plan.known();
+    let name = plan.query.relation.name();
+    if s.named_for_relation
+        && relation != Some(Relation::Defined)
+        && relation != Some(Relation::CalledFrom)
+    {
+        let kind = relation
+            .and_then(wanted_kind)
+            .unwrap_or(RegionKind::Related);
+        let why = format!("enclosing {} is named for {name}", s.label);
+        acc.bump(kind, PRIMARY, why);
+    } else if !plan.relation_tokens.is_empty()
+        && (plan.relation_tokens.iter()).any(|w| s.body_tokens.contains(w))
+    {
+        acc.score += 25.0;
+        acc.why.push(format!("{name} words occur here"));
+    }
+}
+
+/// What counts whatever the relation asked: a definition, its exact name
+/// and its body, calls and assignments the relation did not score, and
+/// the support terms.
+fn bump_other_signals(acc: &mut Verdict, plan: &TracePlan, s: &Signals) {
+    let relation = plan.known();
+    if s.defines && acc.kind != RegionKind::Definition {
+        acc.bump(RegionKind::Definition, 20.0, "defines the subject".into());
+    }
+    // `_printk` and `printk` are one identifier to the token layer, but a
+    // definition spelt exactly as asked is the one the user means.
+    let exact = s
+        .symbol
+        .is_some_and(|sym| tokens::own_name(&sym.name) == plan.query.subject);
+    if s.defines && exact {
+        acc.score += 50.0;
+        acc.why
+            .push(format!("named exactly {}", plan.query.subject));
+    }
+    // A prototype (`int _printk(const char *fmt, ...);`, a `declare
+    // function`) states the name; the definition with a body is the answer.
+    if s.defines && s.bodiless {
+        acc.score -= 60.0;
+        acc.why.push("a declaration without a body".into());
+    }
+    if s.calls > 0 && acc.kind != RegionKind::Callsite && relation != Some(Relation::CalledFrom) {
+        acc.bump(RegionKind::Callsite, 10.0, "calls the subject".into());
+    }
+    if s.assigns > 0 && acc.kind != RegionKind::Assignment && relation != Some(Relation::Populated)
+    {
+        acc.bump(RegionKind::Assignment, 10.0, "assigns the subject".into());
+    }
+    for term in &plan.support {
+        if tokens::contains_run(&s.body_tokens, term) {
+            acc.score += 25.0;
+            acc.why
+                .push(format!("support term {} occurs here", term.join("_")));
+        }
+    }
+}
+
+/// The region's span and label, and what its occurrences are: from
+/// structure first, then from their shape.
+fn signals<'a>(
+    plan: &TracePlan,
+    role: Role,
+    outline: Option<&'a Outline>,
+    lines: &[&[u8]],
+    home: Home,
+    list: &[&Occurrence],
+    uses: &[structure::calls::NameUse],
+) -> Signals<'a> {
+    let subject = &plan.subject.tokens;
     let symbol = match home {
         Home::Symbol(i) => outline.map(|o| &o.symbols[i]),
         Home::FileScope(_) => None,
@@ -646,47 +841,19 @@ fn region_for(
             s.end_line,
             format!("{} {}", s.kind.as_str(), s.name),
         ),
-        None => (first, last, "<file scope>".to_string()),
+        None => (
+            list[0].line,
+            list[list.len() - 1].line,
+            "<file scope>".to_string(),
+        ),
     };
-    // What the occurrences are, from structure first, then from their shape.
-    let line_text = |n: u32| {
-        String::from_utf8_lossy(lines.get(n as usize - 1).copied().unwrap_or_default()).into_owned()
-    };
-    // The subject's own definition is no call of it, whatever a parser or
-    // the line's shape say (`func (c *Client) Get(` looks like one).
-    let definition_line = symbol
-        .filter(|s| tokens::names_symbol(&s.name, subject))
-        .map(|s| s.start_line);
-    let is_call = |o: &Occurrence| {
-        let text = line_text(o.line);
-        let own = definition_line == Some(o.line) || shape(&text, o) == Shape::Definition;
-        !own && (uses.iter().any(|u| {
-            u.line == o.line && u.kind == UseKind::Call && tokens::same_name(&u.name, subject)
-        }) || (uses.is_empty() && shape(&text, o) == Shape::Call))
-    };
+    let line_text = |n: u32| line_text(lines, n);
+    let is_call = |o: &Occurrence| is_call(subject, symbol, uses, &line_text(o.line), o);
     let is_render = |o: &Occurrence| {
         uses.iter().any(|u| {
             u.line == o.line && u.kind == UseKind::Render && tokens::same_name(&u.name, subject)
         })
     };
-    // Prose never defines code: a docs line such as `Using trace_printk() in
-    // ...` has a definition's shape only by accident.
-    let prose = role == Role::Docs;
-    // A heading named for the subject is about it, not its definition (as
-    // in locate).
-    let defines = symbol
-        .is_some_and(|s| s.kind != SymbolKind::Section && tokens::names_symbol(&s.name, subject))
-        || (symbol.is_none()
-            && !prose
-            && outline.is_none_or(|o| o.symbols.is_empty())
-            && list
-                .iter()
-                .any(|o| shape(&line_text(o.line), o) == Shape::Definition));
-    let implements = symbol.is_some_and(|s| {
-        is_type_like(s.kind) && tokens::contains_run(&tokens::split(&s.name), subject)
-    });
-    let calls = list.iter().filter(|o| is_call(o)).count();
-    let renders = list.iter().filter(|o| is_render(o)).count();
     let assigns = list
         .iter()
         .filter(|o| shape(&line_text(o.line), o) == Shape::Assignment)
@@ -697,168 +864,112 @@ fn region_for(
     let body_tokens: Vec<String> = (start..=end.min(start + 400))
         .flat_map(|n| tokens::split(&line_text(n)))
         .collect();
-    let co_occurs = plan.relation_tokens.iter().any(|w| body_tokens.contains(w));
-
-    let mut acc = Verdict {
-        kind: RegionKind::Reference,
-        score: 5.0 + 2.0 * list.len().min(5) as f64,
-        why: Vec::new(),
-    };
-    // Used only for relations other than defined and called_from (below).
-    let relation_kind = relation
-        .and_then(wanted_kind)
-        .unwrap_or(RegionKind::Related);
-    // The order of these bumps decides the kind when several apply: the one
-    // the relation asks for comes first.
-    let primary: f64 = 100.0;
-    match relation {
-        Some(Relation::Defined) => {
-            if defines {
-                acc.bump(
-                    RegionKind::Definition,
-                    primary,
-                    "defines the subject".into(),
-                );
-            }
-            if implements {
-                acc.bump(
-                    RegionKind::Implementation,
-                    40.0,
-                    format!("{} of the subject", label),
-                );
-            }
-        }
-        Some(Relation::Implementation) => {
-            if implements {
-                acc.bump(
-                    RegionKind::Implementation,
-                    primary,
-                    format!("{} implements the subject", label),
-                );
-            }
-            if defines {
-                acc.bump(RegionKind::Definition, 80.0, "defines the subject".into());
-            }
-        }
-        Some(Relation::CalledFrom) if calls > 0 => {
-            acc.bump(
-                RegionKind::Callsite,
-                primary + 5.0 * calls.min(4) as f64,
-                format!("calls the subject ({calls}x)"),
-            );
-        }
-        Some(Relation::Populated) if assigns > 0 => {
-            acc.bump(
-                RegionKind::Assignment,
-                primary,
-                format!("assigns the subject ({assigns}x)"),
-            );
-        }
-        Some(Relation::Rendered) if renders > 0 => {
-            acc.bump(
-                RegionKind::RenderSite,
-                90.0,
-                "renders the subject as an element".into(),
-            );
-        }
-        _ => {}
-    }
-    if named_for_relation
-        && relation != Some(Relation::Defined)
-        && relation != Some(Relation::CalledFrom)
-    {
-        acc.bump(
-            relation_kind,
-            primary,
-            format!(
-                "enclosing {} is named for {}",
-                label,
-                plan.query.relation.name()
-            ),
-        );
-    } else if co_occurs && !plan.relation_tokens.is_empty() {
-        acc.score += 25.0;
-        acc.why
-            .push(format!("{} words occur here", plan.query.relation.name()));
-    }
-    if defines && acc.kind != RegionKind::Definition {
-        acc.bump(RegionKind::Definition, 20.0, "defines the subject".into());
-    }
-    // `_printk` and `printk` are one identifier to the token layer, but a
-    // definition spelt exactly as asked is the one the user means.
-    if defines && symbol.is_some_and(|s| tokens::own_name(&s.name) == plan.query.subject) {
-        acc.score += 50.0;
-        acc.why
-            .push(format!("named exactly {}", plan.query.subject));
-    }
-    // A prototype (`int _printk(const char *fmt, ...);`, a `declare
-    // function`) states the name; the definition with a body is the answer.
-    // So is a method of an interface or trait stated on one line.
-    let in_interface = |s: &Symbol| {
-        s.start_line == s.end_line
-            && s.parent
-                .and_then(|p| outline.map(|o| o.symbols[p].kind))
-                .is_some_and(|k| matches!(k, SymbolKind::Interface | SymbolKind::Trait))
-    };
-    let bodiless = symbol.is_some_and(|s| {
-        matches!(s.kind, SymbolKind::Function | SymbolKind::Method)
-            && (line_text(s.end_line).trim_end().ends_with(';') || in_interface(s))
-    });
-    if defines && bodiless {
-        acc.score -= 60.0;
-        acc.why.push("a declaration without a body".into());
-    }
-    if calls > 0 && acc.kind != RegionKind::Callsite && relation != Some(Relation::CalledFrom) {
-        acc.bump(RegionKind::Callsite, 10.0, "calls the subject".into());
-    }
-    if assigns > 0 && acc.kind != RegionKind::Assignment && relation != Some(Relation::Populated) {
-        acc.bump(RegionKind::Assignment, 10.0, "assigns the subject".into());
-    }
-    for s in &plan.support {
-        if tokens::contains_run(&body_tokens, s) {
-            acc.score += 25.0;
-            acc.why
-                .push(format!("support term {} occurs here", s.join("_")));
-        }
-    }
-    let line_count = end + 1 - start;
-    let full_region = line_count <= FULL_REGION_LINES;
-    let body = if full_region {
-        (start..=end).map(|n| text_of(lines, n)).collect()
-    } else {
-        let mut body = vec![text_of(lines, start)];
-        let mut shown = 0;
-        let mut previous = start;
-        for o in list {
-            if o.line == previous {
-                continue;
-            }
-            if shown == 6 {
-                body.push(format!(
-                    "... {} more lines with the subject",
-                    list.iter().filter(|x| x.line > previous).count()
-                ));
-                break;
-            }
-            if o.line > previous + 1 {
-                body.push("...".to_string());
-            }
-            body.push(text_of(lines, o.line));
-            previous = o.line;
-            shown += 1;
-        }
-        body
-    };
-    Region {
-        kind: acc.kind,
+    Signals {
+        symbol,
+        defines: defines_subject(subject, role, outline, symbol, lines, list),
+        implements: symbol.is_some_and(|s| {
+            is_type_like(s.kind) && tokens::contains_run(&tokens::split(&s.name), subject)
+        }),
+        calls: list.iter().filter(|o| is_call(o)).count(),
+        renders: list.iter().filter(|o| is_render(o)).count(),
+        assigns,
+        named_for_relation,
+        body_tokens,
+        bodiless: symbol.is_some_and(|s| is_bodiless(s, outline, lines)),
         label,
-        start_line: start,
-        end_line: end,
-        score: acc.score,
-        body,
-        full_region,
-        why: acc.why,
+        start,
+        end,
     }
+}
+
+fn line_text(lines: &[&[u8]], n: u32) -> String {
+    String::from_utf8_lossy(lines.get(n as usize - 1).copied().unwrap_or_default()).into_owned()
+}
+
+/// Whether occurrence `o` (on a line reading `text`) calls the subject.
+/// The subject's own definition is no call of it, whatever a parser or
+/// the line's shape say (`func (c *Client) Get(` looks like one).
+fn is_call(
+    subject: &[String],
+    symbol: Option<&Symbol>,
+    uses: &[structure::calls::NameUse],
+    text: &str,
+    o: &Occurrence,
+) -> bool {
+    let definition_line = symbol
+        .filter(|s| tokens::names_symbol(&s.name, subject))
+        .map(|s| s.start_line);
+    let own = definition_line == Some(o.line) || shape(text, o) == Shape::Definition;
+    !own && (uses.iter().any(|u| {
+        u.line == o.line && u.kind == UseKind::Call && tokens::same_name(&u.name, subject)
+    }) || (uses.is_empty() && shape(text, o) == Shape::Call))
+}
+
+/// Whether the region defines the subject: its symbol is named for it, or,
+/// in a file without structure, a line has a definition's shape.
+fn defines_subject(
+    subject: &[String],
+    role: Role,
+    outline: Option<&Outline>,
+    symbol: Option<&Symbol>,
+    lines: &[&[u8]],
+    list: &[&Occurrence],
+) -> bool {
+    // Prose never defines code: a docs line such as `Using trace_printk() in
+    // ...` has a definition's shape only by accident.
+    let prose = role == Role::Docs;
+    // A heading named for the subject is about it, not its definition (as
+    // in locate).
+    symbol.is_some_and(|s| s.kind != SymbolKind::Section && tokens::names_symbol(&s.name, subject))
+        || (symbol.is_none()
+            && !prose
+            && outline.is_none_or(|o| o.symbols.is_empty())
+            && list
+                .iter()
+                .any(|o| shape(&line_text(lines, o.line), o) == Shape::Definition))
+}
+
+/// A function or method ending in `;` (a prototype), or one stated on one
+/// line inside an interface or trait.
+fn is_bodiless(s: &Symbol, outline: Option<&Outline>, lines: &[&[u8]]) -> bool {
+    let in_interface = s.start_line == s.end_line
+        && s.parent
+            .and_then(|p| outline.map(|o| o.symbols[p].kind))
+            .is_some_and(|k| matches!(k, SymbolKind::Interface | SymbolKind::Trait));
+    matches!(s.kind, SymbolKind::Function | SymbolKind::Method)
+        && (line_text(lines, s.end_line).trim_end().ends_with(';') || in_interface)
+}
+
+/// The lines shown for a region from `start` to `end` with the subject at
+/// `list`: all of them when few (then `true`), else its first line and up
+/// to six lines with the subject.
+fn region_body(lines: &[&[u8]], start: u32, end: u32, list: &[&Occurrence]) -> (Vec<String>, bool) {
+    let line_count = end + 1 - start;
+    if line_count <= FULL_REGION_LINES {
+        return ((start..=end).map(|n| text_of(lines, n)).collect(), true);
+    }
+    let mut body = vec![text_of(lines, start)];
+    let mut shown = 0;
+    let mut previous = start;
+    for o in list {
+        if o.line == previous {
+            continue;
+        }
+        if shown == 6 {
+            body.push(format!(
+                "... {} more lines with the subject",
+                list.iter().filter(|x| x.line > previous).count()
+            ));
+            break;
+        }
+        if o.line > previous + 1 {
+            body.push("...".to_string());
+        }
+        body.push(text_of(lines, o.line));
+        previous = o.line;
+        shown += 1;
+    }
+    (body, false)
 }
 
 /// Validate and run in one call.

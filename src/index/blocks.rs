@@ -1,6 +1,6 @@
 //! Block checksums of a generation file: one xxh3 per fixed-size block,
 //! computed as the file is streamed out and checked the first time a
-//! reader touches the block.
+//! reader touches the block (where the sums lie: the top of `format.rs`).
 //!
 //! Why blocks rather than one checksum of the file: opening a saved index
 //! at the next start must cost less than the walk that re-validates it,

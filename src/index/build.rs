@@ -3,11 +3,13 @@
 //! when the store holds a generation of this root, the walk compared with
 //! it and only the files that changed read again.
 
+use super::format::Meta;
 use super::postings::{
-    merge_in_memory, write_segment, Builder, KeySet, ListSource, Postings, MAX_INDEXED_BYTES,
+    merge_in_memory, write_segment, Builder, KeySet, ListSource, Postings, Sorted,
+    MAX_INDEXED_BYTES,
 };
 use super::restamp::restamp;
-use super::store::{Meta, Saved, Store};
+use super::store::{Saved, Store, WriterLock};
 use super::table::{self, Stamp, Table};
 use super::watch::Watcher;
 use super::IndexConfig;
@@ -272,23 +274,7 @@ fn revalidate(
     // A trusted file without a document was read and found unindexable
     // (binary, too big, unreadable): it stays so without a second read.
     let trusted = |s: &Stamp| s.nlink == 1 && settled(s);
-    let mut changed = Vec::new();
-    let mut live = 0usize;
-    for (i, (e, was)) in table.entries.iter_mut().zip(saved.was).enumerate() {
-        e.doc = None;
-        // A file with more than one link is never trusted to the postings.
-        let Some(s) = e.stamp.filter(|s| s.nlink == 1) else {
-            continue;
-        };
-        let was = was.map(|j| saved.files[j]);
-        match was.filter(|o| o.0.is_some_and(|w| w == s && trusted(&w))) {
-            Some((_, doc)) => {
-                e.doc = doc;
-                live += doc.is_some() as usize;
-            }
-            None => changed.push(i),
-        }
-    }
+    let (changed, live) = carry_over(table, saved.was, &saved.files, trusted);
     let next = saved.meta.next_doc as usize;
     let dead = next.saturating_sub(live);
     let n = table.entries.len();
@@ -321,27 +307,9 @@ fn revalidate(
         }
         return Some(Ok((saved.postings, None, 0)));
     }
-    let mut builder = Builder::default();
-    let paths: Vec<&Path> = changed
-        .iter()
-        .map(|&i| table.entries[i].path.as_path())
-        .collect();
-    let mut read = vec![None; changed.len()];
-    read_in_order(&paths, sets, cancel, |j, keys| {
-        if let Some(k) = keys {
-            let doc = (next + j) as u32;
-            builder.add(doc, &k);
-            read[j] = Some(doc);
-        }
-    });
-    drop(paths);
-    if cancel.is_stopped() {
+    let Some(sorted) = read_changed(table, &changed, next, sets, cancel) else {
         return Some(Err(NotBuilt::Failed("stopped".into())));
-    }
-    for (j, &i) in changed.iter().enumerate() {
-        table.entries[i].doc = read[j];
-    }
-    let sorted = builder.into_sorted();
+    };
     let sources: [&dyn ListSource; 2] = [&saved.postings, &sorted];
     if let Some(no) = too_big(sources.iter().map(|s| s.size()).sum(), config) {
         return Some(Err(no));
@@ -371,6 +339,68 @@ fn revalidate(
     }))
 }
 
+/// Gives each file of `table` whose stamp is unchanged and `trusted` its
+/// saved document (`was` and `files` as in [`SavedFiles`]); the others,
+/// returned by index, are to be read again. Also: how many saved documents
+/// are still in use.
+fn carry_over(
+    table: &mut Table,
+    was: Vec<Option<usize>>,
+    files: &[(Option<Stamp>, Option<u32>)],
+    trusted: impl Fn(&Stamp) -> bool,
+) -> (Vec<usize>, usize) {
+    let mut changed = Vec::new();
+    let mut live = 0usize;
+    for (i, (e, was)) in table.entries.iter_mut().zip(was).enumerate() {
+        e.doc = None;
+        // A file with more than one link is never trusted to the postings.
+        let Some(s) = e.stamp.filter(|s| s.nlink == 1) else {
+            continue;
+        };
+        let was = was.map(|j| files[j]);
+        match was.filter(|o| o.0.is_some_and(|w| w == s && trusted(&w))) {
+            Some((_, doc)) => {
+                e.doc = doc;
+                live += doc.is_some() as usize;
+            }
+            None => changed.push(i),
+        }
+    }
+    (changed, live)
+}
+
+/// Reads the files at `changed` (indices into `table`) as documents `next`
+/// on, in order, and sets their documents; `None` when stopped.
+fn read_changed(
+    table: &mut Table,
+    changed: &[usize],
+    next: usize,
+    sets: &mut [KeySet],
+    cancel: &CancelToken,
+) -> Option<Sorted> {
+    let mut builder = Builder::default();
+    let paths: Vec<&Path> = changed
+        .iter()
+        .map(|&i| table.entries[i].path.as_path())
+        .collect();
+    let mut read = vec![None; changed.len()];
+    read_in_order(&paths, sets, cancel, |j, keys| {
+        if let Some(k) = keys {
+            let doc = (next + j) as u32;
+            builder.add(doc, &k);
+            read[j] = Some(doc);
+        }
+    });
+    drop(paths);
+    if cancel.is_stopped() {
+        return None;
+    }
+    for (j, &i) in changed.iter().enumerate() {
+        table.entries[i].doc = read[j];
+    }
+    Some(builder.into_sorted())
+}
+
 /// Builds (or re-validates) the picture of `root`. The store's writer lock
 /// is held throughout: a second process building the same root waits for
 /// it (its searches scan meanwhile) and then re-validates what the first
@@ -381,31 +411,7 @@ pub fn build(root: &Path, config: &IndexConfig, cancel: &CancelToken) -> Result<
     if config.saved_only && !store.dir.is_dir() {
         return Err(NotBuilt::Off(SAVED_NONE.into()));
     }
-    let mut unsaved = None;
-    let lock = match store.prepare() {
-        Err(e) => {
-            unsaved = Some(format!("cannot create {}: {e}", store.dir.display()));
-            None
-        }
-        Ok(()) if config.saved_only => match store.try_lock() {
-            Ok(Some(l)) => Some(l),
-            Ok(None) => return Err(NotBuilt::Off(SAVED_BUSY.into())),
-            Err(e) => {
-                return Err(NotBuilt::Off(format!(
-                    "cannot lock {}: {e}",
-                    store.dir.display()
-                )))
-            }
-        },
-        Ok(()) => match store.lock(cancel) {
-            Ok(Some(l)) => Some(l),
-            Ok(None) => return Err(NotBuilt::Failed("stopped".into())),
-            Err(e) => {
-                unsaved = Some(format!("cannot lock {}: {e}", store.dir.display()));
-                None
-            }
-        },
-    };
+    let (lock, mut unsaved) = take_lock(&store, config, cancel)?;
     if lock.is_some() {
         store.touch();
     }
@@ -417,40 +423,11 @@ pub fn build(root: &Path, config: &IndexConfig, cancel: &CancelToken) -> Result<
     if config.saved_only && saved.is_none() {
         return Err(NotBuilt::Off(SAVED_NONE.into()));
     }
-    // Most starts find the tree as it was saved: its directories and files
-    // are then stamped where they are, without listing the tree.
-    let restamped = saved.as_ref().and_then(|s| {
-        let settled = settled_before(&s.meta, config)?;
-        restamp(root, &s.table, &watcher, &settled, cancel)
-    });
-    let (saved, mut table) = match (saved, restamped) {
-        (Some(saved), Some(stamps)) => {
-            let (saved, table) = SavedFiles::restamped(saved, stamps);
-            (Some(saved), table)
-        }
-        (saved, _) => {
-            let table = table::walk(root, &watcher, cancel, config.max_files);
-            let table = table.map_err(NotBuilt::Failed)?;
-            (saved.map(|s| SavedFiles::against_walk(s, &table)), table)
-        }
-    };
+    let (saved, mut table) = fresh_table(root, config, saved, &watcher, cancel)?;
     if let Some(f) = watcher.failure() {
         return Err(NotBuilt::Off(f));
     }
-    let n = table.entries.len();
-    if n < config.min_files {
-        return Err(NotBuilt::Off(format!(
-            "{n} files, fewer than index.minFiles ({})",
-            config.min_files
-        )));
-    }
-    if n > config.max_files {
-        // The walk stopped there: the tree may hold many more.
-        return Err(NotBuilt::Off(format!(
-            "more files than index.maxFiles ({})",
-            config.max_files
-        )));
-    }
+    check_file_count(table.entries.len(), config)?;
     let threads = crate::search::default_threads().max(1);
     let mut sets: Vec<KeySet> = (0..threads).map(|_| KeySet::default()).collect();
     if let Some(saved) = saved {
@@ -476,11 +453,114 @@ pub fn build(root: &Path, config: &IndexConfig, cancel: &CancelToken) -> Result<
     if config.saved_only {
         return Err(NotBuilt::Off(SAVED_STALE.into()));
     }
-    // From scratch: documents are the table's positions.
     let segment_dir = lock.as_ref().map(|_| store.dir.as_path());
+    let parts = read_every_file(&mut table, sets, segment_dir, cancel)?;
+    let saving = lock.as_ref().map(|_| &store);
+    let postings = save_or_merge(
+        root,
+        config,
+        saving,
+        &table,
+        walk_start,
+        parts,
+        &mut unsaved,
+    )?;
+    if lock.is_some() && unsaved.is_none() {
+        store.evict(config.max_bytes);
+    }
+    drop(lock);
+    release_freed_memory();
+    Ok(Built {
+        table,
+        postings,
+        watcher,
+        root_id,
+        unsaved,
+        reread: None,
+        walked: None,
+    })
+}
+
+/// The store's writer lock, and why the picture will not be saved when
+/// there is none. A saved-only picture does not wait for another writer.
+fn take_lock(
+    store: &Store,
+    config: &IndexConfig,
+    cancel: &CancelToken,
+) -> Result<(Option<WriterLock>, Option<String>), NotBuilt> {
+    let dir = store.dir.display();
+    Ok(match store.prepare() {
+        Err(e) => (None, Some(format!("cannot create {dir}: {e}"))),
+        Ok(()) if config.saved_only => match store.try_lock() {
+            Ok(Some(l)) => (Some(l), None),
+            Ok(None) => return Err(NotBuilt::Off(SAVED_BUSY.into())),
+            Err(e) => return Err(NotBuilt::Off(format!("cannot lock {dir}: {e}"))),
+        },
+        Ok(()) => match store.lock(cancel) {
+            Ok(Some(l)) => (Some(l), None),
+            Ok(None) => return Err(NotBuilt::Failed("stopped".into())),
+            Err(e) => (None, Some(format!("cannot lock {dir}: {e}"))),
+        },
+    })
+}
+
+/// The table as the tree is now, with what re-validation needs of `saved`.
+/// Most starts find the tree as it was saved: its directories and files
+/// are then stamped where they are, without listing the tree.
+fn fresh_table(
+    root: &Path,
+    config: &IndexConfig,
+    saved: Option<Saved>,
+    watcher: &Watcher,
+    cancel: &CancelToken,
+) -> Result<(Option<SavedFiles>, Table), NotBuilt> {
+    let restamped = saved.as_ref().and_then(|s| {
+        let settled = settled_before(&s.meta, config)?;
+        restamp(root, &s.table, watcher, &settled, cancel)
+    });
+    Ok(match (saved, restamped) {
+        (Some(saved), Some(stamps)) => {
+            let (saved, table) = SavedFiles::restamped(saved, stamps);
+            (Some(saved), table)
+        }
+        (saved, _) => {
+            let table = table::walk(root, watcher, cancel, config.max_files);
+            let table = table.map_err(NotBuilt::Failed)?;
+            (saved.map(|s| SavedFiles::against_walk(s, &table)), table)
+        }
+    })
+}
+
+fn check_file_count(n: usize, config: &IndexConfig) -> Result<(), NotBuilt> {
+    if n < config.min_files {
+        return Err(NotBuilt::Off(format!(
+            "{n} files, fewer than index.minFiles ({})",
+            config.min_files
+        )));
+    }
+    if n > config.max_files {
+        // The walk stopped there: the tree may hold many more.
+        return Err(NotBuilt::Off(format!(
+            "more files than index.maxFiles ({})",
+            config.max_files
+        )));
+    }
+    Ok(())
+}
+
+/// Reads every file of `table` for a build from scratch (documents are the
+/// table's positions), setting each entry's document. The lists come back
+/// in parts: past `SEGMENT_BYTES` held, the lists so far are written out
+/// as a segment in `segment_dir` (kept in memory without one).
+fn read_every_file(
+    table: &mut Table,
+    mut sets: Vec<KeySet>,
+    segment_dir: Option<&Path>,
+    cancel: &CancelToken,
+) -> Result<Vec<Box<dyn ListSource>>, NotBuilt> {
     let mut parts: Vec<Box<dyn ListSource>> = Vec::new();
     let mut builder = Builder::default();
-    let mut indexed = vec![false; n];
+    let mut indexed = vec![false; table.entries.len()];
     let paths: Vec<&Path> = table.entries.iter().map(|e| e.path.as_path()).collect();
     read_in_order(&paths, &mut sets, cancel, |doc, keys| {
         if let Some(k) = keys {
@@ -508,41 +588,39 @@ pub fn build(root: &Path, config: &IndexConfig, cancel: &CancelToken) -> Result<
     if !builder.is_empty() || parts.is_empty() {
         parts.push(Box::new(builder.into_sorted()));
     }
+    Ok(parts)
+}
+
+/// The postings of `parts` merged (a build from scratch of `table`, walked
+/// from `walk_start`): written as the store's next generation when `store`
+/// is given (the caller holds its lock), else, or when that
+/// fails (`unsaved` says why), merged in memory.
+fn save_or_merge(
+    root: &Path,
+    config: &IndexConfig,
+    store: Option<&Store>,
+    table: &Table,
+    walk_start: SystemTime,
+    parts: Vec<Box<dyn ListSource>>,
+    unsaved: &mut Option<String>,
+) -> Result<Postings, NotBuilt> {
     let sources: Vec<&dyn ListSource> = parts.iter().map(|p| p.as_ref()).collect();
     if let Some(no) = too_big(sources.iter().map(|s| s.size()).sum(), config) {
         return Err(no);
     }
-    let meta = Meta {
+    let meta = &Meta {
         walk_start,
         built_at: SystemTime::now(),
-        next_doc: n as u32,
+        next_doc: table.entries.len() as u32,
     };
-    let postings = match lock {
-        Some(_) => {
-            match store.write_generation(store.next_generation(), root, &table, &meta, &sources) {
-                Ok(p) => p,
-                Err(e) => {
-                    unsaved = Some(format!("cannot write {}: {e}", store.dir.display()));
-                    merge_in_memory(&sources)
-                }
-            }
+    let Some(store) = store else {
+        return Ok(merge_in_memory(&sources));
+    };
+    match store.write_generation(store.next_generation(), root, table, meta, &sources) {
+        Ok(p) => Ok(p),
+        Err(e) => {
+            *unsaved = Some(format!("cannot write {}: {e}", store.dir.display()));
+            Ok(merge_in_memory(&sources))
         }
-        None => merge_in_memory(&sources),
-    };
-    drop(sources);
-    drop(parts);
-    if lock.is_some() && unsaved.is_none() {
-        store.evict(config.max_bytes);
     }
-    drop(lock);
-    release_freed_memory();
-    Ok(Built {
-        table,
-        postings,
-        watcher,
-        root_id,
-        unsaved,
-        reread: None,
-        walked: None,
-    })
 }

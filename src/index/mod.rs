@@ -11,11 +11,12 @@
 //! it cannot vouch for sends the search to the scan.
 //!
 //! The table and postings are saved as a generation in the store
-//! (`store.rs`) and mapped from there, so they stay off Node's heap and the
+//! (`store.rs`; its bytes: `format.rs`) and mapped from there, so they stay off Node's heap and the
 //! next process re-validates them by one walk instead of building again.
 
 mod blocks;
 mod build;
+mod format;
 mod glob;
 mod listing;
 mod live;

@@ -1,5 +1,6 @@
 //! Trigram postings: for each (ASCII-lowercased) byte trigram, the sorted
-//! documents that contain it, delta + varint encoded in one blob.
+//! documents that contain it, delta + varint encoded in one blob (the bytes
+//! are laid out at the top of `format.rs`).
 //!
 //! Why trigrams rather than sparse n-grams: a trigram index is the one whose
 //! regex planning is well understood and easy to prove sound (any literal of
@@ -248,11 +249,10 @@ impl ListSource for Postings {
     }
 }
 
-/// Where the parts of written postings lie, from the first byte written:
-/// the blob (every list, in key order), then the keys (u32 each), then key
-/// count + 1 offsets into the blob (u64 each), all little-endian. The blob
-/// comes first so that lists merged from several sources are streamed out
-/// as they are merged, with only the keys and offsets held until the end.
+/// Where the parts of written postings lie (the blob, keys and offsets of
+/// `format.rs`'s layout). The blob comes first so that lists merged from
+/// several sources are streamed out as they are merged, with only the keys
+/// and offsets held until the end.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct Layout {
     /// Where the blob starts in the bytes that hold it.

@@ -5,14 +5,15 @@
 //! `$PI_UTILS_INDEX_DIR`, else `~/.cache/pi-utils/index`; folders 0700,
 //! files 0600) holds
 //! - `gen-<N>`: a complete *generation*, the file table and the postings in
-//!   one file (see [`write_generation`]), ending in a trailer with a
-//!   checksum of everything before it. It is written as `gen-<N>.tmp`,
-//!   fsynced and renamed, so a reader only ever sees a complete file; a file
-//!   whose trailer or checksum does not check out (a crash, a truncation, a
-//!   flipped byte) is removed and never trusted. Readers use the highest
+//!   one file (its bytes and their checks: `format.rs`). It is written as
+//!   `gen-<N>.tmp`, fsynced and renamed, so a reader only ever sees a
+//!   complete file; a file that does not check out (a crash, a truncation,
+//!   a flipped byte) is removed and never trusted. Readers use the highest
 //!   complete generation. A generation file is never written once renamed:
 //!   older ones are unlinked after a newer one is in place, which leaves the
 //!   mappings of processes still reading them valid.
+//! - `table-<N>`: generation N's table stamped again by a later process
+//!   (see [`Store::write_table`]), read instead of the generation's own.
 //! - `lock`: an advisory lock (`flock`) held by the one process writing
 //!   this folder (building, re-validating, writing a generation); another
 //!   process waits for it (searching by scan meanwhile) and then reuses what
@@ -20,31 +21,16 @@
 //! - `last-used`: touched when a process opens the folder; the least
 //!   recently used folders are evicted past the total cap.
 
-use super::blocks::{Checked, Summing, BLOCK_SHIFT, SHIFTS};
-use super::postings::{write_merged, Layout, ListSource, Postings};
-use super::table::{Entry, Stamp, Table};
+use super::format::{self, Meta};
+use super::postings::{ListSource, Postings};
+use super::table::Table;
 use super::IndexConfig;
-use crate::search::{CancelToken, IgnoredRoot};
+use crate::search::CancelToken;
 use std::fs::{self, File};
 use std::io::{self, Write};
-use std::os::unix::ffi::OsStrExt;
-use std::os::unix::fs::{DirBuilderExt, FileExt, OpenOptionsExt};
+use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
-
-/// 02: block checksums (`blocks.rs`) instead of one over the whole file.
-/// 03: the table's directories and rule files, stamped (`restamp.rs`).
-/// 04: rule files stamped through links, nested repositories' and
-/// symlinked ignore files among them; UTF-16 files left unindexed.
-const MAGIC: &[u8; 8] = b"PIUGEN04";
-const DONE: &[u8; 8] = b"PIUGENOK";
-/// Ends a table saved apart from its generation (`table-<N>`), after the
-/// checksum of what comes before.
-const TABLE_DONE: &[u8; 8] = b"PIUTABOK";
-/// Blob offset, blob length, key count, block shift, checksum of the block
-/// sums and these four words, completion marker.
-const TRAILER: usize = 48;
 
 /// A file whose ctime lies this close to (or after) the start of the walk
 /// that stamped it is not trusted by a later process: filesystem clocks
@@ -60,16 +46,6 @@ pub struct Store {
     /// The base was given (config, `$PI_UTILS_INDEX_DIR`): it is never
     /// created again once removed (a test's folder, removed after it).
     explicit: bool,
-}
-
-/// What a generation says about itself besides its table and postings.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Meta {
-    /// When the walk that stamped its table started.
-    pub walk_start: SystemTime,
-    pub built_at: SystemTime,
-    /// Greater than every document in its postings.
-    pub next_doc: u32,
 }
 
 /// A complete generation read back.
@@ -100,308 +76,6 @@ fn base_of(config: &IndexConfig) -> (PathBuf, bool) {
             false,
         ),
     }
-}
-
-fn secs(t: SystemTime) -> (i64, u32) {
-    match t.duration_since(UNIX_EPOCH) {
-        Ok(d) => (d.as_secs() as i64, d.subsec_nanos()),
-        Err(_) => (0, 0),
-    }
-}
-
-fn time_of(s: i64, ns: u32) -> SystemTime {
-    UNIX_EPOCH + Duration::new(s.max(0) as u64, ns.min(999_999_999))
-}
-
-fn put_bytes(w: &mut impl Write, b: &[u8]) -> io::Result<()> {
-    w.write_all(&(b.len() as u32).to_le_bytes())?;
-    w.write_all(b)
-}
-
-fn rel<'a>(root: &Path, p: &'a Path) -> &'a [u8] {
-    p.strip_prefix(root).unwrap_or(p).as_os_str().as_bytes()
-}
-
-/// Writes header and table: magic, walk start, build time, next document,
-/// the root, the ignored roots, the entries (paths relative to the root).
-/// `stamp_of`: the stamp written for each entry.
-fn write_table(
-    w: &mut impl Write,
-    root: &Path,
-    table: &Table,
-    meta: &Meta,
-    stamp_of: impl Fn(usize, &Entry) -> Option<Stamp>,
-) -> io::Result<()> {
-    w.write_all(MAGIC)?;
-    for t in [meta.walk_start, meta.built_at] {
-        let (s, ns) = secs(t);
-        w.write_all(&s.to_le_bytes())?;
-        w.write_all(&ns.to_le_bytes())?;
-    }
-    w.write_all(&meta.next_doc.to_le_bytes())?;
-    put_bytes(w, root.as_os_str().as_bytes())?;
-    w.write_all(&(table.ignored_roots.len() as u32).to_le_bytes())?;
-    for r in &table.ignored_roots {
-        w.write_all(&[r.is_dir as u8])?;
-        put_bytes(w, rel(root, &r.path))?;
-    }
-    w.write_all(&(table.entries.len() as u32).to_le_bytes())?;
-    for (i, e) in table.entries.iter().enumerate() {
-        put_bytes(w, rel(root, &e.path))?;
-        w.write_all(&e.ignored_root.unwrap_or(u32::MAX).to_le_bytes())?;
-        let stamp = stamp_of(i, e);
-        let flags = stamp.is_some() as u8 | (e.doc.is_some() as u8) << 1;
-        w.write_all(&[flags])?;
-        if let Some(s) = &stamp {
-            put_stamp_fields(w, s)?;
-        }
-        if let Some(d) = e.doc {
-            w.write_all(&d.to_le_bytes())?;
-        }
-    }
-    w.write_all(&(table.dirs.len() as u32).to_le_bytes())?;
-    for (path, stamp) in &table.dirs {
-        put_bytes(w, rel(root, path))?;
-        put_stamp(w, stamp)?;
-    }
-    // Outside the root: absolute paths.
-    w.write_all(&(table.rule_files.len() as u32).to_le_bytes())?;
-    for (path, stamp) in &table.rule_files {
-        put_bytes(w, path.as_os_str().as_bytes())?;
-        put_stamp(w, stamp)?;
-    }
-    Ok(())
-}
-
-fn put_stamp(w: &mut impl Write, stamp: &Option<Stamp>) -> io::Result<()> {
-    w.write_all(&[stamp.is_some() as u8])?;
-    match stamp {
-        Some(s) => put_stamp_fields(w, s),
-        None => Ok(()),
-    }
-}
-
-fn put_stamp_fields(w: &mut impl Write, s: &Stamp) -> io::Result<()> {
-    w.write_all(&s.size.to_le_bytes())?;
-    for (a, b) in [s.mtime, s.ctime] {
-        w.write_all(&a.to_le_bytes())?;
-        w.write_all(&b.to_le_bytes())?;
-    }
-    w.write_all(&s.ino.to_le_bytes())?;
-    w.write_all(&s.nlink.to_le_bytes())
-}
-
-/// The table [`write_table`] wrote as the whole of `bytes`; `None` on
-/// anything short, odd or left over.
-fn parse_table(bytes: &[u8], root: &Path) -> Option<(Meta, Table)> {
-    let mut r = Reader { b: bytes, at: 0 };
-    let found = read_table(&mut r, root)?;
-    (r.at == bytes.len()).then_some(found)
-}
-
-/// Reads what [`write_table`] wrote; `None` on anything short or odd.
-struct Reader<'a> {
-    b: &'a [u8],
-    at: usize,
-}
-
-impl<'a> Reader<'a> {
-    fn take(&mut self, n: usize) -> Option<&'a [u8]> {
-        let end = self.at.checked_add(n)?;
-        let s = self.b.get(self.at..end)?;
-        self.at = end;
-        Some(s)
-    }
-    fn u8(&mut self) -> Option<u8> {
-        Some(self.take(1)?[0])
-    }
-    fn u32(&mut self) -> Option<u32> {
-        Some(u32::from_le_bytes(self.take(4)?.try_into().ok()?))
-    }
-    fn u64(&mut self) -> Option<u64> {
-        Some(u64::from_le_bytes(self.take(8)?.try_into().ok()?))
-    }
-    fn i64(&mut self) -> Option<i64> {
-        Some(i64::from_le_bytes(self.take(8)?.try_into().ok()?))
-    }
-    fn bytes(&mut self) -> Option<&'a [u8]> {
-        let n = self.u32()? as usize;
-        self.take(n)
-    }
-    /// What [`put_stamp`] wrote.
-    fn stamp(&mut self) -> Option<Option<Stamp>> {
-        match self.u8()? {
-            0 => Some(None),
-            _ => self.stamp_fields().map(Some),
-        }
-    }
-
-    /// What [`put_stamp_fields`] wrote.
-    fn stamp_fields(&mut self) -> Option<Stamp> {
-        Some(Stamp {
-            size: self.u64()?,
-            mtime: (self.i64()?, self.i64()?),
-            ctime: (self.i64()?, self.i64()?),
-            ino: self.u64()?,
-            nlink: self.u64()?,
-        })
-    }
-
-    fn path(&mut self, root: &Path) -> Option<PathBuf> {
-        let b = self.bytes()?;
-        let p = Path::new(std::ffi::OsStr::from_bytes(b));
-        Some(if b.is_empty() {
-            root.to_path_buf()
-        } else {
-            root.join(p)
-        })
-    }
-}
-
-fn read_table(r: &mut Reader, root: &Path) -> Option<(Meta, Table)> {
-    if r.take(8)? != MAGIC {
-        return None;
-    }
-    let (ws, wn) = (r.i64()?, r.u32()?);
-    let (bs, bn) = (r.i64()?, r.u32()?);
-    let next_doc = r.u32()?;
-    if r.bytes()? != root.as_os_str().as_bytes() {
-        return None;
-    }
-    let n_roots = r.u32()? as usize;
-    let mut ignored_roots = Vec::with_capacity(n_roots.min(1 << 16));
-    for _ in 0..n_roots {
-        let is_dir = r.u8()? != 0;
-        ignored_roots.push(IgnoredRoot {
-            path: r.path(root)?,
-            is_dir,
-        });
-    }
-    let n = r.u32()? as usize;
-    let mut entries = Vec::with_capacity(n.min(1 << 20));
-    for _ in 0..n {
-        let path = r.path(root)?;
-        let ignored_root = Some(r.u32()?).filter(|&i| i != u32::MAX);
-        if ignored_root.is_some_and(|i| i as usize >= n_roots) {
-            return None;
-        }
-        let flags = r.u8()?;
-        let stamp = if flags & 1 != 0 {
-            Some(r.stamp_fields()?)
-        } else {
-            None
-        };
-        let doc = if flags & 2 != 0 { Some(r.u32()?) } else { None };
-        if doc.is_some_and(|d| d >= next_doc) {
-            return None;
-        }
-        entries.push(Entry {
-            path,
-            ignored_root,
-            stamp,
-            doc,
-        });
-    }
-    let n_dirs = r.u32()? as usize;
-    let mut dirs = Vec::with_capacity(n_dirs.min(1 << 20));
-    for _ in 0..n_dirs {
-        dirs.push((r.path(root)?, r.stamp()?));
-    }
-    let n_rules = r.u32()? as usize;
-    let mut rule_files = Vec::with_capacity(n_rules.min(1 << 10));
-    for _ in 0..n_rules {
-        let path = PathBuf::from(std::ffi::OsStr::from_bytes(r.bytes()?));
-        rule_files.push((path, r.stamp()?));
-    }
-    let meta = Meta {
-        walk_start: time_of(ws, wn),
-        built_at: time_of(bs, bn),
-        next_doc,
-    };
-    let table = Table {
-        entries,
-        ignored_roots,
-        errors: Default::default(),
-        dirs,
-        rule_files,
-    };
-    Some((meta, table))
-}
-
-fn damaged(why: &str) -> io::Error {
-    io::Error::new(io::ErrorKind::InvalidData, why.to_string())
-}
-
-/// Reads the generation file at `path` for `root`, checking its trailer,
-/// the checksums of its table and key directory, and its structure; the
-/// posting lists are checked block by block as searches first read them
-/// (see `blocks.rs`). Its table is parsed only `with_table` (a table saved
-/// apart replaces it, and a writer has it already). Err(InvalidData):
-/// damaged.
-pub fn read_generation(
-    path: &Path,
-    root: &Path,
-    with_table: bool,
-) -> io::Result<(Option<(Meta, Table)>, Postings)> {
-    let f = File::open(path)?;
-    let len = f.metadata()?.len();
-    if len < (MAGIC.len() + TRAILER) as u64 {
-        return Err(damaged("too short"));
-    }
-    let mut trailer = [0u8; TRAILER];
-    f.read_exact_at(&mut trailer, len - TRAILER as u64)?;
-    let word =
-        |i: usize| u64::from_le_bytes(trailer[i * 8..i * 8 + 8].try_into().unwrap_or([0; 8]));
-    if &trailer[40..] != DONE {
-        return Err(damaged("no completion marker"));
-    }
-    let (at, blob, keys, shift) = (word(0), word(1), word(2), word(3));
-    if !SHIFTS.contains(&u32::try_from(shift).unwrap_or(u32::MAX))
-        || keys > len
-        || blob > len
-        || at > len
-    {
-        return Err(damaged("bad trailer"));
-    }
-    let layout = Layout {
-        at: at as usize,
-        blob: blob as usize,
-        keys: keys as usize,
-    };
-    let body = (layout.at)
-        .checked_add(layout.len())
-        .ok_or_else(|| damaged("sections do not add up"))? as u64;
-    let blocks = Checked::count(body, shift as u32);
-    if body + blocks * 8 + TRAILER as u64 != len {
-        return Err(damaged("sections do not add up"));
-    }
-    let mut sums = vec![0u8; blocks as usize * 8];
-    f.read_exact_at(&mut sums, body)?;
-    let mut h = xxhash_rust::xxh3::Xxh3::new();
-    h.update(&sums);
-    h.update(&trailer[..32]);
-    if h.digest() != word(4) {
-        return Err(damaged("checksum mismatch"));
-    }
-    let sums = (sums.chunks_exact(8))
-        .map(|c| u64::from_le_bytes(c.try_into().unwrap_or([0; 8])))
-        .collect();
-    let meta = f.metadata()?;
-    let checked = Arc::new(Checked::new(shift as u32, sums, body as usize).removing(path, &meta));
-    // SAFETY: a complete generation file is never written again (new ones
-    // are renamed over, old ones unlinked), so the mapping cannot change.
-    let map = Arc::new(unsafe { memmap2::Mmap::map(&f)? });
-    let keys_at = layout.at + layout.blob;
-    if !checked.check(&map, 0..layout.at) || !checked.check(&map, keys_at..body as usize) {
-        return Err(damaged("checksum mismatch"));
-    }
-    let table = match with_table {
-        true => Some(parse_table(&map[..layout.at], root).ok_or_else(|| damaged("bad table"))?),
-        false => None,
-    };
-    let postings =
-        Postings::mapped_checked(map, layout, checked).ok_or_else(|| damaged("bad postings"))?;
-    Ok((table, postings))
 }
 
 impl Store {
@@ -493,7 +167,7 @@ impl Store {
     pub fn open_newest(&self, root: &Path) -> Option<Saved> {
         for (generation, path) in self.generations() {
             let apart = self.newer_table(generation, root);
-            match read_generation(&path, root, apart.is_none()) {
+            match format::read_generation(&path, root, apart.is_none()) {
                 Ok((own, postings)) => {
                     let (meta, table) = apart.or(own)?;
                     return Some(Saved {
@@ -523,12 +197,7 @@ impl Store {
     fn newer_table(&self, n: u64, root: &Path) -> Option<(Meta, Table)> {
         let path = self.table_path(n);
         let bytes = fs::read(&path).ok()?;
-        let found = bytes.len().checked_sub(16).and_then(|body| {
-            let sum = u64::from_le_bytes(bytes[body..body + 8].try_into().ok()?);
-            let whole = &bytes[body + 8..] == TABLE_DONE
-                && xxhash_rust::xxh3::xxh3_64(&bytes[..body]) == sum;
-            whole.then(|| parse_table(&bytes[..body], root)).flatten()
-        });
+        let found = format::parse_table_file(&bytes, root);
         if found.is_none() {
             let _ = fs::remove_file(&path);
         }
@@ -552,12 +221,7 @@ impl Store {
         meta: &Meta,
         unread: &[usize],
     ) -> io::Result<()> {
-        let mut body = Vec::with_capacity(table.entries.len() * 96);
-        let stamp_of = |i: usize, e: &Entry| e.stamp.filter(|_| unread.binary_search(&i).is_err());
-        write_table(&mut body, root, table, meta, stamp_of)?;
-        let sum = xxhash_rust::xxh3::xxh3_64(&body);
-        body.extend_from_slice(&sum.to_le_bytes());
-        body.extend_from_slice(TABLE_DONE);
+        let body = format::table_file(root, table, meta, unread)?;
         let tmp = self.dir.join(format!("table-{n}.tmp"));
         let result = (|| {
             let mut f = fs::OpenOptions::new()
@@ -599,25 +263,7 @@ impl Store {
                 .mode(0o600)
                 .open(&tmp)?;
             let buf = io::BufWriter::with_capacity(1 << 20, &f);
-            let mut w = Summing::new(buf, BLOCK_SHIFT);
-            write_table(&mut w, root, table, meta, |_, e| e.stamp)?;
-            let at = w.n;
-            let layout = write_merged(&mut w, sources)?;
-            let (mut w, sums) = w.finish();
-            let mut tail = Vec::with_capacity(sums.len() * 8 + TRAILER);
-            for s in &sums {
-                tail.extend_from_slice(&s.to_le_bytes());
-            }
-            let words = [at, layout.blob as u64, layout.keys as u64];
-            for v in words.into_iter().chain([BLOCK_SHIFT as u64]) {
-                tail.extend_from_slice(&v.to_le_bytes());
-            }
-            let sum = xxhash_rust::xxh3::xxh3_64(&tail);
-            tail.extend_from_slice(&sum.to_le_bytes());
-            tail.extend_from_slice(DONE);
-            w.write_all(&tail)?;
-            w.flush()?;
-            drop(w);
+            format::write_generation(buf, root, table, meta, sources)?;
             f.sync_all()?;
             // A table saved apart for an earlier generation of this number
             // (since removed) must never be read with this one.
@@ -633,7 +279,7 @@ impl Store {
             return Err(e);
         }
         self.clean(n);
-        let (_, postings) = read_generation(&done, root, false)?;
+        let (_, postings) = format::read_generation(&done, root, false)?;
         Ok(postings)
     }
 
@@ -732,8 +378,12 @@ impl Store {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::index::blocks::BLOCK_SHIFT;
+    use crate::index::format::time_of;
     use crate::index::planner::{plan, Query};
     use crate::index::postings::{trigrams_of, Builder};
+    use crate::index::table::{Entry, Stamp};
+    use crate::search::IgnoredRoot;
 
     fn table_of(root: &Path, n: usize) -> Table {
         let entries = (0..n)
