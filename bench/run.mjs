@@ -94,6 +94,24 @@ await bench(
   [["CLI --json -c", cli("grep", "--json", "-c", countRegex, ".")], ["CLI -c (text, 100 files)", cli("grep", "-c", countRegex, ".")], ["rg -c", inCorpus("rg", [...RG_ALL, "-c", countRegex])], [NATIVE, () => nativeGrep({ pattern: countRegex, mode: "count" })], [bare, inCorpus(process.execPath, ["-e", "0"])]],
   [["CLI --json -c", "rg -c", 1.1]],
 );
+// The same CLI count where a Pi session has left a saved index of the tree (made here by another process, which
+// exits first): the CLI re-validates that picture, never builds one, and reads the candidates; `--no-index` scans.
+const savedCase = `CLI \`pi-utils grep --json -c ${countRegex} .\` with a saved index, whole process`;
+if (!only || savedCase.includes(only)) {
+  const store = fs.mkdtempSync(path.join(os.tmpdir(), "pi-utils-bench-saved-"));
+  const warm = `require(${JSON.stringify(indexJs)}).indexWarm({ path: ${JSON.stringify(corpus)} }).then(() => process.exit(0))`;
+  spawnSync(process.execPath, ["-e", warm], { env: { ...process.env, PI_UTILS_INDEX_DIR: store }, stdio: "inherit" });
+  process.env.PI_UTILS_INDEX_DIR = store;
+  const summary = spawnSync(process.execPath, [path.join(root, "bin/pi-utils.mjs"), "grep", "--json", "-c", countRegex, "."], { cwd: corpus, encoding: "utf8", maxBuffer: 64 << 20 });
+  console.log(`  the CLI's summary with the saved index: ${summary.stdout.trim().split("\n").at(-1)}`);
+  await bench(
+    savedCase,
+    [["CLI --json -c, saved index", cli("grep", "--json", "-c", countRegex, ".")], ["CLI --json -c --no-index", cli("grep", "--json", "-c", "--no-index", countRegex, ".")], ["rg -c", inCorpus("rg", [...RG_ALL, "-c", countRegex])]],
+    [["CLI --json -c, saved index", "rg -c", 1.1], ["CLI --json -c, saved index", "CLI --json -c --no-index", 1.0]],
+  );
+  delete process.env.PI_UTILS_INDEX_DIR;
+  fs.rmSync(store, { recursive: true, force: true });
+}
 const glob = "*.c";
 const rgSorted = "rg --files --sortr=modified";
 await bench(
