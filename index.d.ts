@@ -165,6 +165,8 @@ export interface GlobDefaults {
   threads: number
   /** Ignored files are listed too, after the project's own. */
   noIgnore: boolean
+  /** Dot-files and dot-directories are listed (`.git` never is). */
+  hidden: boolean
 }
 
 export interface GlobEntry {
@@ -256,6 +258,8 @@ export interface GrepDefaults {
   threads: number
   /** Ignored files are searched too, after the project's own. */
   noIgnore: boolean
+  /** Dot-files and dot-directories are searched (`.git` never is). */
+  hidden: boolean
 }
 
 /** A grouped file's structure, as its header and `other:` hint show it. */

@@ -17,6 +17,8 @@ pub struct GrepDefaults {
     pub threads: u32,
     /// Ignored files are searched too, after the project's own.
     pub no_ignore: bool,
+    /// Dot-files and dot-directories are searched (`.git` never is).
+    pub hidden: bool,
 }
 
 #[napi(object)]
@@ -27,6 +29,8 @@ pub struct GlobDefaults {
     pub threads: u32,
     /// Ignored files are listed too, after the project's own.
     pub no_ignore: bool,
+    /// Dot-files and dot-directories are listed (`.git` never is).
+    pub hidden: bool,
 }
 
 #[napi(object)]
@@ -86,11 +90,13 @@ pub fn core_defaults() -> CoreDefaults {
             max_line_length: grep.max_line_length as u32,
             threads: grep.walk.threads as u32,
             no_ignore: grep.walk.no_ignore,
+            hidden: grep.walk.hidden,
         },
         glob: GlobDefaults {
             limit: glob.limit as u32,
             threads: glob.walk.threads as u32,
             no_ignore: glob.walk.no_ignore,
+            hidden: glob.walk.hidden,
         },
         outline: OutlineDefaults {
             max_items: DEFAULT_OUTLINE_MAX_ITEMS as u32,
