@@ -6,6 +6,7 @@
 // coreDefaults(), so the core is their one source; the literals below are what the rg fallback and an
 // addon-less CLI get, and __test__/defaults.spec.ts fails when one of them drifts from the core's.
 import { loadNative } from "./native.mjs";
+import { DEFAULT_MAX_BYTES } from "./truncate.mjs";
 
 const freeze = (o) => {
   for (const v of Object.values(o)) if (v && typeof v === "object") freeze(v);
@@ -14,7 +15,7 @@ const freeze = (o) => {
 
 /** @type {import("./defaults.d.mts").Defaults} */
 export const FALLBACK_DEFAULTS = freeze({
-  grep: { timeoutMs: 30000, graceMs: 3000, noIgnore: true, limit: 100, maxLineLength: 500, maxBytes: 51200 },
+  grep: { timeoutMs: 30000, graceMs: 3000, noIgnore: true, limit: 100, maxLineLength: 500, maxBytes: DEFAULT_MAX_BYTES },
   glob: { timeoutMs: 10000, graceMs: 2000, limit: 200, noIgnore: true },
   locate: { timeoutMs: 30000, graceMs: 3000, limit: 10 },
   trace: { timeoutMs: 30000, graceMs: 3000, maxFiles: 5, maxRegions: 6 },
