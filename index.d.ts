@@ -111,6 +111,9 @@ export interface CoreDefaults {
   grep: GrepDefaults
   glob: GlobDefaults
   outline: OutlineDefaults
+  locate: LocateDefaults
+  trace: TraceDefaults
+  index: IndexDefaults
 }
 
 /** One symbol of a shown file's structure. */
@@ -160,6 +163,10 @@ export interface GlobDefaults {
   limit: number
   /** Walker threads: available cores + 1, at most 8. */
   threads: number
+  /** Ignored files are listed too, after the project's own. */
+  noIgnore: boolean
+  /** Dot-files and dot-directories are listed (`.git` never is). */
+  hidden: boolean
 }
 
 export interface GlobEntry {
@@ -249,6 +256,10 @@ export interface GrepDefaults {
   maxLineLength: number
   /** Searcher threads: available cores + 1, at most 8. */
   threads: number
+  /** Ignored files are searched too, after the project's own. */
+  noIgnore: boolean
+  /** Dot-files and dot-directories are searched (`.git` never is). */
+  hidden: boolean
 }
 
 /** A grouped file's structure, as its header and `other:` hint show it. */
@@ -445,6 +456,15 @@ export interface IgnoredCount {
  */
 export declare function indexCanNarrow(options: IndexPatternOptions): boolean
 
+export interface IndexDefaults {
+  /** Smaller trees are not indexed. */
+  minFiles: number
+  /** Larger trees are not indexed. */
+  maxFiles: number
+  /** Largest the store may grow, in MiB. */
+  maxDiskMb: number
+}
+
 /**
  * Forgets the index of `path` in this process (its build stops, its
  * watcher closes). Returns whether there was one. A directory that no
@@ -545,6 +565,13 @@ export interface IndexWarmOptions {
  * letters or digits, a missing path, a bad glob or type, or an aborted signal.
  */
 export declare function locate(options: LocateOptions): Promise<LocateResult>
+
+export interface LocateDefaults {
+  /** Most files returned. */
+  limit: number
+  /** Ignored files are ranked too, after the project's own. */
+  noIgnore: boolean
+}
 
 export interface LocatedFile {
   /** 1-based. */
@@ -939,6 +966,13 @@ export interface ShellWaitResult {
  * DSL error (with a valid example), a missing path, or an aborted signal.
  */
 export declare function trace(options: TraceOptions): Promise<TraceResult>
+
+export interface TraceDefaults {
+  /** Most files in the packet. */
+  maxFiles: number
+  /** Most regions over all files. */
+  maxRegions: number
+}
 
 export interface TracedFile {
   path: string

@@ -40,6 +40,9 @@ describe("what npm pack ships", () => {
 		assert.deepEqual(files.filter((f) => /(^|\/|_)tests?\.rs$/.test(f)), [], "Rust unit tests stay out");
 		assert.ok(files.includes("src/lib.rs"));
 		for (const ext of manifest.pi.extensions) assert.ok(files.includes(path.posix.normalize(ext)), `${ext} (pi.extensions) is shipped`);
+		// Pi loads a folder under extensions/ that has an index file as one more extension: the tool modules
+		// beside the two entries (extensions/fs-search/, extensions/shell-bg/) must never have one.
+		assert.deepEqual(files.filter((f) => /^extensions\/[^/]+\/index\.(ts|js)$/.test(f)), [], "no index file in a folder under extensions/");
 		assert.ok(files.includes("bin/pi-utils.mjs"), "the CLI is shipped");
 		// Every module a shipped extension, the CLI or the install script imports is shipped too.
 		for (const file of files.filter((f) => /^(extensions|bin|scripts)\/.*\.(ts|mts|mjs|cjs|js)$/.test(f))) {

@@ -3,8 +3,8 @@
 // renderer: extensions/lib/search/<tool>.mjs); --json streams the native results as JSON lines.
 // Exit codes follow ripgrep: 0 something found, 1 nothing found, 2 error.
 
-// Only the defaults are loaded up front; each subcommand imports its own tool module (and the addon) when it
-// runs, so --help and usage errors start as fast as Node does.
+// Only the defaults are loaded up front (with the addon where it loads: the core owns some of them); each
+// subcommand imports its own tool module when it runs, so --help and usage errors start about as fast as Node does.
 import nodePath from "node:path";
 import { DEFAULTS } from "../extensions/lib/defaults.mjs";
 import { DEFAULT_MAX_BYTES } from "../extensions/lib/truncate.mjs";
@@ -42,9 +42,9 @@ outline options:
 locate and trace options:
       --path DIR           directory to search (default: current directory)
       --paths-only         one path per line
-      --limit N            locate: at most N files (default 10); -t and -g filter as for grep
-      --max-files N        trace: at most N files (default 5)
-      --max-regions N      trace: at most N regions over all files (default 6)
+      --limit N            locate: at most N files (default ${DEFAULTS.locate.limit}); -t and -g filter as for grep
+      --max-files N        trace: at most N files (default ${DEFAULTS.trace.maxFiles})
+      --max-regions N      trace: at most N regions over all files (default ${DEFAULTS.trace.maxRegions})
 index:
   The live index is saved in the store ($PI_UTILS_INDEX_DIR, else ~/.cache/pi-utils/index) and
   re-validated by the next process that opens it. warm builds (or re-validates) the directory's
@@ -203,7 +203,7 @@ async function grepCommand(o) {
     cwd: process.cwd(),
     timeoutMs,
     graceMs: GREP_DEFAULTS.graceMs,
-    noIgnore: true,
+    noIgnore: GREP_DEFAULTS.noIgnore,
     maxLineLength: GREP_DEFAULTS.maxLineLength,
     maxBytes: GREP_DEFAULTS.maxBytes,
     defaultLimit: GREP_DEFAULTS.limit,
@@ -303,7 +303,7 @@ async function globCommand(o) {
     cwd: process.cwd(),
     timeoutMs,
     graceMs: GLOB_DEFAULTS.graceMs,
-    noIgnore: true,
+    noIgnore: GLOB_DEFAULTS.noIgnore,
     defaultLimit: GLOB_DEFAULTS.limit,
     maxBytes: GLOB_DEFAULTS.maxBytes,
   };

@@ -28,6 +28,12 @@ export interface TraceDefaults {
 export interface OutlineDefaults {
   maxItems: number;
 }
+export interface WalkDefaults {
+  /** Dot-files and dot-directories are searched when the call does not say (`.git` never is). */
+  hidden: boolean;
+  /** Ignored files are searched after the project's own when the call does not say (locate; the rg fallback). */
+  noIgnore: boolean;
+}
 export interface ShellDefaults {
   foregroundTimeoutSec: number;
   autoBackgroundAfterSec: number;
@@ -51,9 +57,22 @@ export interface Defaults {
   readonly locate: Readonly<LocateDefaults>;
   readonly trace: Readonly<TraceDefaults>;
   readonly outline: Readonly<OutlineDefaults>;
+  readonly walk: Readonly<WalkDefaults>;
   readonly shell: Readonly<ShellDefaults>;
   readonly index: Readonly<IndexDefaults>;
 }
 
-/** Every default, frozen. The settings file's keys are `grep`, `glob`, `locate`, `trace`, `shell` and `index`; `outline` is not a setting. */
+/** A default the native core also owns: its path here (`section.key`) and in `coreDefaults()`. */
+export type CoreOwned = readonly (readonly [mine: string, core: string])[];
+
+/**
+ * Every default, frozen. The settings file's keys are `grep`, `glob`, `locate`, `trace`, `shell` and `index`;
+ * `outline` and `walk` are not settings. Where the addon loads, the CORE_OWNED values are the core's.
+ */
 export declare const DEFAULTS: Defaults;
+/** The literals: what DEFAULTS is without the addon. */
+export declare const FALLBACK_DEFAULTS: Defaults;
+/** The defaults `coreDefaults()` also gives (a spec checks each literal against it). */
+export declare const CORE_OWNED: CoreOwned;
+/** `defaults` with the CORE_OWNED values `core` gives (with the fallback's type) taken from it. */
+export declare function withCoreDefaults(defaults: Defaults, core: unknown): Defaults;

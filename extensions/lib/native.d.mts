@@ -3,7 +3,7 @@ import type * as NativeModule from "../../index.js";
 export type Native = typeof NativeModule;
 export type NativeLoad = { native: Native } | { error: string; fix: string };
 
-export declare const EXPECTED_API_VERSION: 4;
+export declare const EXPECTED_API_VERSION: number;
 /** The package's root directory (where index.js and the `.node` binary are). */
 export declare const packageDir: string;
 /** What to tell the user to do when the binary is missing or stale. */

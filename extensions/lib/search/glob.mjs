@@ -2,6 +2,7 @@
 // notices follow Pi's built-in `find` (core/tools/find.ts, MIT) except that paths come newest first and the
 // project's own entries precede those the ignore rules would exclude.
 
+import { DEFAULTS } from "../defaults.mjs";
 import { formatSize, truncateHead } from "../truncate.mjs";
 import { formatResultLines, shortenPath } from "./render.mjs";
 import { abortError, ALL_IGNORED_MARK, asError, createNotices, effectiveLimit, errorsNotice, formatSeconds, pruned, raceDeadline, searchFailure, withNotice } from "./toolkit.mjs";
@@ -17,7 +18,7 @@ export function globOptionsFor(params, config) {
     pattern: params.pattern,
     cwd: config.cwd,
     limit: effectiveLimit(params.limit, config.defaultLimit),
-    hidden: params.hidden ?? true,
+    hidden: params.hidden ?? DEFAULTS.walk.hidden,
     noIgnore: params.noIgnore ?? config.noIgnore,
     // Like fd behind Pi's find: directories match too (shown with a trailing `/`).
     kind: "any",
@@ -120,7 +121,7 @@ export function globParameters(s) {
       optional: true,
       description: `Also list files ignore rules exclude, after the project's own (default: ${s.noIgnore}); false skips them`,
     },
-    hidden: { type: "boolean", optional: true, description: "Include dot-files and dot-directories (default: true)" },
+    hidden: { type: "boolean", optional: true, description: `Include dot-files and dot-directories (default: ${DEFAULTS.walk.hidden})` },
   };
 }
 

@@ -12,7 +12,7 @@ export function locateOptionsFor(params, config) {
     query: typeof params.query === "string" ? params.query : "",
     cwd: config.cwd,
     limit: effectiveLimit(params.limit, config.defaultLimit ?? DEFAULT_LOCATE_LIMIT),
-    noIgnore: params.noIgnore ?? true,
+    noIgnore: params.noIgnore ?? DEFAULTS.walk.noIgnore,
   };
   if (params.path) opts.path = params.path;
   if (params.type) opts.type = params.type;

@@ -43,7 +43,7 @@ export interface OutlineToolResult {
   details: OutlineToolDetails;
 }
 
-export declare const DEFAULT_OUTLINE_MAX_ITEMS: 200;
+export declare const DEFAULT_OUTLINE_MAX_ITEMS: number;
 
 /** `@path` and `~/path` as Pi's read tool takes them. */
 export declare function outlinePath(path: string): string;

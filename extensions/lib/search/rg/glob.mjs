@@ -76,7 +76,7 @@ export async function runGlob(rg, opts) {
 	const started = performance.now();
 	const { root, isFile } = searchRoot(opts);
 	if (isFile) throw codedError("INVALID_OPTION", `Not a directory: ${root}`);
-	const noIgnore = opts.noIgnore ?? true;
+	const noIgnore = opts.noIgnore ?? DEFAULTS.walk.noIgnore;
 	const kind = opts.kind ?? "file";
 	const limit = Math.max(1, opts.limit ?? DEFAULTS.glob.limit);
 	const pattern = opts.pattern.startsWith("./") ? opts.pattern.slice(2) : opts.pattern;

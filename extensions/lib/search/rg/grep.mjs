@@ -142,7 +142,7 @@ export class RgGrepSearch {
 		const { root, isFile } = searchRoot(this.#opts);
 		const cwd = isFile ? path.dirname(root) : root;
 		const target = isFile ? path.basename(root) : ".";
-		const noIgnore = this.#opts.noIgnore ?? true;
+		const noIgnore = this.#opts.noIgnore ?? DEFAULTS.walk.noIgnore;
 		const base = baseFlags(this.#opts);
 		const filters = filterFlags(this.#opts);
 		if (isFile) {

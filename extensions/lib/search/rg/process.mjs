@@ -3,6 +3,7 @@
 import { spawn, spawnSync } from "node:child_process";
 import { readlinkSync, statSync } from "node:fs";
 import path from "node:path";
+import { DEFAULTS } from "../../defaults.mjs";
 import { codedError } from "../../errors.mjs";
 import { relBytes } from "./display.mjs";
 
@@ -137,7 +138,7 @@ export function nonFatalErrors(stderr) {
 		.filter((l) => l && !l.startsWith("No files were searched"));
 }
 
-export function baseFlags({ hidden = true }) {
+export function baseFlags({ hidden = DEFAULTS.walk.hidden }) {
 	return ["--no-config", "--color=never", ...(hidden ? ["--hidden"] : [])];
 }
 
