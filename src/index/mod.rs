@@ -16,24 +16,20 @@
 
 mod blocks;
 mod build;
-mod glob;
-mod listing;
 mod live;
 pub mod planner;
 mod postings;
 mod registry;
 mod restamp;
 mod scope;
+mod source;
 mod store;
 mod table;
 mod watch;
 
-pub use glob::glob;
-pub use listing::{ListedEntry, Listing};
 pub use live::{IndexStatus, LiveIndex, State};
-pub use registry::{
-    drop_root, forget_root, listing, plan_grep, start, status_of, take_notice, warm, IndexMode,
-};
+pub use registry::{drop_root, forget_root, start, status_of, take_notice, warm, IndexMode};
+pub use source::source_for;
 
 /// Bounds on what is indexed (settings `index.minFiles`, `index.maxFiles`,
 /// `index.maxDiskMB`).
