@@ -107,6 +107,13 @@ pub struct Region {
     pub why: Vec<String>,
 }
 
+impl Region {
+    /// Lines from `start_line` to `end_line`, both counted.
+    pub fn line_count(&self) -> u32 {
+        self.end_line + 1 - self.start_line
+    }
+}
+
 #[derive(Debug, Clone)]
 pub struct TracedFile {
     pub path: DisplayPath,

@@ -2,44 +2,12 @@
 //! search (see `source.rs`), and starting, warming, dropping them.
 
 use super::live::{IndexStatus, LiveIndex};
+use super::source::IndexMode;
 use super::IndexConfig;
 use crate::search::{resolve_target, CancelToken, Target};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, OnceLock};
-
-/// Whether a search may use (and start) an index.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum IndexMode {
-    /// Use a ready index; start building one for this root if there is none.
-    Auto,
-    /// Use a ready index, but start none.
-    IfReady,
-    /// Scan (option `index: false`).
-    Off,
-}
-
-impl IndexMode {
-    /// grep's mode for its `index` option: `false` scans; otherwise the
-    /// first search of a directory starts its index.
-    pub fn for_grep(index: Option<bool>) -> IndexMode {
-        match index {
-            Some(false) => IndexMode::Off,
-            _ => IndexMode::Auto,
-        }
-    }
-
-    /// The mode of glob, locate and trace for their `index` option:
-    /// `false` walks; otherwise a ready index serves, but none is started:
-    /// a walk answers them in a few hundred milliseconds, and a build
-    /// costs seconds of CPU that a session's warm-up already spends.
-    pub fn for_listing(index: Option<bool>) -> IndexMode {
-        match index {
-            Some(false) => IndexMode::Off,
-            _ => IndexMode::IfReady,
-        }
-    }
-}
 
 struct Registry {
     roots: HashMap<PathBuf, Arc<LiveIndex>>,

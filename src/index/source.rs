@@ -10,13 +10,46 @@
 //! content search skips and discovery still counts as seen.
 
 use super::planner::{self, Query};
-use super::registry::{index_for, IndexMode};
+use super::registry::index_for;
 use super::scope::Scope;
 use super::table::{Entry, Stamp, Table};
 use super::IndexUse;
 use crate::search::{FileFeed, FileSource, IgnoredRoot, KnownStamp, Narrowing, SourceFile};
 use fixedbitset::FixedBitSet;
 use std::sync::Arc;
+
+/// Whether a search may use (and start) an index.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum IndexMode {
+    /// Use a ready index; start building one for this root if there is none.
+    Auto,
+    /// Use a ready index, but start none.
+    IfReady,
+    /// Scan (option `index: false`).
+    Off,
+}
+
+impl IndexMode {
+    /// grep's mode for its `index` option: `false` scans; otherwise the
+    /// first search of a directory starts its index.
+    pub fn for_grep(index: Option<bool>) -> IndexMode {
+        match index {
+            Some(false) => IndexMode::Off,
+            _ => IndexMode::Auto,
+        }
+    }
+
+    /// The mode of glob, locate and trace for their `index` option:
+    /// `false` walks; otherwise a ready index serves, but none is started:
+    /// a walk answers them in a few hundred milliseconds, and a build
+    /// costs seconds of CPU that a session's warm-up already spends.
+    pub fn for_listing(index: Option<bool>) -> IndexMode {
+        match index {
+            Some(false) => IndexMode::Off,
+            _ => IndexMode::IfReady,
+        }
+    }
+}
 
 /// The source a search of the walk `source` runs over, and how the index
 /// served it: a feed from the table of a ready index of the directory (or

@@ -338,11 +338,11 @@ fn trace_out(r: CoreTraceResult) -> TraceResult {
                     .regions
                     .into_iter()
                     .map(|g| TraceRegion {
+                        line_count: g.line_count(),
                         kind: g.kind.as_str().to_string(),
                         label: g.label,
                         start_line: g.start_line,
                         end_line: g.end_line,
-                        line_count: g.end_line + 1 - g.start_line,
                         score: shown_score(g.score),
                         body: g.body,
                         full_region: g.full_region,

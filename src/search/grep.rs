@@ -102,11 +102,7 @@ pub fn build_matcher(opts: &GrepOptions) -> Result<RegexMatcher, SearchError> {
 /// the compiled whole has, such as size limits). A `\|` or `\(` is a basic
 /// regex habit (grep, sed, vim) that means a literal character here.
 fn pattern_error(opts: &GrepOptions, wrapped: String) -> String {
-    let own = regex_syntax::ParserBuilder::new()
-        .case_insensitive(opts.ignore_case)
-        .multi_line(true)
-        .utf8(false)
-        .build()
+    let own = pattern_parser(opts.ignore_case)
         .parse(&opts.pattern)
         .err()
         .map_or(wrapped, |e| e.to_string());
@@ -115,6 +111,17 @@ fn pattern_error(opts: &GrepOptions, wrapped: String) -> String {
     } else {
         own
     }
+}
+
+/// A parser that reads a pattern as the matcher built by [`build_matcher`]
+/// does (grep-regex's settings for these options), for whoever must see
+/// the same regex: the user's parse errors, the index's planner.
+pub fn pattern_parser(ignore_case: bool) -> regex_syntax::Parser {
+    regex_syntax::ParserBuilder::new()
+        .case_insensitive(ignore_case)
+        .multi_line(true)
+        .utf8(false)
+        .build()
 }
 
 /// Said under a parse error of a pattern written with basic-regex escapes.

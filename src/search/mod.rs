@@ -36,7 +36,9 @@ pub use glob::{
     EntryKind, GlobEntry, GlobIgnored, GlobOptions, GlobPlan, GlobResult,
     DEFAULT_LIMIT as DEFAULT_GLOB_LIMIT,
 };
-pub use grep::{build_matcher, GrepMode, GrepOptions, GrepPlan, DEFAULT_MAX_LINE_LENGTH};
+pub use grep::{
+    build_matcher, pattern_parser, GrepMode, GrepOptions, GrepPlan, DEFAULT_MAX_LINE_LENGTH,
+};
 pub use outline_cache::{outline_and_uses_of, outline_of};
 pub use outline_file::{
     outline_file, FileOutline, DEFAULT_MAX_ITEMS as DEFAULT_OUTLINE_MAX_ITEMS,
