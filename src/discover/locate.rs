@@ -6,14 +6,14 @@
 //! show the structure with each result.
 
 use super::content::{ContentQuery, ContentScore, MAX_CONTENT_BYTES, MAX_CONTENT_READS};
-use super::files::{map_parallel, read_small, Scope, Visit};
+use super::files::{map_parallel, read_small, Scope};
 use super::role::{is_entry_point, Role};
 use super::tokens::{self, NameMatch, TokenMatch};
 use super::DiscoverError;
 use crate::index::{IndexMode, IndexUse};
 use crate::search::CancelToken;
 use crate::search::{display_bytes, relative_bytes, DisplayPath};
-use crate::search::{ErrorLog, WalkOptions};
+use crate::search::{ErrorLog, SourceFile, WalkOptions};
 use crate::structure::{self, Language, Outline, Symbol, SymbolKind};
 use std::cmp::{Ordering, Reverse};
 use std::collections::BinaryHeap;
@@ -605,6 +605,119 @@ fn read_for_content(path: &Path, buf: &mut Vec<u8>, budget: &ContentBudget) -> b
     budget.add_bytes(meta.len()) && memchr::memchr(0, &buf[..buf.len().min(8192)]).is_none()
 }
 
+/// What every thread of the pass over the files shares.
+#[derive(Clone, Copy)]
+struct Pass<'a> {
+    q: &'a Query,
+    /// The text's query, when the text is read at all.
+    content: Option<&'a ContentQuery>,
+    budget: &'a ContentBudget,
+    best: &'a Mutex<Best>,
+    keep: usize,
+    root: &'a Path,
+    root_bytes: &'a [u8],
+    /// Where a path below the root starts: paths are the root's with names
+    /// pushed on, so the prefilter reads the part below it in place.
+    rel_start: usize,
+}
+
+impl<'a> Pass<'a> {
+    /// Whether the project left room in the list: ignored files rank after
+    /// the project's own, so they are visited only then.
+    fn room_left(&self, limit: usize) -> bool {
+        let b = self.best.lock().unwrap_or_else(|p| p.into_inner());
+        let filled = if self.budget.gave_up() {
+            &b.by_path
+        } else {
+            &b.heap
+        };
+        filled.len() < limit
+    }
+
+    /// One thread's visitor. Each thread keeps its own best and hands it
+    /// over when its part of the visit ends: the order is total, so the
+    /// union's best are the same as one shared heap's, without a lock per
+    /// path.
+    fn visitor(&self, ignored: bool) -> impl FnMut(&SourceFile<'_>) -> bool + Send + 'a {
+        let mut mine = ThreadBest {
+            best: Best {
+                keep: self.keep,
+                ..Best::default()
+            },
+            into: self.best,
+            matchers: self.q.matchers(),
+            scratch: Vec::new(),
+        };
+        let mut buf = Vec::new();
+        let pass = *self;
+        move |v: &SourceFile<'_>| {
+            pass.visit(&mut mine, &mut buf, v, ignored);
+            true
+        }
+    }
+
+    /// Scores one file by its path and (a candidate, within the budget)
+    /// its text, and keeps it when it ranks.
+    fn visit(&self, mine: &mut ThreadBest, buf: &mut Vec<u8>, v: &SourceFile<'_>, ignored: bool) {
+        let (q, path) = (self.q, v.path);
+        mine.best.seen += 1;
+        let below = (path.as_os_str().as_encoded_bytes())
+            .strip_prefix(self.root_bytes)
+            .and_then(|b| b.get(self.rel_start - self.root_bytes.len()..));
+        let may_match = below.is_none_or(|b| q.may_match(b, &mut mine.scratch));
+        let said = self.content.filter(|_| v.candidate).and_then(|c| {
+            read_for_content(path, buf, self.budget)
+                .then(|| c.score(buf))
+                .flatten()
+        });
+        if !may_match && said.is_none() {
+            return;
+        }
+        let rel = display_bytes(&relative_bytes(self.root, path)).text;
+        let by_path = if may_match {
+            score_path(q, &rel, &mut mine.matchers, false)
+        } else {
+            None
+        };
+        let Some(scored) = combine(&rel, by_path.as_ref(), said) else {
+            return;
+        };
+        mine.best.matched += 1;
+        let (b, keep) = (&mut mine.best, self.keep);
+        let keeps = Best::would_keep(&b.heap, keep, scored.score, ignored);
+        let path_score = by_path.as_ref().map(|p| p.score);
+        let keeps_path = path_score.is_some_and(|s| Best::would_keep(&b.by_path, keep, s, ignored));
+        if !keeps && !keeps_path {
+            b.matched_path += u64::from(path_score.is_some());
+            return;
+        }
+        let c = Candidate {
+            score: scored.score,
+            mtime: v.mtime(),
+            path: path.to_path_buf(),
+            ignored,
+            base: scored.base,
+            content: scored.content,
+            refund: scored.refund,
+        };
+        if let Some(s) = path_score {
+            b.matched_path += 1;
+            if keeps_path {
+                b.push_path(Candidate {
+                    score: s,
+                    base: s,
+                    content: None,
+                    refund: 0.0,
+                    ..c.clone()
+                });
+            }
+        }
+        if keeps {
+            b.push(c);
+        }
+    }
+}
+
 fn run_plan(plan: &LocatePlan, cancel: &CancelToken) -> LocateResult {
     let started = Instant::now();
     let root = &plan.scope.root;
@@ -618,102 +731,24 @@ fn run_plan(plan: &LocatePlan, cancel: &CancelToken) -> LocateResult {
     let q = &plan.query;
     let content = plan.content.as_ref().filter(|_| limit > 0);
     let budget = ContentBudget::default();
-    // Where a path below the root starts: paths are the root's with names
-    // pushed on, so the prefilter reads the part below it in place.
     let root_bytes = root.as_os_str().as_encoded_bytes();
-    let rel_start = root_bytes.len() + usize::from(!root_bytes.ends_with(b"/"));
-    let (unsearched, index) = plan.scope.for_each_file(
-        content.map(ContentQuery::narrow),
+    let pass = Pass {
+        q,
+        content,
+        budget: &budget,
+        best: &best,
+        keep,
+        root,
+        root_bytes,
+        rel_start: root_bytes.len() + usize::from(!root_bytes.ends_with(b"/")),
+    };
+    let (source, index) = plan.scope.source(content.map(ContentQuery::narrow));
+    let (roots, visited) = source.visit_all(
+        plan.scope.threads(),
         cancel,
         &errors,
-        // Ignored files rank after the project's own: walk them only when
-        // the project did not fill the list.
-        || {
-            let b = best.lock().unwrap_or_else(|p| p.into_inner());
-            let filled = if budget.gave_up() {
-                &b.by_path
-            } else {
-                &b.heap
-            };
-            filled.len() < limit
-        },
-        |ignored| {
-            // Each thread keeps its own best and hands it over when its
-            // part of the walk ends: the order is total, so the union's
-            // best are the same as one shared heap's, without a lock per path.
-            let mut mine = ThreadBest {
-                best: Best {
-                    keep,
-                    ..Best::default()
-                },
-                into: &best,
-                matchers: q.matchers(),
-                scratch: Vec::new(),
-            };
-            let mut buf = Vec::new();
-            let budget = &budget;
-            move |v: &Visit<'_>| {
-                let path = v.path;
-                mine.best.seen += 1;
-                let bytes = path.as_os_str().as_encoded_bytes();
-                let below = bytes
-                    .strip_prefix(root_bytes)
-                    .and_then(|b| b.get(rel_start - root_bytes.len()..));
-                let may_match = below.is_none_or(|b| q.may_match(b, &mut mine.scratch));
-                let said = content.filter(|_| v.candidate).and_then(|c| {
-                    read_for_content(path, &mut buf, budget)
-                        .then(|| c.score(&buf))
-                        .flatten()
-                });
-                if !may_match && said.is_none() {
-                    return true;
-                }
-                let rel = display_bytes(&relative_bytes(root, path)).text;
-                let by_path = if may_match {
-                    score_path(q, &rel, &mut mine.matchers, false)
-                } else {
-                    None
-                };
-                let Some(scored) = combine(&rel, by_path.as_ref(), said) else {
-                    return true;
-                };
-                mine.best.matched += 1;
-                let b = &mut mine.best;
-                let keeps = Best::would_keep(&b.heap, keep, scored.score, ignored);
-                let path_score = by_path.as_ref().map(|p| p.score);
-                let keeps_path =
-                    path_score.is_some_and(|s| Best::would_keep(&b.by_path, keep, s, ignored));
-                if !keeps && !keeps_path {
-                    b.matched_path += u64::from(path_score.is_some());
-                    return true;
-                }
-                let c = Candidate {
-                    score: scored.score,
-                    mtime: v.mtime(),
-                    path: path.to_path_buf(),
-                    ignored,
-                    base: scored.base,
-                    content: scored.content,
-                    refund: scored.refund,
-                };
-                if let Some(s) = path_score {
-                    b.matched_path += 1;
-                    if keeps_path {
-                        b.push_path(Candidate {
-                            score: s,
-                            base: s,
-                            content: None,
-                            refund: 0.0,
-                            ..c.clone()
-                        });
-                    }
-                }
-                if keeps {
-                    b.push(c);
-                }
-                true
-            }
-        },
+        || pass.room_left(limit),
+        |ignored| pass.visitor(ignored),
     );
     let best = best.into_inner().unwrap_or_else(|p| p.into_inner());
     let gave_up = budget.gave_up();
@@ -742,7 +777,7 @@ fn run_plan(plan: &LocatePlan, cancel: &CancelToken) -> LocateResult {
         files: files.into_iter().take(limit).map(|(f, _)| f).collect(),
         candidates: matched,
         files_seen: best.seen,
-        ignored_unsearched: unsearched,
+        ignored_unsearched: plan.scope.unvisited(&roots, visited),
         content_note,
         errors: errors.into_inner().unwrap_or_else(|p| p.into_inner()),
         index,

@@ -91,6 +91,11 @@ impl std::fmt::Display for DiscoverError {
 
 impl std::error::Error for DiscoverError {}
 
+/// A score as results show it: one decimal (ranking uses the full value).
+pub fn shown_score(score: f64) -> f64 {
+    (score * 10.0).round() / 10.0
+}
+
 impl From<SearchError> for DiscoverError {
     fn from(e: SearchError) -> Self {
         DiscoverError::Search(e)

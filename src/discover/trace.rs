@@ -5,7 +5,7 @@
 //! kind (definition, callsite, render-site, handler, assignment, ...).
 
 use super::dsl::{KindFilter, Relation, RelationTerm, TraceQuery};
-use super::files::{map_parallel, read_small, Scope, Visit};
+use super::files::{map_parallel, read_small, Scope};
 use super::relate::{shape, Occurrence, Shape, Subject};
 use super::role::Role;
 use super::tokens;
@@ -13,7 +13,7 @@ use super::DiscoverError;
 use crate::index::{IndexMode, IndexUse};
 use crate::search::CancelToken;
 use crate::search::{display_bytes, relative_bytes, DisplayPath};
-use crate::search::{ErrorLog, WalkOptions};
+use crate::search::{ErrorLog, SourceFile, WalkOptions};
 use crate::structure::calls::UseKind;
 use crate::structure::{self, Language, Outline, Symbol, SymbolKind};
 use std::cmp::{Ordering, Reverse};
@@ -38,6 +38,7 @@ const MAX_LINE_CHARS: usize = 240;
 #[derive(Debug, Clone)]
 pub struct TraceOptions {
     pub query: String,
+    /// At least one file is shown, whatever is asked.
     pub max_files: usize,
     pub max_regions: usize,
     pub walk: WalkOptions,
@@ -104,6 +105,13 @@ pub struct Region {
     pub body: Vec<String>,
     pub full_region: bool,
     pub why: Vec<String>,
+}
+
+impl Region {
+    /// Lines from `start_line` to `end_line`, both counted.
+    pub fn line_count(&self) -> u32 {
+        self.end_line + 1 - self.start_line
+    }
 }
 
 #[derive(Debug, Clone)]
@@ -177,7 +185,12 @@ pub struct TracePlan {
 }
 
 impl TracePlan {
-    pub fn new(cwd: &Path, path: Option<&str>, opts: TraceOptions) -> Result<Self, DiscoverError> {
+    pub fn new(
+        cwd: &Path,
+        path: Option<&str>,
+        mut opts: TraceOptions,
+    ) -> Result<Self, DiscoverError> {
+        opts.max_files = opts.max_files.max(1);
         let query = TraceQuery::parse(&opts.query)?;
         let subject = Subject::new(&query.subject)
             .ok_or_else(|| DiscoverError::NoWords(query.subject.clone()))?;
@@ -290,15 +303,16 @@ fn run_plan(plan: &TracePlan, cancel: &CancelToken) -> TraceResult {
     // before it is known to mention the subject.
     let filtered = plan.query.kind.is_some() || plan.query.path.is_some();
     let subject = plan.subject.pattern();
-    let (_, index) = plan.scope.for_each_file(
-        Some(subject),
+    let (source, index) = plan.scope.source(Some(subject));
+    source.visit_all(
+        plan.scope.threads(),
         cancel,
         &errors,
         || true,
         |ignored| {
             let (heap, scanned, matched) = (&heap, &scanned, &matched);
             let mut buf = Vec::new();
-            move |v: &Visit<'_>| {
+            move |v: &SourceFile<'_>| {
                 let path = v.path;
                 if filtered && !plan.in_scope(&display_bytes(&relative_bytes(root, path)).text) {
                     return true;

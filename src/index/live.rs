@@ -2,29 +2,24 @@
 //! each search), stale (rebuilding), or off.
 
 use super::build::{build, lower_priority, Built, NotBuilt};
-use super::listing::{is_candidate, Listing};
 use super::planner;
 use super::postings::Postings;
-use super::scope::Scope;
 use super::table::{self, Entry, Stamp, Table};
 use super::watch::Watcher;
 use super::{IndexConfig, IndexUse};
-use crate::search::{
-    CancelToken, EntryKind, FileFeed, GlobPlan, GlobResult, GrepOptions, IgnoredRoot,
-    ListedGlobFile, WalkOptions,
-};
+use crate::search::CancelToken;
 use fixedbitset::FixedBitSet;
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, SystemTime};
 
 /// A ready picture of the tree.
-struct Picture {
-    /// Shared with the searches that read it on demand (a [`TableFeed`]);
-    /// a change while one runs copies it first.
-    table: Arc<Table>,
+pub(super) struct Picture {
+    /// Shared with the searches that read it on demand (a table feed, see
+    /// `source.rs`); a change while one runs copies it first.
+    pub(super) table: Arc<Table>,
     postings: Postings,
     watcher: Watcher,
     /// What the root named when built (see `table::identity`).
@@ -129,118 +124,12 @@ impl Picture {
         Ok(())
     }
 
-    /// The files `opts` may match, as a walk of `dir` (the root or a
-    /// directory below it) would list them, handed out on demand in walk
-    /// order; `None` when the table cannot give that walk's files.
-    ///
-    /// Every file of the table the query does not rule out is a candidate,
-    /// however many: read from the table in the walk's order, none is read
-    /// that the scan would not read, and a search with a limit stops after
-    /// its first few (`static`, limit 100, reads 258 files instead of the
-    /// scan's 1,063 on the Linux tree).
-    fn candidates(
-        &self,
-        root: &Path,
-        dir: &Path,
-        q: &planner::Query,
-        opts: &GrepOptions,
-        config: &IndexConfig,
-    ) -> Option<TableFeed> {
-        let scope = Scope::new(&self.table, root, dir, &opts.walk)?;
-        Some(TableFeed {
-            table: self.table.clone(),
-            scope,
-            docs: self.narrowed(q, config),
-        })
-    }
-
     /// The documents `q` allows, as far as decoding no more than `config`
     /// lets it tells (see `IndexConfig::decode_per_file`).
-    fn narrowed(&self, q: &planner::Query, config: &IndexConfig) -> Option<FixedBitSet> {
+    pub(super) fn narrowed(&self, q: &planner::Query, config: &IndexConfig) -> Option<FixedBitSet> {
         let mut budget = (config.decode_per_file).saturating_mul(self.table.entries.len() as u64);
         self.postings.eval(q, self.universe, &mut budget)
     }
-
-    /// The files a walk of `dir` with `walk` would hand out, each marked
-    /// whether `q` may match it; `None` when the table cannot give that
-    /// walk's files. A query that cannot be narrowed lists every file as a
-    /// candidate: the caller still skips the walk.
-    fn listing(
-        &self,
-        root: &Path,
-        dir: &Path,
-        walk: &WalkOptions,
-        q: Option<&planner::Query>,
-        config: &IndexConfig,
-    ) -> Option<Listing> {
-        let scope = Scope::new(&self.table, root, dir, walk)?;
-        let docs = q.and_then(|q| self.narrowed(q, config));
-        Some(Listing::new(self.table.clone(), scope, docs))
-    }
-
-    /// The glob `plan` answered from the table; `None` when the table
-    /// cannot give its walk's entries (directories asked for, ignore rules
-    /// dropping files, a subdirectory it cannot vouch for).
-    fn glob(&self, root: &Path, plan: &GlobPlan, cancel: &CancelToken) -> Option<GlobResult> {
-        if plan.options().kind != EntryKind::File {
-            return None;
-        }
-        let scope = Scope::new(&self.table, root, plan.root(), &plan.options().walk)?;
-        let files = scope.files(&self.table).map(|(e, ignored_root)| {
-            let stamp = Stamp::current(e.stamp, &e.path);
-            ListedGlobFile {
-                path: &e.path,
-                mtime: stamp.map_or(UNIX_EPOCH, |s| system_time(s.mtime)),
-                size: stamp.map_or(0, |s| s.size),
-                ignored_root,
-            }
-        });
-        Some(plan.run_over(&scope.ignored_roots, files, cancel))
-    }
-}
-
-/// The files of a scope that a query does not rule out, read off a
-/// snapshot of the table as the search asks for them.
-pub struct TableFeed {
-    table: Arc<Table>,
-    scope: Scope,
-    /// The documents the query allows; `None`: every file is a candidate.
-    docs: Option<FixedBitSet>,
-}
-
-impl FileFeed for TableFeed {
-    fn ignored_roots(&self) -> &[IgnoredRoot] {
-        &self.scope.ignored_roots
-    }
-
-    fn project(&self, on_file: &mut dyn FnMut(&Path) -> bool) {
-        let docs = self.docs.as_ref();
-        let _ = (self.scope.project(&self.table))
-            .filter(|e| is_candidate(docs, e))
-            .all(|e| on_file(&e.path));
-    }
-
-    fn ignored(&self, index: usize, on_file: &mut dyn FnMut(&Path) -> bool) -> bool {
-        let docs = self.docs.as_ref();
-        (self.scope.ignored(&self.table, index))
-            .filter(|e| is_candidate(docs, e))
-            .all(|e| on_file(&e.path))
-    }
-}
-
-/// A table stamp's modification time as the walk's `stat` gives it:
-/// seconds may be negative (before 1970), the nanoseconds are added.
-pub(super) fn system_time((secs, nanos): (i64, i64)) -> SystemTime {
-    let whole = Duration::from_secs(secs.unsigned_abs());
-    let whole = if secs >= 0 {
-        UNIX_EPOCH.checked_add(whole)
-    } else {
-        UNIX_EPOCH.checked_sub(whole)
-    };
-    let nanos = Duration::from_nanos(nanos.clamp(0, 999_999_999) as u64);
-    whole
-        .and_then(|t| t.checked_add(nanos))
-        .unwrap_or(UNIX_EPOCH)
 }
 
 /// Where an index stands, as `indexStatus` reports it.
@@ -436,53 +325,11 @@ impl LiveIndex {
         }
     }
 
-    /// The candidates of a search of `dir` (this root or a directory below
-    /// it), or how the search must run instead.
-    pub fn candidates(
-        self: &Arc<Self>,
-        dir: &Path,
-        opts: &GrepOptions,
-    ) -> Result<TableFeed, IndexUse> {
-        let q = planner::plan(&opts.pattern, opts.literal, opts.ignore_case);
-        // A search with a limit that the postings cannot narrow walks: it
-        // usually ends in its first files (`e`, limit 100, in the first two
-        // on the Linux tree), which the walk reaches after listing a few
-        // directories, while the table's feed queues files ahead and hands
-        // over every ignored root first (1.2 against 0.9 ms).
-        if matches!(q, planner::Query::All) && opts.max_count.is_some() {
-            return Err(IndexUse::Scan);
-        }
-        self.with_fresh(|pic| pic.candidates(&self.root, dir, &q, opts, &self.config))
-    }
-
-    /// The glob `plan` (of this root or a directory below it) answered from
-    /// the file table, or how it must run instead.
-    pub fn glob(
-        self: &Arc<Self>,
-        plan: &GlobPlan,
-        cancel: &CancelToken,
-    ) -> Result<GlobResult, IndexUse> {
-        self.with_fresh(|pic| pic.glob(&self.root, plan, cancel))
-    }
-
-    /// The files of a walk of `dir` (this root or a directory below it)
-    /// from the file table, narrowed by the regex `narrow` when given, or
-    /// how the caller must run instead (walk).
-    pub fn listing(
-        self: &Arc<Self>,
-        dir: &Path,
-        walk: &WalkOptions,
-        narrow: Option<&str>,
-    ) -> Result<Listing, IndexUse> {
-        let q = narrow.map(|p| planner::plan(p, false, false));
-        self.with_fresh(|pic| pic.listing(&self.root, dir, walk, q.as_ref(), &self.config))
-    }
-
     /// Runs `query` on the picture once every event queued so far is
     /// applied: a search sees every write that completed before it began.
     /// Err says how the search must run instead (`Scan` when `query` gives
     /// up or the table met errors the scan must report itself).
-    fn with_fresh<T>(
+    pub(super) fn with_fresh<T>(
         self: &Arc<Self>,
         query: impl FnOnce(&Picture) -> Option<T>,
     ) -> Result<T, IndexUse> {

@@ -2,13 +2,14 @@
 //! does, trigram postings over the files' contents, a planner that turns a
 //! regex into a trigram query, and a watcher that keeps the picture fresh.
 //!
-//! It never decides a match: it narrows the files a search reads to the
-//! candidates the query allows and hands them to `src/search` as a file list
-//! in the walk's order, where the ordinary pipeline searches them with the
-//! same limits, context, grouping, binary and ignored-last rules. A query it
-//! cannot narrow (no literal of three bytes, or lists too long to be worth
-//! decoding) is fed every file of the table in the walk's order; a picture
-//! it cannot vouch for sends the search to the scan.
+//! It never decides a match: `source_for` (`source.rs`), its one entry point,
+//! narrows the files a search reads to the candidates the query allows and
+//! hands them to `src/search` as a file source in the walk's order, where the
+//! ordinary pipeline searches them with the same limits, context, grouping,
+//! binary and ignored-last rules. A query it cannot narrow (no literal of
+//! three bytes, or lists too long to be worth decoding) is fed every file of
+//! the table in the walk's order; a picture it cannot vouch for sends the
+//! search to the scan.
 //!
 //! The table and postings are saved as a generation in the store
 //! (`store.rs`; its bytes: `format.rs`) and mapped from there, so they stay off Node's heap and the
@@ -17,24 +18,20 @@
 mod blocks;
 mod build;
 mod format;
-mod glob;
-mod listing;
 mod live;
 pub mod planner;
 mod postings;
 mod registry;
 mod restamp;
 mod scope;
+mod source;
 mod store;
 mod table;
 mod watch;
 
-pub use glob::glob;
-pub use listing::{ListedEntry, Listing};
 pub use live::{IndexStatus, LiveIndex, State};
-pub use registry::{
-    drop_root, forget_root, listing, plan_grep, start, status_of, take_notice, warm, IndexMode,
-};
+pub use registry::{drop_root, forget_root, start, status_of, take_notice, warm};
+pub use source::{source_for, IndexMode};
 
 /// Bounds on what is indexed (settings `index.minFiles`, `index.maxFiles`,
 /// `index.maxDiskMB`).

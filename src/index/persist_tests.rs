@@ -8,8 +8,8 @@
 //! test two real processes: this test binary started twice.
 
 use super::store::Store;
-use super::tests::{apply, compare_all, op, search, seeded_tree, test_config, Op, DIRS};
-use super::{forget_root, plan_grep, start, status_of, take_notice, warm, IndexConfig};
+use super::tests::{apply, compare_all, op, plan_grep, search, seeded_tree, test_config, Op, DIRS};
+use super::{forget_root, start, status_of, take_notice, warm, IndexConfig};
 use super::{IndexMode, IndexStatus, IndexUse, State};
 use crate::search::{CancelToken, GrepOptions};
 use proptest::prelude::*;

@@ -55,12 +55,7 @@ pub fn plan(pattern: &str, literal: bool, ignore_case: bool) -> Query {
     } else {
         pattern
     };
-    let parsed = regex_syntax::ParserBuilder::new()
-        .case_insensitive(ignore_case)
-        .multi_line(true)
-        .utf8(false)
-        .build()
-        .parse(source);
+    let parsed = crate::search::pattern_parser(ignore_case).parse(source);
     match parsed {
         Ok(hir) => simplify(info(&hir).into_query()),
         Err(_) => Query::All,

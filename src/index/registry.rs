@@ -1,24 +1,13 @@
-//! The indexes of this process, one per search root, and the entry points
-//! the napi glue calls: a search asks here whether to run over candidates
-//! or as a scan.
+//! The indexes of this process, one per search root: which one serves a
+//! search (see `source.rs`), and starting, warming, dropping them.
 
 use super::live::{IndexStatus, LiveIndex};
-use super::{IndexConfig, IndexUse};
-use crate::search::{resolve_target, CancelToken, GrepOptions, GrepPlan, SearchError, Target};
+use super::source::IndexMode;
+use super::IndexConfig;
+use crate::search::{resolve_target, CancelToken, Target};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, OnceLock};
-
-/// Whether a search may use (and start) an index.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum IndexMode {
-    /// Use a ready index; start building one for this root if there is none.
-    Auto,
-    /// Use a ready index, but start none.
-    IfReady,
-    /// Scan (option `index: false`).
-    Off,
-}
 
 struct Registry {
     roots: HashMap<PathBuf, Arc<LiveIndex>>,
@@ -66,62 +55,26 @@ fn search_dir(cwd: &Path, path: Option<&str>) -> Option<PathBuf> {
     }
 }
 
-/// The plan for a search: over the index's candidates when a ready index
-/// can narrow it, else the scan's own plan. Bad input is rejected exactly as
-/// `GrepPlan::new` rejects it.
-pub fn plan_grep(
-    cwd: &Path,
-    path: Option<&str>,
-    opts: GrepOptions,
-    mode: IndexMode,
-) -> Result<(GrepPlan, IndexUse), SearchError> {
-    let scan = GrepPlan::new(cwd, path, opts.clone())?;
-    if mode == IndexMode::Off {
-        return Ok((scan, IndexUse::Off));
-    }
-    let Some(dir) = search_dir(cwd, path) else {
-        return Ok((scan, IndexUse::Scan));
-    };
-    // A directory inside one already indexed is searched by scan rather
-    // than given a second index (and watcher) of its own.
+/// The index that serves a search of directory `dir`: with
+/// [`IndexMode::Auto`] its own, started if there is none and `dir` is not
+/// inside an indexed directory (that is searched by scan rather than given
+/// a second index and watcher of its own); else the nearest indexed
+/// directory's at or above it.
+pub(super) fn index_for(dir: &Path, mode: IndexMode) -> Option<Arc<LiveIndex>> {
     let start = (mode == IndexMode::Auto)
         .then(|| {
             let r = lock();
-            let nested = r.roots.keys().any(|k| k != &dir && dir.starts_with(k));
+            let nested = r.roots.keys().any(|k| k != dir && dir.starts_with(k));
             (!nested).then(|| r.config.clone())
         })
         .flatten();
-    let Some(idx) = lookup(&dir, start).or_else(|| serving(&dir)) else {
-        return Ok((scan, IndexUse::Off));
-    };
-    match idx.candidates(&dir, &opts) {
-        Ok(feed) => Ok((scan.over_feed(Box::new(feed)), IndexUse::Used)),
-        Err(u) => Ok((scan, u)),
-    }
-}
-
-/// The files a walk of directory `dir` would hand out, from the table of a
-/// ready index that can give them (narrowed by the regex `narrow`), for
-/// discovery; Err says why the caller must walk. Starts no index: locate
-/// and trace are answered in a few hundred milliseconds by walking, and a
-/// build costs seconds of CPU that a session's warm-up already spends.
-pub fn listing(
-    dir: &Path,
-    walk: &crate::search::WalkOptions,
-    narrow: Option<&str>,
-    mode: IndexMode,
-) -> Result<super::Listing, IndexUse> {
-    if mode == IndexMode::Off {
-        return Err(IndexUse::Off);
-    }
-    let idx = serving(dir).ok_or(IndexUse::Off)?;
-    idx.listing(dir, walk, narrow)
+    lookup(dir, start).or_else(|| serving(dir))
 }
 
 /// The index that can serve a search of directory `dir`: its own, else
 /// that of the nearest indexed directory above it (which answers for `dir`
 /// when its table can give `dir`'s own walk).
-pub(super) fn serving(dir: &Path) -> Option<Arc<LiveIndex>> {
+fn serving(dir: &Path) -> Option<Arc<LiveIndex>> {
     let r = lock();
     dir.ancestors().find_map(|a| r.roots.get(a).cloned())
 }

@@ -10,12 +10,13 @@
 //! directory; otherwise there is no scope and the search scans.
 
 use super::table::{Entry, Table};
-use crate::search::{classifies_alike, Filters, IgnoredRoot, WalkOptions, Walker};
+use crate::search::{classifies_alike, Filters, IgnoredRoot, Walker};
 use std::ops::Range;
 use std::path::{Component, Path};
+use std::sync::Arc;
 
 pub struct Scope {
-    walker: Walker,
+    walker: Arc<Walker>,
     /// The ignored roots the search's walk would set aside, in path order.
     pub ignored_roots: Vec<IgnoredRoot>,
     /// The run of table entries that are the project files below the
@@ -53,17 +54,17 @@ fn reached_plainly(root: &Path, dir: &Path) -> bool {
 }
 
 impl Scope {
-    /// The scope of a walk of `dir` with `walk` options over the table of
-    /// `root`; `None` when the table cannot give exactly that walk's files
-    /// (ignore rules dropping files rather than classifying them, or a
-    /// subdirectory the table cannot vouch for).
-    pub fn new(table: &Table, root: &Path, dir: &Path, walk: &WalkOptions) -> Option<Self> {
+    /// The scope of `walker`'s walk (of the root or a directory below it)
+    /// over the table of `root`; `None` when the table cannot give exactly
+    /// that walk's files (ignore rules dropping files rather than
+    /// classifying them, or a subdirectory the table cannot vouch for).
+    pub fn new(table: &Table, root: &Path, walker: &Arc<Walker>) -> Option<Self> {
         // With ignore rules on, the walk drops what they exclude (and globs
         // may re-include it): that walk is `ignore`'s, not the table's.
-        if !walk.no_ignore {
+        if !walker.options().no_ignore {
             return None;
         }
-        let walker = Walker::new(dir.to_path_buf(), walk.clone()).ok()?;
+        let dir = walker.root();
         let entries = &table.entries;
         let below: Vec<usize> = (table.ignored_roots.iter().enumerate())
             .filter(|(_, r)| r.path.starts_with(dir))
@@ -116,7 +117,7 @@ impl Scope {
             filters = Filters::Paths;
         }
         Some(Scope {
-            walker,
+            walker: walker.clone(),
             ignored_roots,
             project,
             root_ranges,
@@ -125,36 +126,14 @@ impl Scope {
         })
     }
 
-    /// The files the search's walk would hand out, in the table's order
-    /// (the walk's: project files by path, then each ignored root's), each
-    /// with its ignored root among [`Scope::ignored_roots`].
-    pub fn files<'t>(
-        &'t self,
-        table: &'t Table,
-    ) -> impl Iterator<Item = (&'t Entry, Option<usize>)> + 't {
-        self.entries(table).filter(move |(e, _)| self.admits(e))
-    }
-
-    /// Like [`Scope::files`] but without the search's own filters (hidden,
-    /// globs, types): the caller applies [`Scope::admits`] to what it keeps,
-    /// when that is cheaper than filtering every file first.
-    pub fn entries<'t>(
-        &'t self,
-        table: &'t Table,
-    ) -> impl Iterator<Item = (&'t Entry, Option<usize>)> + 't {
-        let entries = &table.entries;
-        let project = entries[self.project.clone()].iter().map(|e| (e, None));
-        let ignored = (self.root_ranges.iter().enumerate())
-            .flat_map(move |(i, r)| entries[r.clone()].iter().map(move |e| (e, Some(i))));
-        project.chain(ignored)
-    }
-
-    /// The project files of [`Scope::files`], in order.
+    /// The project files the search's walk would hand out, in the table's
+    /// order (the walk's: by path).
     pub fn project<'t>(&'t self, table: &'t Table) -> impl Iterator<Item = &'t Entry> + 't {
         (table.entries[self.project.clone()].iter()).filter(move |e| self.admits(e))
     }
 
-    /// The files of [`Scope::files`] under ignored root `index`, in order.
+    /// The files under ignored root `index` of [`Scope::ignored_roots`],
+    /// in order.
     pub fn ignored<'t>(
         &'t self,
         table: &'t Table,

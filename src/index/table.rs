@@ -31,17 +31,6 @@ pub struct Stamp {
 }
 
 impl Stamp {
-    /// The stamp a `stat` of `path` would give now, for a table entry
-    /// stamped `saved`: a write through another name of a hard-linked file
-    /// may not be reported for this one, so such a file's stamp is read
-    /// afresh (glob and discovery list times and sizes from the table).
-    pub fn current(saved: Option<Stamp>, path: &Path) -> Option<Stamp> {
-        match saved {
-            Some(s) if s.nlink > 1 => Stamp::of(path),
-            other => other,
-        }
-    }
-
     pub fn of(path: &Path) -> Option<Stamp> {
         Self::of_meta(&std::fs::symlink_metadata(path).ok()?)
     }

@@ -3,10 +3,10 @@
 //! tree operations, each followed at once (no sleep) by a batch of searches
 //! through the index and through a forced scan, and compares them.
 
-use super::{glob, plan_grep, warm, IndexConfig, IndexMode, IndexUse};
+use super::{source_for, warm, IndexConfig, IndexMode, IndexUse};
 use crate::search::{
-    CancelToken, EntryKind, GlobOptions, GlobPlan, GrepMode, GrepOptions, Hit, SortOrder,
-    WalkOptions,
+    CancelToken, EntryKind, GlobOptions, GlobPlan, GlobResult, GrepMode, GrepOptions, GrepPlan,
+    Hit, SearchError, SortOrder, WalkOptions,
 };
 use proptest::prelude::*;
 use std::fs;
@@ -66,6 +66,23 @@ fn render(hits: &[Hit], s: &crate::search::GrepSummary) -> String {
     ));
     out.push_str(&format!("unsearched={:?}\n", s.ignored_unsearched));
     out
+}
+
+/// grep's plan as the napi glue makes it: over the source the index picks.
+pub(super) fn plan_grep(
+    cwd: &Path,
+    path: Option<&str>,
+    opts: GrepOptions,
+    mode: IndexMode,
+) -> Result<(GrepPlan, IndexUse), SearchError> {
+    let plan = GrepPlan::new(cwd, path, opts)?;
+    Ok(plan.serve(|own, narrowing| source_for(own, narrowing, mode)))
+}
+
+/// glob as the napi glue runs it.
+fn glob(plan: &GlobPlan, mode: IndexMode, cancel: &CancelToken) -> (GlobResult, IndexUse) {
+    let (source, how) = source_for(plan.source(), &plan.narrowing(), mode);
+    (plan.run_over(&source, cancel), how)
 }
 
 pub(super) fn search(root: &Path, opts: &GrepOptions, mode: IndexMode) -> (String, IndexUse) {

@@ -237,14 +237,6 @@ impl GlobOptions<'_> {
     }
 }
 
-/// How a search may use the index: `index: false` forces the scan.
-pub(super) fn index_mode(index: Option<bool>) -> crate::index::IndexMode {
-    match index {
-        Some(false) => crate::index::IndexMode::Off,
-        _ => crate::index::IndexMode::Auto,
-    }
-}
-
 pub fn cwd_of(cwd: &Option<String>) -> std::result::Result<std::path::PathBuf, CodedError> {
     match cwd {
         Some(c) => Ok(std::path::PathBuf::from(c)),

@@ -8,9 +8,11 @@ use super::signal::{check_not_aborted, run_cancellable};
 use crate::discover::locate::{
     LocateOptions as CoreLocateOptions, LocatePlan, LocateResult as CoreLocateResult,
 };
+use crate::discover::shown_score;
 use crate::discover::trace::{
     TraceOptions as CoreTraceOptions, TracePlan, TraceResult as CoreTraceResult,
 };
+use crate::index::IndexMode;
 use crate::search::CancelToken;
 use crate::structure::Symbol;
 use napi::bindgen_prelude::*;
@@ -132,7 +134,7 @@ fn locate_out(r: CoreLocateResult) -> LocateResult {
                 rank: i as u32 + 1,
                 path: f.path.text,
                 path_bytes: f.path.raw_hex,
-                score: (f.score * 10.0).round() / 10.0,
+                score: shown_score(f.score),
                 role: f.role.as_str().to_string(),
                 language: f.language.map(|l| l.name().to_string()),
                 why: f.why,
@@ -155,14 +157,6 @@ fn locate_out(r: CoreLocateResult) -> LocateResult {
     }
 }
 
-/// Discovery uses a ready index unless told not to; it never starts one.
-fn discover_index_mode(index: Option<bool>) -> crate::index::IndexMode {
-    match index {
-        Some(false) => crate::index::IndexMode::Off,
-        _ => crate::index::IndexMode::IfReady,
-    }
-}
-
 fn timeout_of(ms: Option<u32>) -> Option<Duration> {
     ms.map(|ms| Duration::from_millis(ms.into()))
 }
@@ -176,9 +170,10 @@ pub fn locate<'env>(
     options: LocateOptions,
 ) -> Result<PromiseRaw<'env, LocateResult>> {
     let cwd = cwd_of(&options.cwd).map_err(|e| to_js(env, e))?;
+    let d = CoreLocateOptions::default();
     let core = CoreLocateOptions {
         query: options.query.clone(),
-        limit: options.limit.unwrap_or(10) as usize,
+        limit: options.limit.map_or(d.limit, |n| n as usize),
         walk: walk_options(
             options.hidden,
             options.no_ignore,
@@ -190,7 +185,7 @@ pub fn locate<'env>(
             options.threads,
         ),
         timeout: timeout_of(options.timeout_ms),
-        index: discover_index_mode(options.index),
+        index: IndexMode::for_listing(options.index),
     };
     let cancel = CancelToken::new(core.timeout);
     check_not_aborted(env, options.signal.as_ref())?;
@@ -306,10 +301,6 @@ pub struct TraceResult {
     pub text: String,
 }
 
-fn round(x: f64) -> f64 {
-    (x * 10.0).round() / 10.0
-}
-
 fn trace_out(r: CoreTraceResult) -> TraceResult {
     let q = r
         .query
@@ -339,7 +330,7 @@ fn trace_out(r: CoreTraceResult) -> TraceResult {
                 path_bytes: f.path.raw_hex,
                 role: f.role.as_str().to_string(),
                 language: f.language.map(|l| l.name().to_string()),
-                score: round(f.score),
+                score: shown_score(f.score),
                 why: f.why,
                 structure: symbols_out(&f.structure),
                 more_symbols: f.more_symbols as u32,
@@ -347,12 +338,12 @@ fn trace_out(r: CoreTraceResult) -> TraceResult {
                     .regions
                     .into_iter()
                     .map(|g| TraceRegion {
+                        line_count: g.line_count(),
                         kind: g.kind.as_str().to_string(),
                         label: g.label,
                         start_line: g.start_line,
                         end_line: g.end_line,
-                        line_count: g.end_line + 1 - g.start_line,
-                        score: round(g.score),
+                        score: shown_score(g.score),
                         body: g.body,
                         full_region: g.full_region,
                         why: g.why,
@@ -380,10 +371,11 @@ fn trace_out(r: CoreTraceResult) -> TraceResult {
 #[napi(catch_unwind, ts_return_type = "Promise<TraceResult>")]
 pub fn trace<'env>(env: &'env Env, options: TraceOptions) -> Result<PromiseRaw<'env, TraceResult>> {
     let cwd = cwd_of(&options.cwd).map_err(|e| to_js(env, e))?;
+    let d = CoreTraceOptions::default();
     let core = CoreTraceOptions {
         query: options.query.clone(),
-        max_files: options.max_files.unwrap_or(5).max(1) as usize,
-        max_regions: options.max_regions.unwrap_or(6) as usize,
+        max_files: options.max_files.map_or(d.max_files, |n| n as usize),
+        max_regions: options.max_regions.map_or(d.max_regions, |n| n as usize),
         walk: walk_options(
             options.hidden,
             options.no_ignore,
@@ -392,7 +384,7 @@ pub fn trace<'env>(env: &'env Env, options: TraceOptions) -> Result<PromiseRaw<'
             options.threads,
         ),
         timeout: timeout_of(options.timeout_ms),
-        index: discover_index_mode(options.index),
+        index: IndexMode::for_listing(options.index),
     };
     let cancel = CancelToken::new(core.timeout);
     check_not_aborted(env, options.signal.as_ref())?;

@@ -1,9 +1,10 @@
 //! `glob()`: validates synchronously, walks on tokio's blocking pool (not
 //! libuv's) and resolves with the newest entries.
 
-use super::convert::{cwd_of, index_mode, GlobOptions};
+use super::convert::{cwd_of, GlobOptions};
 use super::error::to_js;
 use super::signal::{check_not_aborted, run_cancellable};
+use crate::index::{source_for, IndexMode};
 use crate::search::{CancelToken, GlobPlan, GlobResult as CoreResult};
 use napi::bindgen_prelude::*;
 use napi_derive::napi;
@@ -95,13 +96,16 @@ pub fn glob<'env>(env: &'env Env, options: GlobOptions) -> Result<PromiseRaw<'en
     let cancel = CancelToken::new(core.timeout);
     check_not_aborted(env, options.signal.as_ref())?;
     let plan = GlobPlan::new(&cwd, options.path.as_deref(), core).map_err(|e| to_js(env, e))?;
-    let mode = index_mode(options.index);
+    let mode = IndexMode::for_listing(options.index);
     run_cancellable(
         env,
         "glob",
         options.signal.as_ref(),
         &cancel,
-        move |cancel| Ok(crate::index::glob(&plan, mode, cancel)),
+        move |cancel| {
+            let (source, index) = source_for(plan.source(), &plan.narrowing(), mode);
+            Ok((plan.run_over(&source, cancel), index))
+        },
         |(r, index)| result_out(r, index),
     )
 }

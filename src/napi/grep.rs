@@ -4,12 +4,13 @@
 //! stops pulling applies back-pressure; one that drops the handle or calls
 //! `cancel()` stops the walk.
 
-use super::convert::{cwd_of, index_mode, GrepOptions};
+use super::convert::{cwd_of, GrepOptions};
 use super::error::{coded_error, to_js};
 use super::signal::{check_not_aborted, subscribe};
+use crate::index::{source_for, IndexMode};
 use crate::search::{
-    CancelToken, ContextLine as CoreLine, ErrorCode, FileStructure, GrepSummary as CoreSummary,
-    Hit, HitSymbol,
+    CancelToken, ContextLine as CoreLine, ErrorCode, FileStructure, GrepPlan,
+    GrepSummary as CoreSummary, Hit, HitSymbol,
 };
 use napi::bindgen_prelude::*;
 use napi::tokio::sync::{mpsc, Mutex as AsyncMutex};
@@ -255,9 +256,9 @@ pub fn grep(env: Env, options: GrepOptions) -> Result<GrepSearch> {
     let cwd = cwd_of(&options.cwd).map_err(|e| to_js(&env, e))?;
     let cancel = CancelToken::new(core.timeout);
     check_not_aborted(&env, options.signal.as_ref())?;
-    let mode = index_mode(options.index);
-    let (plan, index) = crate::index::plan_grep(&cwd, options.path.as_deref(), core, mode)
-        .map_err(|e| to_js(&env, e))?;
+    let mode = IndexMode::for_grep(options.index);
+    let plan = GrepPlan::new(&cwd, options.path.as_deref(), core).map_err(|e| to_js(&env, e))?;
+    let (plan, index) = plan.serve(|own, narrowing| source_for(own, narrowing, mode));
     let index_notice = crate::index::take_notice(&cwd, options.path.as_deref());
     // Dropped when the search thread ends, which removes the listener.
     let subscription = subscribe(&env, options.signal.as_ref(), &cancel)?;

@@ -9,6 +9,7 @@
 use super::cancel::CancelToken;
 use super::dir_open::Stamp;
 use super::display::{display_bytes, relative_bytes, DisplayPath};
+use super::source::{FileFeed, FileSource, Narrowing, SourceFile};
 use super::walk::{resolve_target, ErrorLog, IgnoredRoot, Target, WalkEntry, WalkOptions, Walker};
 use super::{SearchError, SortOrder};
 use globset::{Candidate, GlobBuilder, GlobMatcher};
@@ -16,7 +17,7 @@ use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -232,7 +233,7 @@ pub struct GlobPlan {
     opts: GlobOptions,
     matcher: PatternMatcher,
     root: PathBuf,
-    walker: Walker,
+    walker: Arc<Walker>,
 }
 
 impl GlobPlan {
@@ -247,7 +248,7 @@ impl GlobPlan {
                 )))
             }
         };
-        let walker = Walker::new(root.clone(), opts.walk.clone())?;
+        let walker = Arc::new(Walker::new(root.clone(), opts.walk.clone())?);
         Ok(GlobPlan {
             opts,
             matcher,
@@ -257,7 +258,7 @@ impl GlobPlan {
     }
 
     pub fn run(&self, cancel: &CancelToken) -> GlobResult {
-        run_plan(self, cancel)
+        run_plan(self, &self.walker, cancel)
     }
 }
 
@@ -296,12 +297,11 @@ pub(super) fn run(
     Ok(GlobPlan::new(cwd, path, opts.clone())?.run(cancel))
 }
 
-fn run_plan(plan: &GlobPlan, cancel: &CancelToken) -> GlobResult {
+fn run_plan(plan: &GlobPlan, walker: &Walker, cancel: &CancelToken) -> GlobResult {
     let started = Instant::now();
     let opts = &plan.opts;
     let matcher = &plan.matcher;
     let root = &plan.root;
-    let walker = &plan.walker;
     let errors = Mutex::new(ErrorLog::default());
     let project = Mutex::new(TopK::new(opts.limit));
     let roots = walker.walk_parallel(&[], cancel, &errors, || {
@@ -336,62 +336,65 @@ fn run_plan(plan: &GlobPlan, cancel: &CancelToken) -> GlobResult {
     finish(plan, started, project, ignored, &roots, errors, cancel)
 }
 
-/// A file a glob runs over instead of walking: one of the index's table,
-/// with the stamp the table holds for it (fresh: the index re-reads the
-/// stamp of every file that changed).
-#[derive(Debug, Clone, Copy)]
-pub struct ListedGlobFile<'a> {
-    pub path: &'a Path,
-    pub mtime: SystemTime,
-    pub size: u64,
-    /// Index in the `ignored_roots` given with the files; `None` for a
-    /// project file.
-    pub ignored_root: Option<usize>,
-}
-
 impl GlobPlan {
     pub fn root(&self) -> &Path {
         &self.root
     }
 
-    pub fn options(&self) -> &GlobOptions {
-        &self.opts
+    /// The walk this plan runs, as a source that another of the same
+    /// files may stand in for (see [`GlobPlan::run_over`]).
+    pub fn source(&self) -> FileSource {
+        FileSource::Walk(self.walker.clone())
     }
 
-    /// Runs over `files` instead of walking: every regular file the walk
-    /// of this plan would visit (its hidden filter applied), in any order,
-    /// with the ignored roots that walk would set aside. Only for plans
-    /// listing files (`EntryKind::File`): directories are not in a list of
-    /// files. The result is the walk's: the same entries, totals, ignored
-    /// counts and unsearched roots.
-    pub fn run_over<'a>(
-        &self,
-        roots: &[IgnoredRoot],
-        files: impl Iterator<Item = ListedGlobFile<'a>>,
-        cancel: &CancelToken,
-    ) -> GlobResult {
+    /// What a source of this glob's files may narrow them by: nothing, and
+    /// directories are wanted unless only files are listed.
+    pub fn narrowing(&self) -> Narrowing<'static> {
+        Narrowing {
+            dirs: self.opts.kind != EntryKind::File,
+            ..Narrowing::default()
+        }
+    }
+
+    /// Runs over `source`: a walk, or every regular file the walk of this
+    /// plan would visit (its hidden filter applied), with the ignored roots
+    /// that walk would set aside. A list of files only serves plans listing
+    /// files (`EntryKind::File`): directories are not in it. The result is
+    /// the walk's: the same entries, totals, ignored counts and unsearched
+    /// roots.
+    pub fn run_over(&self, source: &FileSource, cancel: &CancelToken) -> GlobResult {
+        let feed: &dyn FileFeed = match source {
+            FileSource::Walk(walker) => return run_plan(self, walker, cancel),
+            FileSource::List(list) => list,
+            FileSource::Feed(feed) => feed.as_ref(),
+        };
         let started = Instant::now();
         let opts = &self.opts;
+        let roots = feed.ignored_roots();
         let mut project = TopK::new(opts.limit);
         // Ignored files are kept to the limit and cut to the room the
         // project leaves once it is known: the top of the top is the top.
         let mut ignored = TopK::new(opts.limit);
         let mut per_root = vec![0u64; roots.len()];
-        for (n, f) in files.enumerate() {
+        let parts = (0..roots.len()).map(|i| (Some(i), feed.ignored(i)));
+        let files = std::iter::once((None, feed.project()))
+            .chain(parts)
+            .flat_map(|(root, part)| part.map(move |f| (root, f)));
+        for (n, (ignored_root, f)) in files.enumerate() {
             if n % 4096 == 0 && cancel.is_stopped() {
                 break;
             }
             if !self.matcher.matches(&self.root, f.path) {
                 continue;
             }
-            let top = match f.ignored_root {
+            let top = match ignored_root {
                 None => &mut project,
                 Some(i) => {
                     per_root[i] += 1;
                     &mut ignored
                 }
             };
-            top.offer(opts.sort, f);
+            top.offer(opts.sort, &f, ignored_root);
         }
         let room = opts.limit.saturating_sub(project.heap.len());
         let walked = room > 0 && !roots.is_empty() && !cancel.is_stopped();
@@ -415,11 +418,12 @@ impl GlobPlan {
 impl TopK {
     /// Pushes a listed file, building its entry (a path copy) only when
     /// the heap would keep it.
-    fn offer(&mut self, sort: SortOrder, f: ListedGlobFile<'_>) {
+    fn offer(&mut self, sort: SortOrder, f: &SourceFile<'_>, ignored_root: Option<usize>) {
+        let (mtime, size) = f.current().unwrap_or((SystemTime::UNIX_EPOCH, 0));
         if self.limit > 0 && self.heap.len() >= self.limit {
             let worse = self.heap.peek().is_some_and(|top| match (sort, &top.key) {
                 (SortOrder::Mtime, Key::Mtime(Reverse(t), p)) => {
-                    (Reverse(f.mtime), f.path) >= (Reverse(*t), p.as_path())
+                    (Reverse(mtime), f.path) >= (Reverse(*t), p.as_path())
                 }
                 (_, Key::Path(p)) | (_, Key::Mtime(_, p)) => f.path >= p.as_path(),
             });
@@ -428,11 +432,8 @@ impl TopK {
                 return;
             }
         }
-        let stamp = Stamp {
-            mtime: f.mtime,
-            size: f.size,
-        };
-        self.push(candidate(sort, f.path, Some(stamp), false, f.ignored_root));
+        let stamp = Stamp { mtime, size };
+        self.push(candidate(sort, f.path, Some(stamp), false, ignored_root));
     }
 }
 

@@ -14,12 +14,13 @@ use super::cancel::CancelToken;
 use super::file_search::FileSearcher;
 use super::local_fs::short_read_ends_file;
 use super::results::{GrepSummary, Hit};
-use super::source::{FileFeed, FileList, FileSource, ListedFile};
+use super::source::{FileList, FileSource, ListedFile, Narrowing};
 use super::walk::{resolve_target, Target, WalkOptions, Walker};
 use super::{SearchError, SortOrder};
 use grep_regex::{RegexMatcher, RegexMatcherBuilder};
 use grep_searcher::{BinaryDetection, MmapChoice, Searcher, SearcherBuilder};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::Duration;
 
 /// Longest line shown whole; longer ones are cut to a window around the
@@ -101,11 +102,7 @@ pub fn build_matcher(opts: &GrepOptions) -> Result<RegexMatcher, SearchError> {
 /// the compiled whole has, such as size limits). A `\|` or `\(` is a basic
 /// regex habit (grep, sed, vim) that means a literal character here.
 fn pattern_error(opts: &GrepOptions, wrapped: String) -> String {
-    let own = regex_syntax::ParserBuilder::new()
-        .case_insensitive(opts.ignore_case)
-        .multi_line(true)
-        .utf8(false)
-        .build()
+    let own = pattern_parser(opts.ignore_case)
         .parse(&opts.pattern)
         .err()
         .map_or(wrapped, |e| e.to_string());
@@ -114,6 +111,17 @@ fn pattern_error(opts: &GrepOptions, wrapped: String) -> String {
     } else {
         own
     }
+}
+
+/// A parser that reads a pattern as the matcher built by [`build_matcher`]
+/// does (grep-regex's settings for these options), for whoever must see
+/// the same regex: the user's parse errors, the index's planner.
+pub fn pattern_parser(ignore_case: bool) -> regex_syntax::Parser {
+    regex_syntax::ParserBuilder::new()
+        .case_insensitive(ignore_case)
+        .multi_line(true)
+        .utf8(false)
+        .build()
 }
 
 /// Said under a parse error of a pattern written with basic-regex escapes.
@@ -163,7 +171,7 @@ impl GrepPlan {
         };
         let walker = Walker::new(walk_root.clone(), opts.walk.clone())?;
         let source = match single {
-            None => FileSource::Walk(Box::new(walker)),
+            None => FileSource::Walk(Arc::new(walker)),
             // A named file is a list of one, if it passes the glob and type
             // filters (rg applies them to explicit files too).
             Some(file) => FileSource::List(FileList {
@@ -203,15 +211,30 @@ impl GrepPlan {
         })
     }
 
-    /// This search over the files a feed hands out on demand (see
-    /// [`FileFeed`]) instead of its walk, searched as given like
-    /// [`GrepPlan::over_files`]; the plan's matcher is kept rather than
-    /// compiled again.
-    pub fn over_feed(self, feed: Box<dyn FileFeed>) -> Self {
-        GrepPlan {
-            source: FileSource::Feed(feed),
-            ..self
+    /// What a source of this search's files may narrow them by.
+    pub fn narrowing(&self) -> Narrowing<'_> {
+        Narrowing {
+            pattern: Some(&self.opts.pattern),
+            literal: self.opts.literal,
+            ignore_case: self.opts.ignore_case,
+            limited: self.opts.max_count.is_some(),
+            dirs: false,
         }
+    }
+
+    /// This search over what `serve` makes of its own source (the walk of
+    /// a directory, or a named file's list) and its [`Narrowing`]: the same
+    /// files from elsewhere, such as an index's candidates, searched as
+    /// given like [`GrepPlan::over_files`]. The plan's matcher is kept
+    /// rather than compiled again.
+    pub fn serve<U>(
+        mut self,
+        serve: impl FnOnce(FileSource, &Narrowing<'_>) -> (FileSource, U),
+    ) -> (Self, U) {
+        let own = std::mem::replace(&mut self.source, FileSource::List(FileList::default()));
+        let (source, how) = serve(own, &self.narrowing());
+        self.source = source;
+        (self, how)
     }
 
     /// A searcher of this plan's files, one per search thread.

@@ -33,17 +33,21 @@ pub use dir_open::DirStat;
 pub use display::{display_bytes, relative_bytes, DisplayPath};
 pub use error::{CodedError, ErrorCode, SearchError};
 pub use glob::{
-    EntryKind, GlobEntry, GlobIgnored, GlobOptions, GlobPlan, GlobResult, ListedGlobFile,
+    EntryKind, GlobEntry, GlobIgnored, GlobOptions, GlobPlan, GlobResult,
     DEFAULT_LIMIT as DEFAULT_GLOB_LIMIT,
 };
-pub use grep::{build_matcher, GrepMode, GrepOptions, GrepPlan, DEFAULT_MAX_LINE_LENGTH};
+pub use grep::{
+    build_matcher, pattern_parser, GrepMode, GrepOptions, GrepPlan, DEFAULT_MAX_LINE_LENGTH,
+};
 pub use outline_cache::{outline_and_uses_of, outline_of};
 pub use outline_file::{
     outline_file, FileOutline, DEFAULT_MAX_ITEMS as DEFAULT_OUTLINE_MAX_ITEMS,
     MAX_FILE_BYTES as MAX_OUTLINE_FILE_BYTES,
 };
 pub use results::{ContextLine, FileStructure, GrepSummary, Hit, HitSymbol, IgnoredCount};
-pub use source::{FileFeed, FileList, ListedFile};
+pub use source::{
+    system_time, FileFeed, FileList, FileSource, KnownStamp, ListedFile, Narrowing, SourceFile,
+};
 pub use walk::{
     default_threads, resolve_target, ErrorLog, Filters, IgnoredRoot, Target, WalkEntry,
     WalkOptions, Walker,

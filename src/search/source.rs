@@ -1,14 +1,15 @@
-//! Where a content search gets its files: a walk of the tree, or a list of
-//! files given in path order (one named file, or candidates from an index).
-//! The pipelines only see these few calls, so a new source of candidate
-//! files plugs in here without touching them.
+//! Where a search gets its files: a walk of the tree, or a list of files
+//! given in path order (one named file, or the files an index's table
+//! holds). grep, glob, locate and trace all run over a [`FileSource`], so
+//! a new source of files plugs in here without touching them.
 
 use super::cancel::CancelToken;
 use super::walk::{ErrorLog, IgnoredRoot, WalkEntry, Walker};
+use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Mutex;
-use std::time::SystemTime;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 /// One file of a [`FileList`].
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -29,6 +30,90 @@ pub struct FileList {
     pub files: Vec<ListedFile>,
 }
 
+/// What the source of a file knows of its `stat`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum KnownStamp {
+    /// Nothing: a walked file, read by `lstat` when asked.
+    Read,
+    /// The stamp its holder keeps fresh (the index re-reads the stamp of
+    /// every file that changed): modification time as the walk's `stat`
+    /// gives it (seconds, nanoseconds), and size.
+    Kept { mtime: (i64, i64), size: u64 },
+    /// None kept: sorts as oldest, with size 0.
+    Missing,
+}
+
+/// One file a source hands out.
+#[derive(Debug, Clone, Copy)]
+pub struct SourceFile<'a> {
+    pub path: &'a Path,
+    /// False only when the holder rules the caller's pattern out for this
+    /// file (see [`Narrowing`]): it is still one the walk would hand out.
+    pub candidate: bool,
+    pub stamp: KnownStamp,
+}
+
+impl SourceFile<'_> {
+    /// A walked file: a candidate, its stamp read when asked.
+    pub fn walked(path: &Path) -> SourceFile<'_> {
+        SourceFile {
+            path,
+            candidate: true,
+            stamp: KnownStamp::Read,
+        }
+    }
+
+    /// Modification time and size as the walk's `stat` gives them; only
+    /// asked for the few files a caller keeps. Unreadable: `None`.
+    pub fn current(&self) -> Option<(SystemTime, u64)> {
+        match self.stamp {
+            KnownStamp::Read => std::fs::symlink_metadata(self.path)
+                .ok()
+                .map(|m| (m.modified().unwrap_or(UNIX_EPOCH), m.size())),
+            KnownStamp::Kept { mtime, size } => Some((system_time(mtime), size)),
+            KnownStamp::Missing => None,
+        }
+    }
+
+    /// For `--sort mtime` and locate's tie-breaker: unreadable files sort
+    /// as oldest.
+    pub fn mtime(&self) -> SystemTime {
+        self.current().map_or(UNIX_EPOCH, |(t, _)| t)
+    }
+}
+
+/// A `stat` modification time (seconds, possibly negative: before 1970;
+/// nanoseconds added) as a time.
+pub fn system_time((secs, nanos): (i64, i64)) -> SystemTime {
+    let whole = Duration::from_secs(secs.unsigned_abs());
+    let whole = if secs >= 0 {
+        UNIX_EPOCH.checked_add(whole)
+    } else {
+        UNIX_EPOCH.checked_sub(whole)
+    };
+    let nanos = Duration::from_nanos(nanos.clamp(0, 999_999_999) as u64);
+    whole
+        .and_then(|t| t.checked_add(nanos))
+        .unwrap_or(UNIX_EPOCH)
+}
+
+/// What a holder of the tree's contents (the index's postings) may rule
+/// files out by: the regex the caller looks for. Files ruled out are still
+/// handed out to those that count every file (discovery), marked not
+/// [`SourceFile::candidate`]; a content search never sees them.
+#[derive(Debug, Clone, Default)]
+pub struct Narrowing<'a> {
+    /// `None`: every file is a candidate.
+    pub pattern: Option<&'a str>,
+    pub literal: bool,
+    pub ignore_case: bool,
+    /// A search that stops at a limit: when the pattern cannot narrow, the
+    /// walk serves it better (it usually ends within its first files).
+    pub limited: bool,
+    /// Directories are wanted too: a table of files cannot give them.
+    pub dirs: bool,
+}
+
 /// Files handed out on demand, in path order, by whoever holds them (the
 /// index's file table): a search that reaches its limit early never asks
 /// for the rest, so a broad query over a large tree reads its first files
@@ -37,40 +122,33 @@ pub struct FileList {
 pub trait FileFeed: Send + Sync {
     /// In path order, as the walk would set them aside.
     fn ignored_roots(&self) -> &[IgnoredRoot];
-    /// Calls `on_file` with each project file in path order until it
-    /// returns false.
-    fn project(&self, on_file: &mut dyn FnMut(&Path) -> bool);
-    /// Calls `on_file` with each file under ignored root `index`, in path
-    /// order, until it returns false; returns false when stopped so.
-    fn ignored(&self, index: usize, on_file: &mut dyn FnMut(&Path) -> bool) -> bool;
+    /// The project's files, in path order.
+    fn project(&self) -> Box<dyn Iterator<Item = SourceFile<'_>> + '_>;
+    /// The files under ignored root `index`, in path order.
+    fn ignored(&self, index: usize) -> Box<dyn Iterator<Item = SourceFile<'_>> + '_>;
 }
 
 /// The files a plan searches. Every kind yields project files before
 /// ignored ones and each part in path order, so output does not depend on
 /// which kind it came from.
 pub enum FileSource {
-    /// Boxed: a walker is large and a list is not.
-    Walk(Box<Walker>),
+    /// Shared: the plan that made the walker keeps it, for a run over
+    /// another source or a walk of its own.
+    Walk(Arc<Walker>),
     List(FileList),
     Feed(Box<dyn FileFeed>),
 }
 
 impl FileList {
-    /// Everything a feed hands out, as a list.
+    /// The candidates a feed hands out, as a list.
     fn of_feed(feed: &dyn FileFeed, cancel: &CancelToken) -> FileList {
         let mut files = Vec::new();
-        feed.project(&mut |p| {
-            files.push(ListedFile {
-                path: p.to_path_buf(),
-                ignored_root: None,
-            });
-            !cancel.is_stopped()
-        });
-        for i in 0..feed.ignored_roots().len() {
-            feed.ignored(i, &mut |p| {
+        let parts = (0..feed.ignored_roots().len()).map(|i| (Some(i), feed.ignored(i)));
+        for (ignored_root, part) in std::iter::once((None, feed.project())).chain(parts) {
+            let _ = candidates(part).all(|p| {
                 files.push(ListedFile {
                     path: p.to_path_buf(),
-                    ignored_root: Some(i),
+                    ignored_root,
                 });
                 !cancel.is_stopped()
             });
@@ -83,6 +161,15 @@ impl FileList {
 }
 
 impl FileSource {
+    /// The feed this source is, or the walker.
+    fn feed(&self) -> Result<&dyn FileFeed, &Walker> {
+        match self {
+            FileSource::Walk(walker) => Err(walker),
+            FileSource::List(list) => Ok(list),
+            FileSource::Feed(feed) => Ok(feed.as_ref()),
+        }
+    }
+
     /// Calls `on_file` with each project file in path order until it returns
     /// false. Returns the ignored roots set aside (for a stopped walk, those
     /// reached so far).
@@ -92,18 +179,10 @@ impl FileSource {
         errors: &mut ErrorLog,
         mut on_file: impl FnMut(&Path) -> bool,
     ) -> Vec<IgnoredRoot> {
-        match self {
-            FileSource::Walk(walker) => walker.walk_sorted(cancel, errors, on_file),
-            FileSource::List(list) => {
-                let _ = list
-                    .files
-                    .iter()
-                    .filter(|f| f.ignored_root.is_none())
-                    .all(|f| !cancel.is_stopped() && on_file(&f.path));
-                list.ignored_roots.clone()
-            }
-            FileSource::Feed(feed) => {
-                feed.project(&mut |p| !cancel.is_stopped() && on_file(p));
+        match self.feed() {
+            Err(walker) => walker.walk_sorted(cancel, errors, on_file),
+            Ok(feed) => {
+                let _ = candidates(feed.project()).all(|p| !cancel.is_stopped() && on_file(p));
                 feed.ignored_roots().to_vec()
             }
         }
@@ -119,18 +198,9 @@ impl FileSource {
         errors: &mut ErrorLog,
         mut on_file: impl FnMut(&Path) -> bool,
     ) -> bool {
-        match self {
-            FileSource::Walk(walker) => {
-                walker.walk_ignored_sorted(&roots[index], cancel, errors, on_file)
-            }
-            FileSource::List(list) => list
-                .files
-                .iter()
-                .filter(|f| f.ignored_root == Some(index))
-                .all(|f| !cancel.is_stopped() && on_file(&f.path)),
-            FileSource::Feed(feed) => {
-                feed.ignored(index, &mut |p| !cancel.is_stopped() && on_file(p))
-            }
+        match self.feed() {
+            Err(walker) => walker.walk_ignored_sorted(&roots[index], cancel, errors, on_file),
+            Ok(feed) => candidates(feed.ignored(index)).all(|p| !cancel.is_stopped() && on_file(p)),
         }
     }
 
@@ -182,6 +252,133 @@ impl FileSource {
             }
         }
     }
+
+    /// Visits every file, candidate or not, on up to `threads` threads, as
+    /// discovery counts them: the project's files first, then the ignored
+    /// roots only when `walk_ignored()`, asked once the project is done,
+    /// says so. `make_visitor(ignored)` is called once per thread and part;
+    /// a visitor returning false stops the visit. Returns the ignored roots
+    /// and whether they were all visited.
+    ///
+    /// A walk visits the project in parallel, then the ignored files it
+    /// set aside one by one and the ignored directories in one parallel
+    /// walk; a feed's files are split among threads in chunks.
+    pub fn visit_all<F, V>(
+        &self,
+        threads: usize,
+        cancel: &CancelToken,
+        errors: &Mutex<ErrorLog>,
+        walk_ignored: impl FnOnce() -> bool,
+        make_visitor: F,
+    ) -> (Vec<IgnoredRoot>, bool)
+    where
+        F: Fn(bool) -> V + Sync,
+        V: FnMut(&SourceFile<'_>) -> bool + Send,
+    {
+        let walker = match self.feed() {
+            Err(walker) => walker,
+            Ok(feed) => {
+                let roots = feed.ignored_roots().to_vec();
+                let project: Vec<SourceFile<'_>> = feed.project().collect();
+                visit_chunks(&project, threads, cancel, || make_visitor(false));
+                if roots.is_empty() || cancel.is_stopped() || !walk_ignored() {
+                    let none = roots.is_empty();
+                    return (roots, none);
+                }
+                let ignored: Vec<SourceFile<'_>> =
+                    (0..roots.len()).flat_map(|i| feed.ignored(i)).collect();
+                visit_chunks(&ignored, threads, cancel, || make_visitor(true));
+                return (roots, !cancel.is_stopped());
+            }
+        };
+        let visit_entry = |ignored: bool| {
+            let mut visit = make_visitor(ignored);
+            move |e: &WalkEntry<'_>| !e.is_file() || visit(&SourceFile::walked(e.path()))
+        };
+        let deferred = walker.walk_parallel(&[], cancel, errors, || visit_entry(false));
+        if deferred.is_empty() {
+            return (deferred, true);
+        }
+        if cancel.is_stopped() || !walk_ignored() {
+            return (deferred, false);
+        }
+        let mut single = make_visitor(true);
+        for d in deferred.iter().filter(|d| !d.is_dir) {
+            if !single(&SourceFile::walked(&d.path)) {
+                break;
+            }
+        }
+        drop(single);
+        let dirs: Vec<IgnoredRoot> = deferred.iter().filter(|d| d.is_dir).cloned().collect();
+        if !dirs.is_empty() {
+            walker.walk_parallel(&dirs, cancel, errors, || visit_entry(true));
+        }
+        let walked = !cancel.is_stopped();
+        (deferred, walked)
+    }
+}
+
+/// A list is a feed of its files, every one a candidate.
+impl FileFeed for FileList {
+    fn ignored_roots(&self) -> &[IgnoredRoot] {
+        &self.ignored_roots
+    }
+
+    fn project(&self) -> Box<dyn Iterator<Item = SourceFile<'_>> + '_> {
+        self.part(None)
+    }
+
+    fn ignored(&self, index: usize) -> Box<dyn Iterator<Item = SourceFile<'_>> + '_> {
+        self.part(Some(index))
+    }
+}
+
+impl FileList {
+    fn part(&self, root: Option<usize>) -> Box<dyn Iterator<Item = SourceFile<'_>> + '_> {
+        let files = self.files.iter().filter(move |f| f.ignored_root == root);
+        Box::new(files.map(|f| SourceFile::walked(&f.path)))
+    }
+}
+
+/// Files a listing thread takes at a time.
+const CHUNK: usize = 512;
+
+/// Visits `files` on up to `threads` threads (each with its own visitor),
+/// a chunk at a time, until they are done, a visitor says stop, or `cancel`
+/// stops.
+fn visit_chunks<F, V>(files: &[SourceFile<'_>], threads: usize, cancel: &CancelToken, make: F)
+where
+    F: Fn() -> V + Sync,
+    V: FnMut(&SourceFile<'_>) -> bool + Send,
+{
+    let next = AtomicUsize::new(0);
+    let stop = AtomicBool::new(false);
+    let threads = threads.clamp(1, super::walk::default_threads());
+    let threads = threads.min(files.len().div_ceil(CHUNK)).max(1);
+    let work = || {
+        let mut visit = make();
+        loop {
+            if stop.load(Ordering::Relaxed) || cancel.is_stopped() {
+                return;
+            }
+            let at = next.fetch_add(CHUNK, Ordering::Relaxed);
+            let Some(chunk) = files.get(at..(at + CHUNK).min(files.len())) else {
+                return;
+            };
+            for f in chunk {
+                if !visit(f) {
+                    stop.store(true, Ordering::Relaxed);
+                    return;
+                }
+            }
+        }
+    };
+    std::thread::scope(|s| {
+        for _ in 1..threads {
+            s.spawn(work);
+        }
+        work();
+    });
 }
 
 /// [`FileSource::visit_parallel`] over a list.
@@ -219,10 +416,14 @@ where
     list.ignored_roots.clone()
 }
 
+/// The paths of the files of `part` the holder does not rule out: the
+/// only ones a content search reads.
+fn candidates<'a>(part: impl Iterator<Item = SourceFile<'a>>) -> impl Iterator<Item = &'a Path> {
+    part.filter(|f| f.candidate).map(|f| f.path)
+}
+
 /// A file's modification time for `--sort mtime`; unreadable files sort as
 /// oldest.
 pub(super) fn mtime_of(path: &Path) -> SystemTime {
-    std::fs::symlink_metadata(path)
-        .and_then(|m| m.modified())
-        .unwrap_or(SystemTime::UNIX_EPOCH)
+    SourceFile::walked(path).mtime()
 }

@@ -4,7 +4,7 @@
 use super::cancel::CancelToken;
 use super::grep::{GrepMode, GrepOptions, GrepPlan};
 use super::results::{GrepSummary, Hit};
-use super::source::{FileList, ListedFile};
+use super::source::{FileList, FileSource, ListedFile, SourceFile};
 use super::walk::{ErrorLog, WalkOptions, Walker};
 use super::SortOrder;
 use std::fs;
@@ -145,4 +145,56 @@ fn a_listed_file_is_searched_as_given_even_where_a_walk_would_skip_it() {
     let (hits, summary) = collect(&GrepPlan::over_files(root.to_path_buf(), list, opts).unwrap());
     assert_eq!(hits, vec!["run.log:1:1:false:needle in a log::false"]);
     assert_eq!(summary.files_searched, 1);
+}
+
+/// What `visit_all` hands out: each file with whether it came in the
+/// ignored part, sorted, and the roots' labels with whether all were visited.
+fn visited_all(source: &FileSource, root: &Path, walk_ignored: bool) -> (Vec<String>, String) {
+    let seen = std::sync::Mutex::new(Vec::new());
+    let errors = std::sync::Mutex::new(ErrorLog::default());
+    let (roots, all) = source.visit_all(
+        2,
+        &CancelToken::new(None),
+        &errors,
+        || walk_ignored,
+        |ignored| {
+            let seen = &seen;
+            move |f: &SourceFile<'_>| {
+                let rel = f.path.strip_prefix(root).unwrap().display();
+                let mtime = f.mtime() > std::time::UNIX_EPOCH;
+                seen.lock()
+                    .unwrap()
+                    .push(format!("{rel} {ignored} {mtime}"));
+                true
+            }
+        },
+    );
+    let mut seen = seen.into_inner().unwrap();
+    seen.sort();
+    let labels: Vec<String> = roots.iter().map(|r| r.label(root)).collect();
+    (seen, format!("{labels:?} {all}"))
+}
+
+#[test]
+fn visit_all_over_a_list_follows_the_walk_and_its_ignored_rule() {
+    let t = tree();
+    let root = t.path();
+    let walker = Walker::new(root.to_path_buf(), WalkOptions::default()).unwrap();
+    let walk = FileSource::Walk(std::sync::Arc::new(walker));
+    let list = FileSource::List(list_of_walk(root));
+    for walk_ignored in [false, true] {
+        let (walked, walk_roots) = visited_all(&walk, root, walk_ignored);
+        let (listed, list_roots) = visited_all(&list, root, walk_ignored);
+        assert_eq!(listed, walked, "walk_ignored={walk_ignored}");
+        assert_eq!(list_roots, walk_roots, "walk_ignored={walk_ignored}");
+        assert_eq!(
+            walk_roots,
+            format!(r#"["node_modules/", "run.log"] {walk_ignored}"#)
+        );
+        let ignored_seen = walked.iter().filter(|s| s.contains(" true ")).count();
+        assert_eq!(ignored_seen, if walk_ignored { 2 } else { 0 });
+        // .gitignore, notes.txt, src/a.rs, src/deep/b.rs: each with a time.
+        assert_eq!(walked.len(), 4 + ignored_seen);
+        assert!(walked.iter().all(|s| s.ends_with(" true")), "{walked:?}");
+    }
 }
