@@ -612,7 +612,7 @@ fn build_regions(
 }
 
 fn text_of(lines: &[&[u8]], n: u32) -> String {
-    let raw = String::from_utf8_lossy(lines.get(n as usize - 1).copied().unwrap_or_default());
+    let raw = line_text(lines, n);
     let trimmed = raw.trim_end();
     let cut: String = trimmed.chars().take(MAX_LINE_CHARS).collect();
     format!("{n}: {cut}")

@@ -3,7 +3,7 @@
 //! when the store holds a generation of this root, the walk compared with
 //! it and only the files that changed read again.
 
-use super::format::Meta;
+use super::format::{time_of, Meta};
 use super::postings::{
     merge_in_memory, write_segment, Builder, KeySet, ListSource, Postings, Sorted,
     MAX_INDEXED_BYTES,
@@ -16,7 +16,7 @@ use super::IndexConfig;
 use crate::search::CancelToken;
 use std::io::Read;
 use std::path::Path;
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::SystemTime;
 
 /// Files each reader thread reads per round.
 const PER_THREAD: usize = 256;
@@ -178,16 +178,12 @@ fn read_in_order(
     }
 }
 
-fn to_time((s, ns): (i64, i64)) -> SystemTime {
-    UNIX_EPOCH + Duration::new(s.max(0) as u64, ns.clamp(0, 999_999_999) as u32)
-}
-
 /// Whether a stamp was last changed long enough before the walk of the
 /// generation `meta` describes that, unchanged now, it proves nothing
 /// changed since (see `store::RACY`).
 fn settled_before(meta: &Meta, config: &IndexConfig) -> Option<impl Fn(&Stamp) -> bool + Sync> {
     let cutoff = meta.walk_start.checked_sub(config.racy)?;
-    Some(move |s: &Stamp| to_time(s.ctime) < cutoff)
+    Some(move |s: &Stamp| time_of(s.ctime.0, s.ctime.1.clamp(0, 999_999_999) as u32) < cutoff)
 }
 
 fn too_big(size: u64, config: &IndexConfig) -> Option<NotBuilt> {
