@@ -18,13 +18,19 @@ use std::io::Read;
 use std::path::Path;
 use std::time::SystemTime;
 
-/// Files each reader thread reads per round.
-const PER_THREAD: usize = 256;
+/// Bytes of files (by the walk's sizes) one part of a build covers. The
+/// reader threads take parts in turn, each part one builder's lists over
+/// a contiguous run of documents, so the lists are filled on every thread
+/// (one thread filling them all held the build to its pace). Small enough
+/// that the last part leaves the other threads idle only briefly, large
+/// enough that the parts' final merge (per key, over every part) stays
+/// cheap: about 30 on the Linux tree.
+const PART_BYTES: u64 = 48 << 20;
 
-/// Encoded postings a build holds in memory before writing them out as a
-/// segment (merged into the generation at the end): what bounds the
-/// build's memory on a big tree.
-const SEGMENT_BYTES: usize = 32 << 20;
+/// Files one part covers at most, whatever their sizes. Tests use three,
+/// so that their trees (a dozen files) are built in several parts and
+/// every differential test also checks the parts' merge.
+const PART_FILES: usize = if cfg!(test) { 3 } else { 8192 };
 
 pub struct Built {
     pub table: Table,
@@ -57,28 +63,36 @@ pub enum NotBuilt {
     Failed(String),
 }
 
-/// Reads a regular file for indexing without following a link or blocking
-/// on a FIFO that replaced it since the walk; `None` when it cannot be
-/// indexed (it then stays a candidate for every search).
-fn read_for_index(path: &Path) -> Option<Vec<u8>> {
+/// Reads a regular file for indexing into `buf` (kept between files, so a
+/// large file's buffer is not mapped and faulted in anew each time),
+/// without following a link or blocking on a FIFO that replaced it since
+/// the walk; `false` when it cannot be indexed (it then stays a candidate
+/// for every search).
+fn read_for_index(path: &Path, buf: &mut Vec<u8>) -> bool {
     use std::os::unix::fs::OpenOptionsExt;
-    let f = std::fs::OpenOptions::new()
+    buf.clear();
+    let Ok(f) = std::fs::OpenOptions::new()
         .read(true)
         .custom_flags(libc::O_NONBLOCK | libc::O_NOFOLLOW)
         .open(path)
-        .ok()?;
-    let meta = f.metadata().ok()?;
-    if !meta.is_file() || meta.len() > MAX_INDEXED_BYTES {
-        return None;
+    else {
+        return false;
+    };
+    match f.metadata() {
+        Ok(meta) if meta.is_file() && meta.len() <= MAX_INDEXED_BYTES => {
+            buf.reserve(meta.len() as usize);
+        }
+        _ => return false,
     }
-    let mut buf = Vec::with_capacity(meta.len() as usize);
-    f.take(MAX_INDEXED_BYTES + 1).read_to_end(&mut buf).ok()?;
+    if f.take(MAX_INDEXED_BYTES + 1).read_to_end(buf).is_err() {
+        return false;
+    }
     // A file with a NUL byte is binary to the searcher whatever the pattern
     // (counted as skipped by every search that reaches it): it is never
     // pruned, so it is not indexed. Nor is one the searcher transcodes
     // (a UTF-16 byte order mark): its trigrams are not those of the bytes.
     let fits = buf.len() as u64 <= MAX_INDEXED_BYTES;
-    (fits && memchr::memchr(0, &buf).is_none() && !is_transcoded(&buf)).then_some(buf)
+    fits && memchr::memchr(0, buf).is_none() && !is_transcoded(buf)
 }
 
 /// Whether the searcher reads `bytes` as UTF-16 (it sniffs a byte order
@@ -121,61 +135,147 @@ fn release_freed_memory() {
     }
 }
 
-/// Reads the files at `paths` on `threads` threads, in rounds of a few
-/// hundred files per thread (each thread a contiguous run), and hands each
-/// file's keys to `each` in order, one round behind the readers: at most
-/// two rounds of key lists are held at a time.
-fn read_in_order(
-    paths: &[&Path],
-    sets: &mut [KeySet],
-    cancel: &CancelToken,
-    mut each: impl FnMut(usize, Option<Vec<u32>>),
-) {
-    let threads = sets.len().max(1);
-    let round = threads * PER_THREAD;
-    // Each round's keys are handed to `each` while the readers already read
-    // the next round: `each` (filling the lists) is a third of the work and
-    // ran while the readers waited.
-    let mut done: Option<(usize, Vec<Option<Vec<u32>>>)> = None;
-    for start in (0..paths.len()).step_by(round) {
-        if cancel.is_stopped() {
-            return;
+/// The postings of a contiguous run of documents as one builder left
+/// them: mapped from a segment file when the store takes one (off the
+/// process's heap), else in memory.
+type Part = Box<dyn ListSource + Send>;
+
+/// What reading a list of files gave: their postings in parts, in document
+/// order, and which of the files were indexed.
+struct ReadFiles {
+    parts: Vec<Part>,
+    indexed: Vec<bool>,
+}
+
+/// Cuts `sizes` (the files' sizes in document order) into contiguous runs
+/// of about `PART_BYTES` or `PART_FILES`.
+fn part_ranges(sizes: &[u64]) -> Vec<std::ops::Range<usize>> {
+    let mut ranges = Vec::new();
+    let (mut start, mut bytes) = (0usize, 0u64);
+    for (i, &size) in sizes.iter().enumerate() {
+        bytes += size.min(MAX_INDEXED_BYTES);
+        if bytes >= PART_BYTES || i + 1 - start >= PART_FILES {
+            ranges.push(start..i + 1);
+            (start, bytes) = (i + 1, 0);
         }
-        let part = &paths[start..(start + round).min(paths.len())];
-        let per = part.len().div_ceil(threads);
-        let results: Vec<Option<Vec<u32>>> = std::thread::scope(|scope| {
-            let handles: Vec<_> = (part.chunks(per.max(1)))
-                .zip(sets.iter_mut())
-                .map(|(run, set)| {
-                    let len = run.len();
-                    let h = scope.spawn(move || {
-                        lower_priority();
-                        run.iter()
-                            .map(|p| read_for_index(p).map(|b| set.keys_of(&b)))
-                            .collect::<Vec<_>>()
-                    });
-                    (len, h)
-                })
-                .collect();
-            if let Some((at, keys)) = done.take() {
-                for (i, k) in (at..).zip(keys) {
-                    each(i, k);
-                }
+    }
+    if start < sizes.len() {
+        ranges.push(start..sizes.len());
+    }
+    ranges
+}
+
+/// One reader thread's reusable state: what it allocates once, not per
+/// file or part.
+#[derive(Default)]
+struct Reader {
+    keys: KeySet,
+    builder: Builder,
+    buf: Vec<u8>,
+    /// A batch's keys, file after file, and each file's document and end
+    /// in `batch`.
+    batch: Vec<u32>,
+    ends: Vec<(u32, usize)>,
+}
+
+/// Keys a reader collects before adding them to its lists. Collecting
+/// keys (a flag table of a few MB in use) and filling lists (a key table
+/// and lists all over memory) each evict the other's working set from the
+/// core's cache; taking them in turns a file at a time made both a third
+/// slower.
+const BATCH_KEYS: usize = 1 << 20;
+
+impl Reader {
+    /// The lists of `paths` as documents `first` on, and which were indexed.
+    fn part(&mut self, paths: &[&Path], first: u32, cancel: &CancelToken) -> (Sorted, Vec<bool>) {
+        let mut indexed = vec![false; paths.len()];
+        for (i, path) in paths.iter().enumerate() {
+            if cancel.is_stopped() {
+                break;
             }
-            // A reader that panicked leaves its files unindexed (always
-            // candidates), keeping every later document number in place.
-            handles
-                .into_iter()
-                .flat_map(|(len, h)| h.join().unwrap_or_else(|_| vec![None; len]))
-                .collect()
-        });
-        done = Some((start, results));
-    }
-    if let Some((at, keys)) = done {
-        for (i, k) in (at..).zip(keys) {
-            each(i, k);
+            if read_for_index(path, &mut self.buf) {
+                self.batch.extend_from_slice(self.keys.keys_of(&self.buf));
+                self.ends.push((first + i as u32, self.batch.len()));
+                indexed[i] = true;
+            }
+            if self.batch.len() >= BATCH_KEYS {
+                self.add_batch();
+            }
         }
+        self.add_batch();
+        (self.builder.take_sorted(), indexed)
     }
+
+    fn add_batch(&mut self) {
+        let mut start = 0;
+        for &(doc, end) in &self.ends {
+            self.builder.add(doc, &self.batch[start..end]);
+            start = end;
+        }
+        self.batch.clear();
+        self.ends.clear();
+    }
+}
+
+/// Reads the files at `paths` (with their sizes from the walk) as
+/// documents `first` on, on `threads` niced threads that take parts of
+/// the list in turn; each part's lists are written as a segment in
+/// `segment_dir` when given (so a build holds about one part per thread
+/// in memory). `None` when stopped. A reader that panics leaves its
+/// part's files unindexed (candidates for every search), every document
+/// number in place.
+fn read_files(
+    paths: &[&Path],
+    sizes: &[u64],
+    first: u32,
+    threads: usize,
+    segment_dir: Option<&Path>,
+    cancel: &CancelToken,
+) -> Option<ReadFiles> {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    let ranges = part_ranges(sizes);
+    let next = AtomicUsize::new(0);
+    let done: std::sync::Mutex<Vec<(usize, Part, Vec<bool>)>> = Default::default();
+    std::thread::scope(|scope| {
+        let workers: Vec<_> = (0..threads.clamp(1, ranges.len().max(1)))
+            .map(|_| {
+                scope.spawn(|| {
+                    lower_priority();
+                    let mut reader = Reader::default();
+                    loop {
+                        let p = next.fetch_add(1, Ordering::Relaxed);
+                        let Some(range) = ranges.get(p) else { break };
+                        if cancel.is_stopped() {
+                            break;
+                        }
+                        let first = first + range.start as u32;
+                        let (sorted, indexed) = reader.part(&paths[range.clone()], first, cancel);
+                        let part: Part = match segment_dir.map(|d| write_segment(d, &[&sorted])) {
+                            Some(Ok(segment)) => Box::new(segment),
+                            _ => Box::new(sorted),
+                        };
+                        let mut done = done.lock().unwrap_or_else(|e| e.into_inner());
+                        done.push((p, part, indexed));
+                    }
+                })
+            })
+            .collect();
+        for w in workers {
+            let _ = w.join();
+        }
+    });
+    if cancel.is_stopped() {
+        return None;
+    }
+    let mut done = done.into_inner().unwrap_or_else(|e| e.into_inner());
+    done.sort_unstable_by_key(|(p, _, _)| *p);
+    let mut indexed = vec![false; paths.len()];
+    let mut parts = Vec::with_capacity(done.len());
+    for (p, part, flags) in done {
+        indexed[ranges[p].clone()].copy_from_slice(&flags);
+        parts.push(part);
+    }
+    Some(ReadFiles { parts, indexed })
 }
 
 /// Whether a stamp was last changed long enough before the walk of the
@@ -263,7 +363,6 @@ fn revalidate(
     saved: SavedFiles,
     table: &mut Table,
     walk_start: SystemTime,
-    sets: &mut [KeySet],
     cancel: &CancelToken,
 ) -> Option<Result<Revalidated, NotBuilt>> {
     let settled = settled_before(&saved.meta, config)?;
@@ -303,10 +402,11 @@ fn revalidate(
         }
         return Some(Ok((saved.postings, None, 0)));
     }
-    let Some(sorted) = read_changed(table, &changed, next, sets, cancel) else {
+    let Some(parts) = read_changed(table, &changed, next, &store.dir, cancel) else {
         return Some(Err(NotBuilt::Failed("stopped".into())));
     };
-    let sources: [&dyn ListSource; 2] = [&saved.postings, &sorted];
+    let mut sources: Vec<&dyn ListSource> = vec![&saved.postings];
+    sources.extend(parts.iter().map(|p| p.as_ref() as &dyn ListSource));
     if let Some(no) = too_big(sources.iter().map(|s| s.size()).sum(), config) {
         return Some(Err(no));
     }
@@ -371,30 +471,31 @@ fn read_changed(
     table: &mut Table,
     changed: &[usize],
     next: usize,
-    sets: &mut [KeySet],
+    segment_dir: &Path,
     cancel: &CancelToken,
-) -> Option<Sorted> {
-    let mut builder = Builder::default();
-    let paths: Vec<&Path> = changed
-        .iter()
-        .map(|&i| table.entries[i].path.as_path())
-        .collect();
-    let mut read = vec![None; changed.len()];
-    read_in_order(&paths, sets, cancel, |j, keys| {
-        if let Some(k) = keys {
-            let doc = (next + j) as u32;
-            builder.add(doc, &k);
-            read[j] = Some(doc);
-        }
-    });
+) -> Option<Vec<Part>> {
+    let entries = &table.entries;
+    let paths: Vec<&Path> = changed.iter().map(|&i| entries[i].path.as_path()).collect();
+    let sizes: Vec<u64> = changed.iter().map(|&i| size_of(&entries[i])).collect();
+    let threads = crate::search::default_threads();
+    let read = read_files(
+        &paths,
+        &sizes,
+        next as u32,
+        threads,
+        Some(segment_dir),
+        cancel,
+    )?;
     drop(paths);
-    if cancel.is_stopped() {
-        return None;
-    }
     for (j, &i) in changed.iter().enumerate() {
-        table.entries[i].doc = read[j];
+        table.entries[i].doc = read.indexed[j].then_some((next + j) as u32);
     }
-    Some(builder.into_sorted())
+    Some(read.parts)
+}
+
+/// A file's size as the walk saw it (0 when it could not stat it).
+fn size_of(e: &table::Entry) -> u64 {
+    e.stamp.map_or(0, |s| s.size)
 }
 
 /// Builds (or re-validates) the picture of `root`. The store's writer lock
@@ -424,16 +525,11 @@ pub fn build(root: &Path, config: &IndexConfig, cancel: &CancelToken) -> Result<
         return Err(NotBuilt::Off(f));
     }
     check_file_count(table.entries.len(), config)?;
-    let threads = crate::search::default_threads().max(1);
-    let mut sets: Vec<KeySet> = (0..threads).map(|_| KeySet::default()).collect();
     if let Some(saved) = saved {
         let walked = saved.walked;
-        let found = revalidate(
-            root, config, &store, saved, &mut table, walk_start, &mut sets, cancel,
-        );
+        let found = revalidate(root, config, &store, saved, &mut table, walk_start, cancel);
         if let Some(result) = found {
             let (postings, why, reread) = result?;
-            drop(sets);
             release_freed_memory();
             return Ok(Built {
                 table,
@@ -450,7 +546,7 @@ pub fn build(root: &Path, config: &IndexConfig, cancel: &CancelToken) -> Result<
         return Err(NotBuilt::Off(SAVED_STALE.into()));
     }
     let segment_dir = lock.as_ref().map(|_| store.dir.as_path());
-    let parts = read_every_file(&mut table, sets, segment_dir, cancel)?;
+    let parts = read_every_file(&mut table, segment_dir, cancel)?;
     let saving = lock.as_ref().map(|_| &store);
     let postings = save_or_merge(
         root,
@@ -546,43 +642,28 @@ fn check_file_count(n: usize, config: &IndexConfig) -> Result<(), NotBuilt> {
 
 /// Reads every file of `table` for a build from scratch (documents are the
 /// table's positions), setting each entry's document. The lists come back
-/// in parts: past `SEGMENT_BYTES` held, the lists so far are written out
-/// as a segment in `segment_dir` (kept in memory without one).
+/// in parts (see `read_files`), each written as a segment in `segment_dir`
+/// (kept in memory without one).
 fn read_every_file(
     table: &mut Table,
-    mut sets: Vec<KeySet>,
     segment_dir: Option<&Path>,
     cancel: &CancelToken,
-) -> Result<Vec<Box<dyn ListSource>>, NotBuilt> {
-    let mut parts: Vec<Box<dyn ListSource>> = Vec::new();
-    let mut builder = Builder::default();
-    let mut indexed = vec![false; table.entries.len()];
+) -> Result<Vec<Part>, NotBuilt> {
     let paths: Vec<&Path> = table.entries.iter().map(|e| e.path.as_path()).collect();
-    read_in_order(&paths, &mut sets, cancel, |doc, keys| {
-        if let Some(k) = keys {
-            builder.add(doc as u32, &k);
-            indexed[doc] = true;
-        }
-        if builder.held() > SEGMENT_BYTES {
-            let sorted = std::mem::take(&mut builder).into_sorted();
-            match segment_dir.map(|d| write_segment(d, &[&sorted])) {
-                Some(Ok(seg)) => parts.push(Box::new(seg)),
-                _ => parts.push(Box::new(sorted)),
-            }
-            release_freed_memory();
-        }
-    });
+    let sizes: Vec<u64> = table.entries.iter().map(size_of).collect();
+    let threads = crate::search::default_threads();
+    let read = read_files(&paths, &sizes, 0, threads, segment_dir, cancel);
     drop(paths);
-    if cancel.is_stopped() {
+    let Some(read) = read else {
         return Err(NotBuilt::Failed("stopped".into()));
-    }
+    };
     for (i, e) in table.entries.iter_mut().enumerate() {
         let single = e.stamp.is_some_and(|s| s.nlink == 1);
-        e.doc = (indexed[i] && single).then_some(i as u32);
+        e.doc = (read.indexed[i] && single).then_some(i as u32);
     }
-    drop(sets);
-    if !builder.is_empty() || parts.is_empty() {
-        parts.push(Box::new(builder.into_sorted()));
+    let mut parts = read.parts;
+    if parts.is_empty() {
+        parts.push(Box::new(Sorted::default()));
     }
     Ok(parts)
 }
@@ -597,10 +678,13 @@ fn save_or_merge(
     store: Option<&Store>,
     table: &Table,
     walk_start: SystemTime,
-    parts: Vec<Box<dyn ListSource>>,
+    parts: Vec<Part>,
     unsaved: &mut Option<String>,
 ) -> Result<Postings, NotBuilt> {
-    let sources: Vec<&dyn ListSource> = parts.iter().map(|p| p.as_ref()).collect();
+    let sources: Vec<&dyn ListSource> = parts
+        .iter()
+        .map(|p| p.as_ref() as &dyn ListSource)
+        .collect();
     if let Some(no) = too_big(sources.iter().map(|s| s.size()).sum(), config) {
         return Err(no);
     }
