@@ -250,7 +250,7 @@ fn read_files(
                         }
                         let first = first + range.start as u32;
                         let (sorted, indexed) = reader.part(&paths[range.clone()], first, cancel);
-                        let part: Part = match segment_dir.map(|d| write_segment(d, &[&sorted])) {
+                        let part: Part = match segment_dir.map(|d| write_segment(d, &sorted)) {
                             Some(Ok(segment)) => Box::new(segment),
                             _ => Box::new(sorted),
                         };

@@ -231,16 +231,16 @@ impl Builder {
         for (k, _, _) in &lists {
             self.slots[(k & 0xff_ffff) as usize] = 0;
         }
-        let mut lists: Vec<(u32, Vec<u8>)> = lists.into_iter().map(|(k, _, b)| (k, b)).collect();
-        lists.sort_unstable_by_key(|(k, _)| *k);
+        let mut lists = lists;
+        lists.sort_unstable_by_key(|(k, _, _)| *k);
         Sorted { lists }
     }
 }
 
-/// A builder's lists in key order.
+/// A builder's lists in key order: key, last document + 1, encoded list.
 #[derive(Default)]
 pub struct Sorted {
-    lists: Vec<(u32, Vec<u8>)>,
+    lists: Vec<(u32, u32, Vec<u8>)>,
 }
 
 /// Posting lists in key order, whatever holds them: what [`write_merged`]
@@ -253,6 +253,13 @@ pub trait ListSource {
     /// Bytes these lists take written out (an upper bound on their share
     /// of a merge).
     fn size(&self) -> u64;
+    /// List `i`'s last document + 1, given its `bytes`: where the next
+    /// source's list of the key continues from. Decoded unless the source
+    /// kept it (decoding every list but the last source's was most of
+    /// merging a big build's parts).
+    fn end(&self, _i: usize, bytes: &[u8]) -> u32 {
+        list_end(bytes)
+    }
 }
 
 impl ListSource for Sorted {
@@ -263,11 +270,39 @@ impl ListSource for Sorted {
         self.lists[i].0
     }
     fn list(&self, i: usize) -> Option<&[u8]> {
-        Some(&self.lists[i].1)
+        Some(&self.lists[i].2)
     }
     fn size(&self) -> u64 {
-        let blob: usize = self.lists.iter().map(|(_, b)| b.len()).sum();
+        let blob: usize = self.lists.iter().map(|(_, _, b)| b.len()).sum();
         (blob + self.lists.len() * 12 + 8) as u64
+    }
+    fn end(&self, i: usize, _bytes: &[u8]) -> u32 {
+        self.lists[i].1
+    }
+}
+
+/// A build's part written out and mapped ([`write_segment`]), with each
+/// list's end kept from the builder.
+pub struct Segment {
+    postings: Postings,
+    ends: Vec<u32>,
+}
+
+impl ListSource for Segment {
+    fn key_count(&self) -> usize {
+        self.postings.key_count()
+    }
+    fn key(&self, i: usize) -> u32 {
+        self.postings.key(i)
+    }
+    fn list(&self, i: usize) -> Option<&[u8]> {
+        ListSource::list(&self.postings, i)
+    }
+    fn size(&self) -> u64 {
+        self.postings.bytes()
+    }
+    fn end(&self, i: usize, _bytes: &[u8]) -> u32 {
+        self.ends[i]
     }
 }
 
@@ -321,33 +356,34 @@ pub fn write_merged(
     sources: &[&dyn ListSource],
 ) -> std::io::Result<Layout> {
     let mut cursor = vec![0usize; sources.len()];
+    // Each source's next key (`None` past its last), kept in a plain array:
+    // asking every source for it through the trait twice per key was most
+    // of merging the ~30 parts of a big build.
+    let head = |i: usize, c: usize| (c < sources[i].key_count()).then(|| sources[i].key(c));
+    let mut heads: Vec<Option<u32>> = (0..sources.len()).map(|i| head(i, 0)).collect();
     let mut keys = Vec::new();
     let mut offsets = Vec::new();
     let mut at = 0u64;
     let mut having = Vec::with_capacity(sources.len());
-    loop {
-        let next = (sources.iter().zip(&cursor))
-            .filter(|(s, &c)| c < s.key_count())
-            .map(|(s, &c)| s.key(c))
-            .min();
-        let Some(key) = next else { break };
+    while let Some(key) = heads.iter().flatten().min().copied() {
         having.clear();
-        for (i, s) in sources.iter().enumerate() {
-            if cursor[i] < s.key_count() && s.key(cursor[i]) == key {
+        for (i, h) in heads.iter_mut().enumerate() {
+            if *h == Some(key) {
                 having.push(i);
+                cursor[i] += 1;
+                *h = head(i, cursor[i]);
             }
         }
         keys.push(key);
         offsets.push(at);
         let mut end = 0u32;
         for (n, &i) in having.iter().enumerate() {
-            let bytes = sources[i].list(cursor[i]).ok_or_else(|| {
+            let bytes = sources[i].list(cursor[i] - 1).ok_or_else(|| {
                 std::io::Error::new(
                     std::io::ErrorKind::InvalidData,
                     "a posting list failed its checksum",
                 )
             })?;
-            cursor[i] += 1;
             let rest = if n == 0 {
                 bytes
             } else {
@@ -363,7 +399,7 @@ pub fn write_merged(
             w.write_all(rest)?;
             at += rest.len() as u64;
             if n + 1 < having.len() {
-                end = list_end(bytes);
+                end = sources[i].end(cursor[i] - 1, bytes);
             }
         }
     }
@@ -639,10 +675,7 @@ impl Postings {
 /// Writes `sources` merged into a new file in `dir` (a build's segment),
 /// maps it and unlinks it at once: the mapping stays valid, the pages stay
 /// off the process's heap, and nothing is left for a crash to strand.
-pub fn write_segment(
-    dir: &std::path::Path,
-    sources: &[&dyn ListSource],
-) -> std::io::Result<Postings> {
+pub fn write_segment(dir: &std::path::Path, sorted: &Sorted) -> std::io::Result<Segment> {
     use std::io::Write;
     use std::os::unix::fs::OpenOptionsExt;
     static SEQ: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
@@ -656,14 +689,16 @@ pub fn write_segment(
             .mode(0o600)
             .open(&path)?;
         let mut w = std::io::BufWriter::with_capacity(1 << 20, &f);
-        let layout = write_merged(&mut w, sources)?;
+        let layout = write_merged(&mut w, &[sorted])?;
         w.flush()?;
         drop(w);
         // SAFETY: the file is ours (created just now, mode 0600, unlinked
         // below) and never written again, so the mapping cannot change.
         let map = unsafe { memmap2::Mmap::map(&f)? };
-        Postings::mapped(std::sync::Arc::new(map), layout)
-            .ok_or_else(|| std::io::Error::other("segment file came back short"))
+        let postings = Postings::mapped(std::sync::Arc::new(map), layout)
+            .ok_or_else(|| std::io::Error::other("segment file came back short"))?;
+        let ends = sorted.lists.iter().map(|(_, end, _)| *end).collect();
+        Ok(Segment { postings, ends })
     })();
     let _ = std::fs::remove_file(&path);
     result
@@ -729,10 +764,10 @@ mod tests {
         assert!(!p.is_mapped());
         check(&p);
         let dir = tempfile::tempdir().unwrap();
-        let seg = write_segment(dir.path(), &[&sorted]).unwrap();
-        assert!(seg.is_mapped());
-        check(&seg);
-        assert_eq!(seg.bytes(), p.bytes());
+        let seg = write_segment(dir.path(), &sorted).unwrap();
+        assert!(seg.postings.is_mapped());
+        check(&seg.postings);
+        assert_eq!(seg.postings.bytes(), p.bytes());
         assert_eq!(
             std::fs::read_dir(dir.path()).unwrap().count(),
             0,
@@ -752,7 +787,7 @@ mod tests {
         c.add(100_000, &trigrams_of(b"a needle far away"));
         let (a, b, c) = (a.into_sorted(), b.into_sorted(), c.into_sorted());
         let dir = tempfile::tempdir().unwrap();
-        let seg_a = write_segment(dir.path(), &[&a]).unwrap();
+        let seg_a = write_segment(dir.path(), &a).unwrap();
         let merged = merge_in_memory(&[&seg_a, &b, &c]);
         check(&merged);
         let whole = merge_in_memory(&[&sample().into_sorted()]);
