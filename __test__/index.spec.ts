@@ -214,3 +214,32 @@ test("locate and trace list a ready index's table instead of walking, with the w
   assert.equal(via.filesScanned, walked.filesScanned, "files the postings rule out still count as searched");
   assert.equal(via.bestFile, "src/authStatus.ts");
 });
+
+test("a reader thread that panics mid-build leaves its files unindexed: the index is ready, answers as the scan does, and Node lives", (t) => {
+  const files: Record<string, string> = { "src/a.ts": "const needle = 1;\n" };
+  for (let i = 0; i < 40; i++) files[`src/f${i}.ts`] = i % 7 ? `export const hay${i} = ${i};\n` : `// needle ${i}\n`;
+  const { root, cleanup } = makeTree(files);
+  const own = fs.mkdtempSync(path.join(os.tmpdir(), "pi-utils-index-fault-"));
+  t.after(() => { cleanup(); fs.rmSync(own, { recursive: true, force: true }); });
+  const script = `(async () => {
+    const m = require(${JSON.stringify(path.join(packageRoot, "index.js"))});
+    const hits = async (index) => {
+      const s = m.grep({ path: ${JSON.stringify(root)}, pattern: "needle", index });
+      const out = [];
+      for (let b = await s.nextBatch(); b; b = await s.nextBatch()) out.push(...b.map((h) => h.path + ":" + h.line));
+      return { out, index: s.summary().index };
+    };
+    const status = await m.indexWarm({ path: ${JSON.stringify(root)}, minFiles: 0 });
+    console.log(JSON.stringify({ state: status.state, files: status.files, viaIndex: await hits(true), scan: await hits(false) }));
+  })();`;
+  const r = spawnSync(process.execPath, ["-e", script], { encoding: "utf-8", timeout: 30000, env: { ...process.env, PI_UTILS_INDEX_DIR: own, PI_UTILS_FAULT: "index-read" } });
+  assert.equal(r.status, 0, `node must not abort: ${r.stderr}`);
+  assert.match(r.stderr, /injected fault at index-read/, "the fault was hit");
+  const out = JSON.parse(r.stdout);
+  assert.equal(out.state, "ready");
+  assert.equal(out.files, 41);
+  assert.equal(out.viaIndex.index, "used");
+  assert.equal(out.scan.index, "off");
+  assert.deepEqual(out.viaIndex.out, out.scan.out);
+  assert.equal(out.scan.out.length, 7, JSON.stringify(out.scan.out));
+});
