@@ -12,7 +12,7 @@ use super::postings::{
 };
 use super::restamp::restamp;
 use super::store::{Saved, Store, WriterLock};
-use super::table::{self, Stamp, Table};
+use super::table::{self, Entry, Stamp, Table};
 use super::watch::Watcher;
 use super::IndexConfig;
 use crate::search::CancelToken;
@@ -149,20 +149,21 @@ struct ReadFiles {
     indexed: Vec<bool>,
 }
 
-/// Cuts `sizes` (the files' sizes in document order) into contiguous runs
-/// of about `PART_BYTES` or `PART_FILES`.
-fn part_ranges(sizes: &[u64]) -> Vec<std::ops::Range<usize>> {
+/// Cuts `files` (in document order) into contiguous runs of about
+/// `PART_BYTES` (by the walk's sizes) or `PART_FILES`.
+fn part_ranges(files: &[&Entry]) -> Vec<std::ops::Range<usize>> {
     let mut ranges = Vec::new();
     let (mut start, mut bytes) = (0usize, 0u64);
-    for (i, &size) in sizes.iter().enumerate() {
-        bytes += size.min(MAX_INDEXED_BYTES);
+    for (i, e) in files.iter().enumerate() {
+        // 0 when the walk could not stat it.
+        bytes += e.stamp.map_or(0, |s| s.size).min(MAX_INDEXED_BYTES);
         if bytes >= PART_BYTES || i + 1 - start >= PART_FILES {
             ranges.push(start..i + 1);
             (start, bytes) = (i + 1, 0);
         }
     }
-    if start < sizes.len() {
-        ranges.push(start..sizes.len());
+    if start < files.len() {
+        ranges.push(start..files.len());
     }
     ranges
 }
@@ -188,14 +189,14 @@ struct Reader {
 const BATCH_KEYS: usize = 1 << 20;
 
 impl Reader {
-    /// The lists of `paths` as documents `first` on, and which were indexed.
-    fn part(&mut self, paths: &[&Path], first: u32, cancel: &CancelToken) -> (Sorted, Vec<bool>) {
-        let mut indexed = vec![false; paths.len()];
-        for (i, path) in paths.iter().enumerate() {
+    /// The lists of `files` as documents `first` on, and which were indexed.
+    fn part(&mut self, files: &[&Entry], first: u32, cancel: &CancelToken) -> (Sorted, Vec<bool>) {
+        let mut indexed = vec![false; files.len()];
+        for (i, e) in files.iter().enumerate() {
             if cancel.is_stopped() {
                 break;
             }
-            if read_for_index(path, &mut self.buf) {
+            if read_for_index(&e.path, &mut self.buf) {
                 self.batch.extend_from_slice(self.keys.keys_of(&self.buf));
                 self.ends.push((first + i as u32, self.batch.len()));
                 indexed[i] = true;
@@ -233,27 +234,24 @@ fn reader_threads() -> usize {
         .min(4)
 }
 
-/// Reads the files at `paths` (with their sizes from the walk) as
-/// documents `first` on, on `threads` niced threads that take parts of
-/// the list in turn; each part's lists are written as a segment in
-/// `segment_dir` when given (so a build holds about one part per thread
-/// in memory). `None` when stopped. A reader that panics leaves its
+/// Reads `files` as documents `first` on, on niced threads
+/// (`reader_threads`) that take parts of the list in turn; each part's
+/// lists are written as a segment in `segment_dir` when given (so a build
+/// holds about one part per thread in memory). `None` when stopped. A reader that panics leaves its
 /// part's files unindexed (candidates for every search), every document
 /// number in place.
 fn read_files(
-    paths: &[&Path],
-    sizes: &[u64],
+    files: &[&Entry],
     first: u32,
-    threads: usize,
     segment_dir: Option<&Path>,
     cancel: &CancelToken,
 ) -> Option<ReadFiles> {
     use std::sync::atomic::{AtomicUsize, Ordering};
-    let ranges = part_ranges(sizes);
+    let ranges = part_ranges(files);
     let next = AtomicUsize::new(0);
     let done: std::sync::Mutex<Vec<(usize, Part, Vec<bool>)>> = Default::default();
     std::thread::scope(|scope| {
-        let workers: Vec<_> = (0..threads.clamp(1, ranges.len().max(1)))
+        let workers: Vec<_> = (0..reader_threads().clamp(1, ranges.len().max(1)))
             .map(|_| {
                 scope.spawn(|| {
                     lower_priority();
@@ -265,7 +263,7 @@ fn read_files(
                             break;
                         }
                         let first = first + range.start as u32;
-                        let (sorted, indexed) = reader.part(&paths[range.clone()], first, cancel);
+                        let (sorted, indexed) = reader.part(&files[range.clone()], first, cancel);
                         let part: Part = match segment_dir.map(|d| write_segment(d, &sorted)) {
                             Some(Ok(segment)) => Box::new(segment),
                             _ => Box::new(sorted),
@@ -285,7 +283,7 @@ fn read_files(
     }
     let mut done = done.into_inner().unwrap_or_else(|e| e.into_inner());
     done.sort_unstable_by_key(|(p, _, _)| *p);
-    let mut indexed = vec![false; paths.len()];
+    let mut indexed = vec![false; files.len()];
     let mut parts = Vec::with_capacity(done.len());
     for (p, part, flags) in done {
         indexed[ranges[p].clone()].copy_from_slice(&flags);
@@ -490,28 +488,13 @@ fn read_changed(
     segment_dir: &Path,
     cancel: &CancelToken,
 ) -> Option<Vec<Part>> {
-    let entries = &table.entries;
-    let paths: Vec<&Path> = changed.iter().map(|&i| entries[i].path.as_path()).collect();
-    let sizes: Vec<u64> = changed.iter().map(|&i| size_of(&entries[i])).collect();
-    let threads = reader_threads();
-    let read = read_files(
-        &paths,
-        &sizes,
-        next as u32,
-        threads,
-        Some(segment_dir),
-        cancel,
-    )?;
-    drop(paths);
+    let files: Vec<&Entry> = changed.iter().map(|&i| &table.entries[i]).collect();
+    let read = read_files(&files, next as u32, Some(segment_dir), cancel)?;
+    drop(files);
     for (j, &i) in changed.iter().enumerate() {
         table.entries[i].doc = read.indexed[j].then_some((next + j) as u32);
     }
     Some(read.parts)
-}
-
-/// A file's size as the walk saw it (0 when it could not stat it).
-fn size_of(e: &table::Entry) -> u64 {
-    e.stamp.map_or(0, |s| s.size)
 }
 
 /// Builds (or re-validates) the picture of `root`. The store's writer lock
@@ -665,11 +648,9 @@ fn read_every_file(
     segment_dir: Option<&Path>,
     cancel: &CancelToken,
 ) -> Result<Vec<Part>, NotBuilt> {
-    let paths: Vec<&Path> = table.entries.iter().map(|e| e.path.as_path()).collect();
-    let sizes: Vec<u64> = table.entries.iter().map(size_of).collect();
-    let threads = reader_threads();
-    let read = read_files(&paths, &sizes, 0, threads, segment_dir, cancel);
-    drop(paths);
+    let files: Vec<&Entry> = table.entries.iter().collect();
+    let read = read_files(&files, 0, segment_dir, cancel);
+    drop(files);
     let Some(read) = read else {
         return Err(NotBuilt::Failed("stopped".into()));
     };

@@ -229,11 +229,10 @@ impl Builder {
     /// run of documents. The key table is cleared key by key, not
     /// allocated again: a fresh one is 64 MiB of pages to fault in anew.
     pub fn take_sorted(&mut self) -> Sorted {
-        let lists = std::mem::take(&mut self.lists);
+        let mut lists = std::mem::take(&mut self.lists);
         for (k, _, _) in &lists {
             self.slots[(k & 0xff_ffff) as usize] = 0;
         }
-        let mut lists = lists;
         lists.sort_unstable_by_key(|(k, _, _)| *k);
         Sorted { lists }
     }
@@ -674,8 +673,8 @@ impl Postings {
     }
 }
 
-/// Writes `sources` merged into a new file in `dir` (a build's segment),
-/// maps it and unlinks it at once: the mapping stays valid, the pages stay
+/// Writes a builder's `sorted` lists into a new file in `dir` (a build's
+/// segment), keeping their ends, maps it and unlinks it at once: the mapping stays valid, the pages stay
 /// off the process's heap, and nothing is left for a crash to strand.
 pub fn write_segment(dir: &std::path::Path, sorted: &Sorted) -> std::io::Result<Segment> {
     use std::io::Write;
