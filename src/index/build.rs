@@ -65,15 +65,28 @@ pub enum NotBuilt {
     Failed(String),
 }
 
-/// Reads a regular file for indexing into `buf` (kept between files, so a
-/// large file's buffer is not mapped and faulted in anew each time),
-/// without following a link or blocking on a FIFO that replaced it since
-/// the walk; `false` when it cannot be indexed (it then stays a candidate
-/// for every search).
-fn read_for_index(path: &Path, buf: &mut Vec<u8>) -> bool {
+/// Bytes read at a time for the index: most files in one read, a larger
+/// one in pieces, so a reader's buffer stays this size whatever the files.
+/// Tests read in pieces of seven bytes, so that every differential test
+/// also checks the windows across pieces.
+const READ_PIECE: usize = if cfg!(test) { 7 } else { 1 << 20 };
+
+/// Reads a regular file for indexing and folds its keys into `keys` (to be
+/// taken with `KeySet::finish`), a piece at a time through `buf` (kept
+/// between files), without following a link or blocking on a FIFO that
+/// replaced it since the walk. `false` when it cannot be indexed: it then
+/// stays a candidate for every search, and `keys` holds nothing of it.
+fn fold_file(path: &Path, buf: &mut Vec<u8>, keys: &mut KeySet) -> bool {
+    let folded = fold_pieces(path, buf, keys);
+    if !folded {
+        keys.finish();
+    }
+    folded
+}
+
+fn fold_pieces(path: &Path, buf: &mut Vec<u8>, keys: &mut KeySet) -> bool {
     use std::os::unix::fs::OpenOptionsExt;
-    buf.clear();
-    let Ok(f) = std::fs::OpenOptions::new()
+    let Ok(mut f) = std::fs::OpenOptions::new()
         .read(true)
         .custom_flags(libc::O_NONBLOCK | libc::O_NOFOLLOW)
         .open(path)
@@ -81,20 +94,39 @@ fn read_for_index(path: &Path, buf: &mut Vec<u8>) -> bool {
         return false;
     };
     match f.metadata() {
-        Ok(meta) if meta.is_file() && meta.len() <= MAX_INDEXED_BYTES => {
-            buf.reserve(meta.len() as usize);
-        }
+        Ok(meta) if meta.is_file() && meta.len() <= MAX_INDEXED_BYTES => {}
         _ => return false,
     }
-    if f.take(MAX_INDEXED_BYTES + 1).read_to_end(buf).is_err() {
-        return false;
+    buf.clear();
+    buf.reserve(READ_PIECE + 2);
+    let mut total = 0u64;
+    loop {
+        // `buf` starts with the last two bytes of the piece before, if any.
+        let carried = buf.len();
+        let Ok(got) = (&mut f).take(READ_PIECE as u64).read_to_end(buf) else {
+            return false;
+        };
+        total += got as u64;
+        // A file with a NUL byte is binary to the searcher whatever the
+        // pattern (counted as skipped by every search that reaches it): it
+        // is never pruned, so it is not indexed. Nor is one the searcher
+        // transcodes (a UTF-16 byte order mark): its trigrams are not those
+        // of the bytes.
+        let first = total == got as u64;
+        if total > MAX_INDEXED_BYTES
+            || memchr::memchr(0, &buf[carried..]).is_some()
+            || (first && is_transcoded(buf))
+        {
+            return false;
+        }
+        keys.fold_in(buf);
+        if got < READ_PIECE {
+            return true;
+        }
+        let end = buf.len();
+        buf.copy_within(end - 2.., 0);
+        buf.truncate(2);
     }
-    // A file with a NUL byte is binary to the searcher whatever the pattern
-    // (counted as skipped by every search that reaches it): it is never
-    // pruned, so it is not indexed. Nor is one the searcher transcodes
-    // (a UTF-16 byte order mark): its trigrams are not those of the bytes.
-    let fits = buf.len() as u64 <= MAX_INDEXED_BYTES;
-    fits && memchr::memchr(0, buf).is_none() && !is_transcoded(buf)
 }
 
 /// Whether the searcher reads `bytes` as UTF-16 (it sniffs a byte order
@@ -196,8 +228,8 @@ impl Reader {
             if cancel.is_stopped() {
                 break;
             }
-            if read_for_index(&e.path, &mut self.buf) {
-                self.batch.extend_from_slice(self.keys.keys_of(&self.buf));
+            if fold_file(&e.path, &mut self.buf, &mut self.keys) {
+                self.batch.extend_from_slice(self.keys.finish());
                 self.ends.push((first + i as u32, self.batch.len()));
                 indexed[i] = true;
             }
