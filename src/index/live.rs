@@ -42,7 +42,15 @@ pub(super) struct Picture {
     /// One past the largest document of the table: the size of the sets a
     /// query's lists decode into (counted with `unindexed`).
     universe: usize,
+    /// Each table entry's document, `NO_DOC` for none, kept with the
+    /// table: a search skips the files its query rules out by this array
+    /// (346 KB on the Linux tree) instead of reading every entry (9 MB),
+    /// which was most of a one-hit search's time.
+    pub(super) doc_at: Arc<Vec<u32>>,
 }
+
+/// `Picture::doc_at` of an entry without a document.
+pub(super) const NO_DOC: u32 = u32::MAX;
 
 impl Picture {
     fn new(b: Built) -> Picture {
@@ -59,6 +67,7 @@ impl Picture {
             unindexable: 0,
             unindexed: 0,
             universe: 0,
+            doc_at: Arc::default(),
         };
         p.recount();
         p.unindexable = p.unindexed;
@@ -71,7 +80,8 @@ impl Picture {
         self.unwatched = table::unwatched_rules(&self.table);
         let docs = self.table.entries.iter().map(|e| e.doc);
         self.unindexed = docs.clone().filter(Option::is_none).count();
-        self.universe = docs.flatten().max().map_or(0, |d| d as usize + 1);
+        self.universe = docs.clone().flatten().max().map_or(0, |d| d as usize + 1);
+        self.doc_at = Arc::new(docs.map(|d| d.unwrap_or(NO_DOC)).collect());
     }
 
     /// Applies every event queued so far. Err: the picture can no longer be
@@ -100,6 +110,7 @@ impl Picture {
                     let e = &mut Arc::make_mut(&mut self.table).entries[i];
                     self.unindexed += e.doc.is_some() as usize;
                     e.doc = None;
+                    Arc::make_mut(&mut self.doc_at)[i] = NO_DOC;
                     e.stamp = Stamp::of(&e.path);
                 }
             }

@@ -129,7 +129,17 @@ impl Scope {
     /// The project files the search's walk would hand out, in the table's
     /// order (the walk's: by path).
     pub fn project<'t>(&'t self, table: &'t Table) -> impl Iterator<Item = &'t Entry> + 't {
-        (table.entries[self.project.clone()].iter()).filter(move |e| self.admits(e))
+        (table.entries[self.project_range()].iter()).filter(move |e| self.admits(e))
+    }
+
+    /// The table positions [`Scope::project`] goes through.
+    pub fn project_range(&self) -> Range<usize> {
+        self.project.clone()
+    }
+
+    /// The table positions [`Scope::ignored`] goes through for `index`.
+    pub fn ignored_range(&self, index: usize) -> Range<usize> {
+        self.root_ranges.get(index).cloned().unwrap_or_default()
     }
 
     /// The files under ignored root `index` of [`Scope::ignored_roots`],
@@ -139,8 +149,9 @@ impl Scope {
         table: &'t Table,
         index: usize,
     ) -> impl Iterator<Item = &'t Entry> + 't {
-        let run = self.root_ranges.get(index).cloned().unwrap_or_default();
-        table.entries[run].iter().filter(move |e| self.admits(e))
+        table.entries[self.ignored_range(index)]
+            .iter()
+            .filter(move |e| self.admits(e))
     }
 
     /// Whether the search's filters let its walk reach `e`.

@@ -9,6 +9,7 @@
 //! a match: a file ruled out is one the pattern cannot match, which a
 //! content search skips and discovery still counts as seen.
 
+use super::live::NO_DOC;
 use super::planner::{self, Query};
 use super::registry::index_for;
 use super::scope::Scope;
@@ -16,6 +17,8 @@ use super::table::{Entry, Stamp, Table};
 use super::IndexUse;
 use crate::search::{FileFeed, FileSource, IgnoredRoot, KnownStamp, Narrowing, SourceFile};
 use fixedbitset::FixedBitSet;
+use std::ops::Range;
+use std::path::Path;
 use std::sync::Arc;
 
 /// Whether a search may use (and start) an index.
@@ -88,6 +91,7 @@ pub fn source_for(
         let docs = q.as_ref().and_then(|q| pic.narrowed(q, idx.config()));
         Some(TableFeed {
             table: pic.table.clone(),
+            doc_at: pic.doc_at.clone(),
             scope,
             docs,
         })
@@ -103,6 +107,8 @@ pub fn source_for(
 struct TableFeed {
     table: Arc<Table>,
     scope: Scope,
+    /// The table's documents by entry, taken with it (see `Picture::doc_at`).
+    doc_at: Arc<Vec<u32>>,
     /// The documents the pattern allows; `None`: every file is a candidate.
     docs: Option<FixedBitSet>,
 }
@@ -128,6 +134,32 @@ impl FileFeed for TableFeed {
 
     fn ignored(&self, index: usize) -> Box<dyn Iterator<Item = SourceFile<'_>> + '_> {
         Box::new(self.scope.ignored(&self.table, index).map(|e| self.file(e)))
+    }
+
+    fn project_candidates(&self) -> Box<dyn Iterator<Item = &Path> + '_> {
+        self.candidates_in(self.scope.project_range())
+    }
+
+    fn ignored_candidates(&self, index: usize) -> Box<dyn Iterator<Item = &Path> + '_> {
+        self.candidates_in(self.scope.ignored_range(index))
+    }
+}
+
+impl TableFeed {
+    /// The candidates among the entries at `run`, found by their documents
+    /// alone: an entry ruled out is never read.
+    fn candidates_in(&self, run: Range<usize>) -> Box<dyn Iterator<Item = &Path> + '_> {
+        let docs = self.docs.as_ref();
+        let allowed = move |i: &usize| match (docs, self.doc_at[*i]) {
+            (Some(docs), d) if d != NO_DOC => docs.contains(d as usize),
+            _ => true,
+        };
+        let entries = run.filter(allowed).map(|i| &self.table.entries[i]);
+        Box::new(
+            entries
+                .filter(|e| self.scope.admits(e))
+                .map(|e| e.path.as_path()),
+        )
     }
 }
 

@@ -126,6 +126,16 @@ pub trait FileFeed: Send + Sync {
     fn project(&self) -> Box<dyn Iterator<Item = SourceFile<'_>> + '_>;
     /// The files under ignored root `index`, in path order.
     fn ignored(&self, index: usize) -> Box<dyn Iterator<Item = SourceFile<'_>> + '_>;
+    /// The paths of the project's files not ruled out, in path order: the
+    /// only ones a content search reads. A holder that can pass over the
+    /// others without looking at them says so here.
+    fn project_candidates(&self) -> Box<dyn Iterator<Item = &Path> + '_> {
+        Box::new(candidates(self.project()))
+    }
+    /// As [`FileFeed::project_candidates`], under ignored root `index`.
+    fn ignored_candidates(&self, index: usize) -> Box<dyn Iterator<Item = &Path> + '_> {
+        Box::new(candidates(self.ignored(index)))
+    }
 }
 
 /// The files a plan searches. Every kind yields project files before
@@ -143,9 +153,11 @@ impl FileList {
     /// The candidates a feed hands out, as a list.
     fn of_feed(feed: &dyn FileFeed, cancel: &CancelToken) -> FileList {
         let mut files = Vec::new();
-        let parts = (0..feed.ignored_roots().len()).map(|i| (Some(i), feed.ignored(i)));
-        for (ignored_root, part) in std::iter::once((None, feed.project())).chain(parts) {
-            let _ = candidates(part).all(|p| {
+        let parts = (0..feed.ignored_roots().len()).map(|i| (Some(i), feed.ignored_candidates(i)));
+        for (ignored_root, mut part) in
+            std::iter::once((None, feed.project_candidates())).chain(parts)
+        {
+            let _ = part.all(|p| {
                 files.push(ListedFile {
                     path: p.to_path_buf(),
                     ignored_root,
@@ -182,7 +194,7 @@ impl FileSource {
         match self.feed() {
             Err(walker) => walker.walk_sorted(cancel, errors, on_file),
             Ok(feed) => {
-                let _ = candidates(feed.project()).all(|p| !cancel.is_stopped() && on_file(p));
+                let _ = (feed.project_candidates()).all(|p| !cancel.is_stopped() && on_file(p));
                 feed.ignored_roots().to_vec()
             }
         }
@@ -200,7 +212,9 @@ impl FileSource {
     ) -> bool {
         match self.feed() {
             Err(walker) => walker.walk_ignored_sorted(&roots[index], cancel, errors, on_file),
-            Ok(feed) => candidates(feed.ignored(index)).all(|p| !cancel.is_stopped() && on_file(p)),
+            Ok(feed) => {
+                (feed.ignored_candidates(index)).all(|p| !cancel.is_stopped() && on_file(p))
+            }
         }
     }
 
