@@ -41,11 +41,21 @@ pub(super) fn short_read_ends_file(root: &Path) -> bool {
 static MOUNTS: std::sync::Mutex<MountTable> = std::sync::Mutex::new(MountTable {
     file: None,
     text: Vec::new(),
+    reads: 0,
 });
 
 struct MountTable {
     file: Option<std::fs::File>,
     text: Vec<u8>,
+    /// Times the table was read (for a test).
+    reads: u64,
+}
+
+/// Whether a `poll` of an open `mountinfo` (its result and `revents`) says
+/// the table may have changed since the last one. No event (0) is "no":
+/// taking it for a change read and parsed the table on every search.
+fn poll_says_changed(n: libc::c_int, revents: libc::c_short) -> bool {
+    n < 0 || (n > 0 && revents & (libc::POLLPRI | libc::POLLERR | libc::POLLNVAL) != 0)
 }
 
 impl MountTable {
@@ -65,11 +75,12 @@ impl MountTable {
                 };
                 // SAFETY: one valid pollfd, a zero timeout.
                 let n = unsafe { libc::poll(&mut fd, 1, 0) };
-                n != 1 || fd.revents & (libc::POLLPRI | libc::POLLERR) != 0
+                poll_says_changed(n, fd.revents)
             }
         };
         let file = self.file.as_mut()?;
         if changed {
+            self.reads += 1;
             self.text.clear();
             let read = file.rewind().and_then(|_| file.read_to_end(&mut self.text));
             if read.is_err() {
@@ -226,6 +237,24 @@ mod tests {
         let again = short_read_ends_file(&dir);
         assert!(!after, "proc mounted on the folder: not local");
         assert_eq!(again, before, "unmounted: as before");
+    }
+
+    #[test]
+    fn the_table_is_read_again_only_when_a_poll_reports_a_change() {
+        assert!(!poll_says_changed(0, 0), "no event: unchanged");
+        assert!(poll_says_changed(1, libc::POLLPRI | libc::POLLERR));
+        assert!(poll_says_changed(-1, 0), "a failed poll: read again");
+        let mut table = MountTable {
+            file: None,
+            text: Vec::new(),
+            reads: 0,
+        };
+        for _ in 0..50 {
+            assert!(table.current().is_some());
+        }
+        // Another test may mount and unmount meanwhile (when it can): two
+        // more reads.
+        assert!(table.reads <= 3, "{} reads for 50 searches", table.reads);
     }
 
     #[test]
