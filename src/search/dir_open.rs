@@ -36,14 +36,26 @@ pub(super) fn open_nonblocking(path: &Path) -> io::Result<File> {
 pub(super) struct DirOpener {
     #[cfg(target_os = "linux")]
     last: Option<(PathBuf, std::os::fd::OwnedFd)>,
+    /// The directory of the last file, opened by its path: a directory is
+    /// opened for the files after it only from its second file on. The
+    /// files an index leaves are mostly one to a directory, where opening
+    /// each directory first was two calls more per file.
+    #[cfg(target_os = "linux")]
+    by_path: Option<PathBuf>,
 }
 
 impl DirOpener {
     pub(super) fn open(&mut self, path: &Path) -> io::Result<File> {
         #[cfg(target_os = "linux")]
         if let (Some(dir), Some(name)) = (path.parent(), path.file_name()) {
-            if let Some(file) = self.open_in(dir, name) {
-                return Ok(file);
+            let open = self.last.as_ref().is_some_and(|(d, _)| d == dir);
+            if open || self.by_path.as_deref() == Some(dir) {
+                if let Some(file) = self.open_in(dir, name) {
+                    return Ok(file);
+                }
+            } else {
+                self.last = None;
+                self.by_path = Some(dir.to_path_buf());
             }
         }
         open_nonblocking(path)
