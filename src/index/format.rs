@@ -15,7 +15,7 @@
 //!
 //! ```text
 //! table (from offset 0; its length is `at`)
-//!   magic            8 bytes  "PIUGEN04"
+//!   magic            8 bytes  "PIUGEN05"
 //!   walk start       time     when the walk that stamped the table began
 //!   built at         time
 //!   next document    u32      greater than every document in the postings
@@ -95,7 +95,10 @@ use table_codec::{parse_table, put_table};
 /// 03: the table's directories and rule files, stamped (`restamp.rs`).
 /// 04: rule files stamped through links, nested repositories' and
 /// symlinked ignore files among them; UTF-16 files left unindexed.
-const MAGIC: &[u8; 8] = b"PIUGEN04";
+/// 05: files of up to 64 MiB indexed (16 before): a saved table keeps a
+/// bigger file as unindexable until it changes, so older stores are built
+/// again.
+const MAGIC: &[u8; 8] = b"PIUGEN05";
 const DONE: &[u8; 8] = b"PIUGENOK";
 const TABLE_DONE: &[u8; 8] = b"PIUTABOK";
 const TRAILER: usize = 48;
@@ -282,7 +285,7 @@ mod tests {
         .unwrap();
         let u32_at = |i: usize| u32::from_le_bytes(bytes[i..i + 4].try_into().unwrap());
         let u64_at = |i: usize| u64::from_le_bytes(bytes[i..i + 8].try_into().unwrap());
-        assert_eq!(&bytes[..8], b"PIUGEN04");
+        assert_eq!(&bytes[..8], b"PIUGEN05");
         assert_eq!((u64_at(8), u32_at(16)), (1_800_000_000, 7), "walk start");
         assert_eq!((u64_at(20), u32_at(28)), (1_800_000_001, 8), "built at");
         assert_eq!(u32_at(32), 10, "next document");
