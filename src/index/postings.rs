@@ -285,6 +285,9 @@ pub trait ListSource {
     fn end(&self, _i: usize, bytes: &[u8]) -> u32 {
         list_end(bytes)
     }
+    /// Lists before `i` will not be asked for again (a merge is past them):
+    /// a source may let their memory go.
+    fn done_before(&self, _i: usize) {}
 }
 
 impl ListSource for Sorted {
@@ -311,7 +314,13 @@ impl ListSource for Sorted {
 pub struct Segment {
     postings: Postings,
     ends: Vec<u32>,
+    /// Where this process's pages of the mapping have been dropped up to
+    /// (see `done_before`).
+    dropped: std::cell::Cell<usize>,
 }
+
+/// A merge drops a segment's pages behind it in steps of this many bytes.
+const DROP_STEP: usize = 1 << 20;
 
 impl ListSource for Segment {
     fn key_count(&self) -> usize {
@@ -328,6 +337,26 @@ impl ListSource for Segment {
     }
     fn end(&self, i: usize, _bytes: &[u8]) -> u32 {
         self.ends[i]
+    }
+    /// The merge reads each segment front to back, once: the pages it has
+    /// read are given back as it goes. Mapped pages count in the process's
+    /// RSS, and all of a big build's segments read by the final merge were
+    /// its peak (+120 MB of file pages at the end of a Linux tree build).
+    fn done_before(&self, i: usize) {
+        let Store::Mapped(map, _) = &self.postings.store else {
+            return;
+        };
+        let upto = self.postings.layout.at + self.postings.offset(i) as usize;
+        let from = self.dropped.get();
+        if upto >= from + DROP_STEP {
+            // SAFETY: a read-only shared mapping of a file this process
+            // wrote and never writes again: a dropped page is read from the
+            // file again if touched (memmap2 widens the range to whole
+            // pages), so no byte seen through the mapping changes.
+            let advice = memmap2::UncheckedAdvice::DontNeed;
+            let _ = unsafe { map.unchecked_advise_range(advice, from, upto - from) };
+            self.dropped.set(upto);
+        }
     }
 }
 
@@ -426,6 +455,7 @@ pub fn write_merged(
             if n + 1 < having.len() {
                 end = sources[i].end(cursor[i] - 1, bytes);
             }
+            sources[i].done_before(cursor[i]);
         }
     }
     offsets.push(at);
@@ -723,7 +753,11 @@ pub fn write_segment(dir: &std::path::Path, sorted: &Sorted) -> std::io::Result<
         let postings = Postings::mapped(std::sync::Arc::new(map), layout)
             .ok_or_else(|| std::io::Error::other("segment file came back short"))?;
         let ends = sorted.lists.iter().map(|(_, end, _)| *end).collect();
-        Ok(Segment { postings, ends })
+        Ok(Segment {
+            postings,
+            ends,
+            dropped: std::cell::Cell::new(0),
+        })
     })();
     let _ = std::fs::remove_file(&path);
     result
@@ -818,6 +852,26 @@ mod tests {
         let whole = merge_in_memory(&[&sample().into_sorted()]);
         assert_eq!(merged.bytes(), whole.bytes(), "byte for byte the same size");
         assert_eq!(merged.bytes_all(), whole.bytes_all());
+    }
+
+    #[test]
+    fn a_merge_gives_back_a_segments_pages_behind_it_and_the_bytes_stay() {
+        // 4,000 lists of 1,000 one-byte steps: 4 MB, several drop steps.
+        let keys: Vec<u32> = (0..4000u32).map(|k| k * 4099 % (1 << 24)).collect();
+        let mut b = Builder::default();
+        for doc in 0..1000 {
+            b.add(doc, &keys);
+        }
+        let sorted = b.into_sorted();
+        let dir = tempfile::tempdir().unwrap();
+        let seg = write_segment(dir.path(), &sorted).unwrap();
+        let from_memory = merge_in_memory(&[&sorted]);
+        let first = merge_in_memory(&[&seg]);
+        assert!(seg.dropped.get() >= 3 * DROP_STEP, "{}", seg.dropped.get());
+        // A dropped page is read from the file again.
+        let again = merge_in_memory(&[&seg]);
+        assert_eq!(first.bytes_all(), from_memory.bytes_all());
+        assert_eq!(again.bytes_all(), from_memory.bytes_all());
     }
 
     #[test]
