@@ -14,14 +14,12 @@ import crypto from "node:crypto";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { corpus, root, runs } from "./lib/setup.mjs";
+import { median } from "./lib/interleave.mjs";
+import { corpus, opt, root, runs } from "./lib/setup.mjs";
 
-const args = process.argv.slice(2);
-const opt = (name, dflt) => (args.includes(name) ? args[args.indexOf(name) + 1] : dflt);
 const addons = { base: opt("--base", ""), new: opt("--new", path.join(root, "pi-utils.linux-x64-gnu.node")) };
 if (!addons.base || !fs.existsSync(addons.base)) throw new Error("--base <addon .node file> is required");
 const child = path.join(root, "bench/lib/build-child.mjs");
-const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
 /** The postings part of the store's generation file: from the table's end to the block sums. */
 function postingsHash(store) {

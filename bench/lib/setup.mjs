@@ -20,7 +20,8 @@ export const indexJs = path.join(root, "index.js");
 export const native = createRequire(import.meta.url)(indexJs);
 
 const args = process.argv.slice(2);
-const opt = (name, dflt) => {
+/** The value after `--name` on the command line, or `dflt`. */
+export const opt = (name, dflt) => {
   const i = args.indexOf(name);
   return i >= 0 ? args[i + 1] : dflt;
 };

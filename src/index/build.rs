@@ -101,7 +101,8 @@ fn fold_pieces(path: &Path, buf: &mut Vec<u8>, keys: &mut KeySet) -> bool {
     buf.reserve(READ_PIECE + 2);
     let mut total = 0u64;
     loop {
-        // `buf` starts with the last two bytes of the piece before, if any.
+        // `buf` starts with the last two bytes of the piece before, if any
+        // (none: this is the file's first piece).
         let carried = buf.len();
         let Ok(got) = (&mut f).take(READ_PIECE as u64).read_to_end(buf) else {
             return false;
@@ -112,10 +113,9 @@ fn fold_pieces(path: &Path, buf: &mut Vec<u8>, keys: &mut KeySet) -> bool {
         // is never pruned, so it is not indexed. Nor is one the searcher
         // transcodes (a UTF-16 byte order mark): its trigrams are not those
         // of the bytes.
-        let first = total == got as u64;
         if total > MAX_INDEXED_BYTES
             || memchr::memchr(0, &buf[carried..]).is_some()
-            || (first && is_transcoded(buf))
+            || (carried == 0 && is_transcoded(buf))
         {
             return false;
         }

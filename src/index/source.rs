@@ -117,7 +117,7 @@ impl TableFeed {
     fn file<'a>(&self, e: &'a Entry) -> SourceFile<'a> {
         SourceFile {
             path: &e.path,
-            candidate: is_candidate(self.docs.as_ref(), e),
+            candidate: allows(self.docs.as_ref(), e.doc),
             stamp: known(e.stamp),
         }
     }
@@ -150,11 +150,9 @@ impl TableFeed {
     /// alone: an entry ruled out is never read.
     fn candidates_in(&self, run: Range<usize>) -> Box<dyn Iterator<Item = &Path> + '_> {
         let docs = self.docs.as_ref();
-        let allowed = move |i: &usize| match (docs, self.doc_at[*i]) {
-            (Some(docs), d) if d != NO_DOC => docs.contains(d as usize),
-            _ => true,
-        };
-        let entries = run.filter(allowed).map(|i| &self.table.entries[i]);
+        let doc_at = |i: &usize| Some(self.doc_at[*i]).filter(|&d| d != NO_DOC);
+        let entries =
+            (run.filter(move |i| allows(docs, doc_at(i)))).map(|i| &self.table.entries[i]);
         Box::new(
             entries
                 .filter(|e| self.scope.admits(e))
@@ -178,11 +176,11 @@ fn known(stamp: Option<Stamp>) -> KnownStamp {
     }
 }
 
-/// Whether `e` may hold a match: not ruled out by `docs` (the documents a
-/// query allows; `None`: all), and always for a file whose contents are
-/// not in the postings.
-fn is_candidate(docs: Option<&FixedBitSet>, e: &Entry) -> bool {
-    match (docs, e.doc) {
+/// Whether the file of document `doc` may hold a match: not ruled out by
+/// `docs` (the documents a query allows; `None`: all), and always for a
+/// file whose contents are not in the postings (`doc` is `None`).
+fn allows(docs: Option<&FixedBitSet>, doc: Option<u32>) -> bool {
+    match (docs, doc) {
         (Some(docs), Some(d)) => docs.contains(d as usize),
         _ => true,
     }
