@@ -5,7 +5,8 @@
 // store one addon wrote can carry decisions the other would not make).
 //
 //   node bench/search-ab.mjs --corpus linux --base /path/to/old.node [--new /path/to/new.node]
-//        --pattern sched_clock_irqtime [--index] [--limit 100] [--runs 9]
+//        --pattern sched_clock_irqtime [--regex] [--mode content|count|files] [--no-ignore] [--index] [--limit 100 (0: none)]
+//        [--runs 9]
 import { createRequire } from "node:module";
 import fs from "node:fs";
 import os from "node:os";
@@ -19,7 +20,15 @@ const addons = [base, opt("--new", path.join(root, "pi-utils.linux-x64-gnu.node"
   createRequire(import.meta.url)(path.resolve(f)),
 );
 const index = process.argv.includes("--index");
-const search = { pattern: opt("--pattern", "sched_clock_irqtime"), literal: true, maxCount: Number(opt("--limit", "100")), index };
+const limit = Number(opt("--limit", "100"));
+const search = {
+  pattern: opt("--pattern", "sched_clock_irqtime"),
+  literal: !process.argv.includes("--regex"),
+  mode: opt("--mode", "content"),
+  noIgnore: process.argv.includes("--no-ignore"),
+  ...(limit > 0 ? { maxCount: limit } : {}),
+  index,
+};
 
 const stores = fs.mkdtempSync(path.join(os.tmpdir(), "pi-utils-search-ab-"));
 try {

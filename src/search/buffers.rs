@@ -15,8 +15,17 @@ use std::sync::{Condvar, Mutex, OnceLock};
 use std::time::Duration;
 
 struct Pool {
-    free: Mutex<Vec<Vec<u8>>>,
+    free: Mutex<Shelf>,
     returned: Condvar,
+}
+
+/// The buffers on the shelf, and how many searchers wait for one. A return
+/// wakes a waiter only when there is one: `notify_one` is a `futex` call
+/// even with nobody waiting, and buffers go back once per file (86k calls
+/// on the Linux tree, about a tenth of a scan's time).
+struct Shelf {
+    buffers: Vec<Vec<u8>>,
+    waiting: usize,
 }
 
 /// A file's size up to which it is read whole, plus the one byte that
@@ -29,7 +38,10 @@ const STOP_POLL: Duration = Duration::from_millis(20);
 fn pool() -> &'static Pool {
     static POOL: OnceLock<Pool> = OnceLock::new();
     POOL.get_or_init(|| Pool {
-        free: Mutex::new(vec![Vec::new(); super::walk::default_threads()]),
+        free: Mutex::new(Shelf {
+            buffers: vec![Vec::new(); super::walk::default_threads()],
+            waiting: 0,
+        }),
         returned: Condvar::new(),
     })
 }
@@ -55,11 +67,13 @@ impl DerefMut for Lease {
 impl Drop for Lease {
     fn drop(&mut self) {
         let p = pool();
-        p.free
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .push(std::mem::take(&mut self.buf));
-        p.returned.notify_one();
+        let mut shelf = p.free.lock().unwrap_or_else(|e| e.into_inner());
+        shelf.buffers.push(std::mem::take(&mut self.buf));
+        let someone_waits = shelf.waiting > 0;
+        drop(shelf);
+        if someone_waits {
+            p.returned.notify_one();
+        }
     }
 }
 
@@ -69,7 +83,7 @@ pub(super) fn lease(stop: &dyn Fn() -> bool) -> Option<Lease> {
     let p = pool();
     let mut free = p.free.lock().unwrap_or_else(|e| e.into_inner());
     loop {
-        if let Some(mut buf) = free.pop() {
+        if let Some(mut buf) = free.buffers.pop() {
             if buf.capacity() == 0 {
                 // Reserved once at the largest size a file is read whole:
                 // growing by reallocation would leave the old blocks in
@@ -83,10 +97,12 @@ pub(super) fn lease(stop: &dyn Fn() -> bool) -> Option<Lease> {
         if stop() {
             return None;
         }
+        free.waiting += 1;
         free = p
             .returned
             .wait_timeout(free, STOP_POLL)
             .unwrap_or_else(|e| e.into_inner())
             .0;
+        free.waiting -= 1;
     }
 }

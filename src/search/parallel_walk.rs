@@ -24,9 +24,19 @@ struct Work {
 }
 
 struct Queue {
-    /// Directories to list, and how many threads are listing one.
-    state: Mutex<(Vec<Work>, usize)>,
+    state: Mutex<Pending>,
     more: Condvar,
+}
+
+struct Pending {
+    /// Directories to list.
+    dirs: Vec<Work>,
+    /// How many threads are listing one.
+    listing: usize,
+    /// How many threads wait for one. A finished listing wakes them only
+    /// when there are some: `notify_all` is a `futex` call even with nobody
+    /// waiting (11.5k directories on the Linux tree).
+    waiting: usize,
 }
 
 /// A walk's starting point: a directory with the rules in force in it
@@ -82,7 +92,11 @@ pub(super) fn walk<F, V>(
         }
     }
     let queue = Queue {
-        state: Mutex::new((dirs, 0)),
+        state: Mutex::new(Pending {
+            dirs,
+            listing: 0,
+            waiting: 0,
+        }),
         more: Condvar::new(),
     };
     std::thread::scope(|scope| {
@@ -94,14 +108,18 @@ pub(super) fn walk<F, V>(
                 while let Some(work) = next(queue, quit) {
                     let found = list_one(walker, work, &mut visit, ignored, cancel, &mut log);
                     let mut st = queue.state.lock().unwrap_or_else(|e| e.into_inner());
-                    st.1 -= 1;
+                    st.listing -= 1;
                     match found {
-                        Some(subdirs) => st.0.extend(subdirs),
+                        Some(subdirs) => st.dirs.extend(subdirs),
                         None => quit.store(true, Ordering::Relaxed),
                     }
+                    let someone_waits = st.waiting > 0;
+                    drop(st);
                     // Wakes waiters for the new work, or to let them see
                     // that the walk is over.
-                    queue.more.notify_all();
+                    if someone_waits {
+                        queue.more.notify_all();
+                    }
                 }
                 errors.lock().unwrap_or_else(|e| e.into_inner()).merge(log);
             });
@@ -116,14 +134,16 @@ fn next(queue: &Queue, quit: &AtomicBool) -> Option<Work> {
         if quit.load(Ordering::Relaxed) {
             return None;
         }
-        if let Some(w) = st.0.pop() {
-            st.1 += 1;
+        if let Some(w) = st.dirs.pop() {
+            st.listing += 1;
             return Some(w);
         }
-        if st.1 == 0 {
+        if st.listing == 0 {
             return None;
         }
+        st.waiting += 1;
         st = queue.more.wait(st).unwrap_or_else(|e| e.into_inner());
+        st.waiting -= 1;
     }
 }
 

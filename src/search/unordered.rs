@@ -50,6 +50,28 @@ impl Tally {
             FileOutcome::Skipped => {}
         }
     }
+
+    fn merge(&mut self, other: Tally) {
+        self.found.extend(other.found);
+        self.files_searched += other.files_searched;
+        self.binary_skipped += other.binary_skipped;
+        self.errors.merge(other.errors);
+    }
+}
+
+/// One walking thread's share of the tally, added to the whole once, when
+/// the thread's visitor is dropped. A lock taken per file had the threads
+/// waking each other: one `futex` call per file (93k on the Linux tree).
+struct ThreadTally<'a> {
+    mine: Tally,
+    whole: &'a Mutex<Tally>,
+}
+
+impl Drop for ThreadTally<'_> {
+    fn drop(&mut self) {
+        let mine = std::mem::take(&mut self.mine);
+        (self.whole.lock().unwrap_or_else(|p| p.into_inner())).merge(mine);
+    }
 }
 
 pub(super) fn run(
@@ -65,15 +87,15 @@ pub(super) fn run(
         .source
         .visit_parallel(plan.opts.walk.threads, cancel, &walk_errors, || {
             let mut searcher = plan.file_searcher();
-            let (tally, stop) = (&tally, &stop);
+            let mut share = ThreadTally {
+                mine: Tally::default(),
+                whole: &tally,
+            };
+            let stop = &stop;
             move |path: &Path, ignored_root: Option<usize>| {
                 // File and count listings: no structure to show.
                 let outcome = searcher.search(path, ignored_root, false, stop);
-                (tally.lock().unwrap_or_else(|p| p.into_inner())).record(
-                    path,
-                    ignored_root,
-                    outcome,
-                );
+                share.mine.record(path, ignored_root, outcome);
             }
         });
 
