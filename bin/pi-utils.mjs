@@ -183,16 +183,22 @@ async function grepCommand(o) {
   const timeoutMs = intOption(o, "timeoutMs", "--timeout-ms") ?? GREP_DEFAULTS.timeoutMs;
   const sort = sortOption(o);
   if (o.files && o.count) throw new UsageError("-l and -c cannot be combined");
-  const [{ grepOptionsFor, runGrepTool }, { hardDeadlineMs }, native] = await Promise.all([
+  const native = await loadNative();
+  const literal = o.literal === true;
+  const ignoreCase = o.ignoreCase === true;
+  // The look for a saved index runs on the core's threads while the tool's modules load.
+  const indexed = savedIndex(native, o, path, { pattern, literal, ignoreCase });
+  // Its error (an invalid pattern) is thrown where it is awaited, below, not reported as unhandled meanwhile.
+  indexed.catch(() => {});
+  const [{ grepOptionsFor, runGrepTool }, { hardDeadlineMs }] = await Promise.all([
     import("../extensions/lib/search/grep.mjs"),
     import("../extensions/lib/search/toolkit.mjs"),
-    loadNative(),
   ]);
   const params = {
     pattern,
     path,
-    literal: o.literal === true,
-    ignoreCase: o.ignoreCase === true,
+    literal,
+    ignoreCase,
     context,
     limit: maxCount,
     noIgnore: !o.respectIgnore,
@@ -208,7 +214,7 @@ async function grepCommand(o) {
     maxBytes: GREP_DEFAULTS.maxBytes,
     defaultLimit: GREP_DEFAULTS.limit,
     // A one-shot process would build an index only to exit: it uses a saved one or scans.
-    index: await savedIndex(native, o, path, { pattern, literal: params.literal, ignoreCase: params.ignoreCase }),
+    index: await indexed,
   };
   // What the tool schema cannot say (several globs and types, hidden, sort) is added on top of
   // the tool's own options, so the rendering stays the tool's.

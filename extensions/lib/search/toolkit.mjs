@@ -2,7 +2,6 @@
 // signal and the hard deadline, limits, the spill file for text the byte cap cut, and the bracketed notice
 // block appended to the text. Each tool's own module only says what its text and notices are.
 
-import { randomBytes } from "node:crypto";
 import { lstat, readdir, unlink, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -51,6 +50,9 @@ export function formatSeconds(ms) {
  * searching again; null when that fails.
  */
 export async function spillFullOutput(text, prefix, dir) {
+  // Loaded here, not with the module: node:crypto costs ~3 ms to load, on every CLI start-up, for a name
+  // that only a capped result needs.
+  const { randomBytes } = await import("node:crypto");
   const file = join(dir ?? tmpdir(), `${prefix}-${randomBytes(8).toString("hex")}.txt`);
   try {
     // The temp folder is shared with other users: the text is the user's code, so only they may read it,
