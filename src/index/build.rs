@@ -174,6 +174,10 @@ fn release_freed_memory() {
 /// process's heap), else in memory.
 type Part = Box<dyn ListSource + Send>;
 
+/// A part read: its place among the parts, its runs of lists in document
+/// order, and which of its files were indexed.
+type ReadPart = (usize, Vec<Part>, Vec<bool>);
+
 /// What reading a list of files gave: their postings in parts, in document
 /// order, and which of the files were indexed.
 struct ReadFiles {
@@ -207,52 +211,45 @@ struct Reader {
     keys: KeySet,
     builder: Builder,
     buf: Vec<u8>,
-    /// A batch's keys, file after file, and each file's document and end
-    /// in `batch`.
-    batch: Vec<u32>,
-    ends: Vec<(u32, usize)>,
 }
 
-/// Keys a reader collects before adding them to its lists. Collecting
-/// keys (a flag table of a few MB in use) and filling lists (a key table
-/// and lists all over memory) each evict the other's working set from the
-/// core's cache; taking them in turns a file at a time made both a third
-/// slower.
-const BATCH_KEYS: usize = 1 << 20;
+/// The (key, document) pairs a reader holds before it sorts them into a
+/// run of lists of its own: 32 MB, twice that while sorting. A part's size
+/// is set by its files' bytes (most of the Linux tree's parts hold 3-4 M
+/// pairs), but data with few repeated trigrams gives up to a pair a byte.
+const PART_PAIRS: usize = if cfg!(test) { 50 } else { 1 << 22 };
 
 impl Reader {
-    /// The lists of `files` as documents `first` on, and which were indexed.
-    fn part(&mut self, files: &[&Entry], first: u32, cancel: &CancelToken) -> (Sorted, Vec<bool>) {
+    /// The lists of `files` as documents `first` on, in one or more runs
+    /// in document order, and which files were indexed.
+    fn part(
+        &mut self,
+        files: &[&Entry],
+        first: u32,
+        cancel: &CancelToken,
+    ) -> (Vec<Sorted>, Vec<bool>) {
         let mut indexed = vec![false; files.len()];
+        let mut runs = Vec::new();
         for (i, e) in files.iter().enumerate() {
             if cancel.is_stopped() {
                 break;
             }
             if fold_file(&e.path, &mut self.buf, &mut self.keys) {
-                self.batch.extend_from_slice(self.keys.finish());
-                self.ends.push((first + i as u32, self.batch.len()));
+                self.builder.add(first + i as u32, self.keys.finish());
                 indexed[i] = true;
             }
             if i == 1 {
                 // A part half read when its reader fails (a spec's fault).
                 crate::fault::panic_if_injected("index-read");
             }
-            if self.batch.len() >= BATCH_KEYS {
-                self.add_batch();
+            if self.builder.pairs() >= PART_PAIRS {
+                runs.push(self.builder.take_sorted());
             }
         }
-        self.add_batch();
-        (self.builder.take_sorted(), indexed)
-    }
-
-    fn add_batch(&mut self) {
-        let mut start = 0;
-        for &(doc, end) in &self.ends {
-            self.builder.add(doc, &self.batch[start..end]);
-            start = end;
+        if self.builder.pairs() > 0 || runs.is_empty() {
+            runs.push(self.builder.take_sorted());
         }
-        self.batch.clear();
-        self.ends.clear();
+        (runs, indexed)
     }
 }
 
@@ -281,7 +278,7 @@ fn read_files(
     use std::sync::atomic::{AtomicUsize, Ordering};
     let ranges = part_ranges(files);
     let next = AtomicUsize::new(0);
-    let done: std::sync::Mutex<Vec<(usize, Part, Vec<bool>)>> = Default::default();
+    let done: std::sync::Mutex<Vec<ReadPart>> = Default::default();
     std::thread::scope(|scope| {
         let workers: Vec<_> = (0..reader_threads().clamp(1, ranges.len().max(1)))
             .map(|_| {
@@ -295,13 +292,18 @@ fn read_files(
                             break;
                         }
                         let first = first + range.start as u32;
-                        let (sorted, indexed) = reader.part(&files[range.clone()], first, cancel);
-                        let part: Part = match segment_dir.map(|d| write_segment(d, &sorted)) {
-                            Some(Ok(segment)) => Box::new(segment),
-                            _ => Box::new(sorted),
-                        };
+                        let (runs, indexed) = reader.part(&files[range.clone()], first, cancel);
+                        let parts: Vec<Part> = runs
+                            .into_iter()
+                            .map(|run| -> Part {
+                                match segment_dir.map(|d| write_segment(d, &run)) {
+                                    Some(Ok(segment)) => Box::new(segment),
+                                    _ => Box::new(run),
+                                }
+                            })
+                            .collect();
                         let mut done = done.lock().unwrap_or_else(|e| e.into_inner());
-                        done.push((p, part, indexed));
+                        done.push((p, parts, indexed));
                     }
                 })
             })
@@ -317,9 +319,9 @@ fn read_files(
     done.sort_unstable_by_key(|(p, _, _)| *p);
     let mut indexed = vec![false; files.len()];
     let mut parts = Vec::with_capacity(done.len());
-    for (p, part, flags) in done {
+    for (p, runs, flags) in done {
         indexed[ranges[p].clone()].copy_from_slice(&flags);
-        parts.push(part);
+        parts.extend(runs);
     }
     Some(ReadFiles { parts, indexed })
 }
