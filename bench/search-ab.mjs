@@ -25,7 +25,7 @@ const search = {
   pattern: opt("--pattern", "sched_clock_irqtime"),
   literal: !process.argv.includes("--regex"),
   mode: opt("--mode", "content"),
-  noIgnore: process.argv.includes("--no-ignore"),
+  ...(process.argv.includes("--no-ignore") ? { noIgnore: true } : {}),
   ...(limit > 0 ? { maxCount: limit } : {}),
   index,
 };
