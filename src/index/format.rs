@@ -81,7 +81,8 @@
 mod table_codec;
 
 use super::blocks::{Checked, Summing, BLOCK_SHIFT, SHIFTS};
-use super::postings::{write_merged, Layout, ListSource, Postings};
+use super::merge::{write_merged, write_merged_in_lanes};
+use super::postings::{Layout, ListSource, Postings};
 use super::table::{Entry, Table};
 use std::fs::File;
 use std::io::{self, Write};
@@ -137,11 +138,15 @@ pub fn write_generation(
     table: &Table,
     meta: &Meta,
     sources: &[&dyn ListSource],
+    spill_dir: Option<&Path>,
 ) -> io::Result<()> {
     let mut w = Summing::new(w, BLOCK_SHIFT);
     put_table(&mut w, root, table, meta, |_, e| e.stamp)?;
     let at = w.n;
-    let layout = write_merged(&mut w, sources)?;
+    let layout = match spill_dir {
+        Some(dir) => write_merged_in_lanes(&mut w, sources, dir)?,
+        None => write_merged(&mut w, sources)?,
+    };
     let (mut w, sums) = w.finish();
     let mut tail = Vec::with_capacity(sums.len() * 8 + TRAILER);
     for s in &sums {
@@ -281,6 +286,7 @@ mod tests {
             &Table::default(),
             &meta,
             &[&b.into_sorted()],
+            None,
         )
         .unwrap();
         let u32_at = |i: usize| u32::from_le_bytes(bytes[i..i + 4].try_into().unwrap());

@@ -19,6 +19,7 @@ mod blocks;
 mod build;
 mod format;
 mod live;
+mod merge;
 pub mod planner;
 mod postings;
 mod registry;

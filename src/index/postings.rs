@@ -11,6 +11,7 @@
 //! million-file scale Cursor works at, not at a checkout's.
 
 use super::blocks::Checked;
+use super::merge::write_merged;
 use super::planner::{fold, Query};
 use fixedbitset::FixedBitSet;
 
@@ -179,7 +180,7 @@ fn push_varint(out: &mut Vec<u8>, mut v: u32) {
 }
 
 /// `v` as a varint: its bytes and how many of them there are.
-fn varint_bytes(mut v: u32) -> ([u8; 5], usize) {
+pub(super) fn varint_bytes(mut v: u32) -> ([u8; 5], usize) {
     let (mut out, mut n) = ([0u8; 5], 0);
     while v >= 0x80 {
         out[n] = (v as u8) | 0x80;
@@ -190,7 +191,7 @@ fn varint_bytes(mut v: u32) -> ([u8; 5], usize) {
 }
 
 /// The first varint of `bytes` and its length; `None` when there is none.
-fn first_varint(bytes: &[u8]) -> Option<(u32, usize)> {
+pub(super) fn first_varint(bytes: &[u8]) -> Option<(u32, usize)> {
     let (mut v, mut shift) = (0u32, 0u32);
     for (i, &b) in bytes.iter().enumerate().take(5) {
         v |= ((b & 0x7f) as u32).wrapping_shl(shift);
@@ -294,9 +295,9 @@ pub struct Sorted {
     blob: Vec<u8>,
 }
 
-/// Posting lists in key order, whatever holds them: what [`write_merged`]
-/// reads.
-pub trait ListSource {
+/// Posting lists in key order, whatever holds them: what a merge
+/// (`merge.rs`) reads, from several threads at once.
+pub trait ListSource: Sync {
     fn key_count(&self) -> usize;
     fn key(&self, i: usize) -> u32;
     /// `None`: the list's bytes failed their checksum.
@@ -311,9 +312,13 @@ pub trait ListSource {
     fn end(&self, _i: usize, bytes: &[u8]) -> u32 {
         list_end(bytes)
     }
-    /// Lists before `i` will not be asked for again (a merge is past them):
+    /// Where list `i` starts among the source's list bytes (`key_count()`:
+    /// where the last ends): how a merge splits the keys and paces what it
+    /// gives back.
+    fn list_start(&self, i: usize) -> u64;
+    /// Lists `from..to` will not be asked for again (a merge is past them):
     /// a source may let their memory go.
-    fn done_before(&self, _i: usize) {}
+    fn done_between(&self, _from: usize, _to: usize) {}
 }
 
 impl ListSource for Sorted {
@@ -332,6 +337,9 @@ impl ListSource for Sorted {
     fn end(&self, i: usize, _bytes: &[u8]) -> u32 {
         self.ends[i]
     }
+    fn list_start(&self, i: usize) -> u64 {
+        self.starts[i] as u64
+    }
 }
 
 /// A build's part written out and mapped ([`write_segment`]), with each
@@ -339,13 +347,12 @@ impl ListSource for Sorted {
 pub struct Segment {
     postings: Postings,
     ends: Vec<u32>,
-    /// Where this process's pages of the mapping have been dropped up to
-    /// (see `done_before`).
-    dropped: std::cell::Cell<usize>,
+    /// Bytes of the mapping given back so far (see `done_between`).
+    released: std::sync::atomic::AtomicUsize,
 }
 
 /// A merge drops a segment's pages behind it in steps of this many bytes.
-const DROP_STEP: usize = 1 << 20;
+pub(super) const DROP_STEP: usize = 1 << 20;
 
 impl ListSource for Segment {
     fn key_count(&self) -> usize {
@@ -363,25 +370,28 @@ impl ListSource for Segment {
     fn end(&self, i: usize, _bytes: &[u8]) -> u32 {
         self.ends[i]
     }
-    /// The merge reads each segment front to back, once: the pages it has
+    fn list_start(&self, i: usize) -> u64 {
+        self.postings.offset(i)
+    }
+    /// A merge reads each segment front to back, once: the pages it has
     /// read are given back as it goes. Mapped pages count in the process's
     /// RSS, and all of a big build's segments read by the final merge were
     /// its peak (+120 MB of file pages at the end of a Linux tree build).
-    fn done_before(&self, i: usize) {
+    fn done_between(&self, from: usize, to: usize) {
         let Store::Mapped(map, _) = &self.postings.store else {
             return;
         };
-        let upto = self.postings.layout.at + self.postings.offset(i) as usize;
-        let from = self.dropped.get();
-        if upto >= from + DROP_STEP {
-            // SAFETY: a read-only shared mapping of a file this process
-            // wrote and never writes again: a dropped page is read from the
-            // file again if touched (memmap2 widens the range to whole
-            // pages), so no byte seen through the mapping changes.
-            let advice = memmap2::UncheckedAdvice::DontNeed;
-            let _ = unsafe { map.unchecked_advise_range(advice, from, upto - from) };
-            self.dropped.set(upto);
-        }
+        let at = self.postings.layout.at;
+        let (a, b) = (self.postings.offset(from), self.postings.offset(to));
+        let len = b.saturating_sub(a) as usize;
+        // SAFETY: a read-only shared mapping of a file this process wrote
+        // and never writes again: a dropped page is read from the file
+        // again if touched (memmap2 widens the range to whole pages, which
+        // may take a page another lane still reads), so no byte seen
+        // through the mapping changes.
+        let advice = memmap2::UncheckedAdvice::DontNeed;
+        let _ = unsafe { map.unchecked_advise_range(advice, at + a as usize, len) };
+        (self.released).fetch_add(len, std::sync::atomic::Ordering::Relaxed);
     }
 }
 
@@ -405,6 +415,9 @@ impl ListSource for Postings {
     fn size(&self) -> u64 {
         self.bytes()
     }
+    fn list_start(&self, i: usize) -> u64 {
+        self.offset(i)
+    }
 }
 
 /// Where the parts of written postings lie (the blob, keys and offsets of
@@ -423,88 +436,6 @@ impl Layout {
     pub fn len(&self) -> usize {
         self.blob + self.keys * 4 + (self.keys + 1) * 8
     }
-}
-
-/// Writes the lists of `sources` merged key by key. Every document of a
-/// source must be greater than every document of the sources before it
-/// (segments of one build in order; an older generation, then the files
-/// read again since): a key's lists are then concatenated, only the first
-/// step of each later list re-encoded from the previous list's end.
-pub fn write_merged(
-    w: &mut impl std::io::Write,
-    sources: &[&dyn ListSource],
-) -> std::io::Result<Layout> {
-    use std::cmp::Reverse;
-    let mut cursor = vec![0usize; sources.len()];
-    let head = |i: usize, c: usize| (c < sources[i].key_count()).then(|| sources[i].key(c));
-    // Each source's next key and the source, least first (of one key, the
-    // earlier source first: its documents come first). Scanning every
-    // source's next key for each key was most of merging the ~50 runs of
-    // the Linux tree's build.
-    let mut heads: std::collections::BinaryHeap<Reverse<(u32, usize)>> = (0..sources.len())
-        .filter_map(|i| Some(Reverse((head(i, 0)?, i))))
-        .collect();
-    let mut keys = Vec::new();
-    let mut offsets = Vec::new();
-    let mut at = 0u64;
-    let mut having = Vec::with_capacity(sources.len());
-    while let Some(&Reverse((key, _))) = heads.peek() {
-        having.clear();
-        while let Some(&Reverse((k, i))) = heads.peek() {
-            if k != key {
-                break;
-            }
-            heads.pop();
-            having.push(i);
-            cursor[i] += 1;
-            // A source's keys increase: its next one is for a later round.
-            if let Some(next) = head(i, cursor[i]) {
-                heads.push(Reverse((next, i)));
-            }
-        }
-        keys.push(key);
-        offsets.push(at);
-        let mut end = 0u32;
-        for (n, &i) in having.iter().enumerate() {
-            let bytes = sources[i].list(cursor[i] - 1).ok_or_else(|| {
-                std::io::Error::new(
-                    std::io::ErrorKind::InvalidData,
-                    "a posting list failed its checksum",
-                )
-            })?;
-            let rest = if n == 0 {
-                bytes
-            } else {
-                let Some((first, used)) = first_varint(bytes) else {
-                    continue;
-                };
-                // On the stack: a `Vec` here was an allocation for every
-                // list but a key's first (~10 M over the Linux tree).
-                let (head, len) = varint_bytes(first.wrapping_sub(end));
-                w.write_all(&head[..len])?;
-                at += len as u64;
-                &bytes[used..]
-            };
-            w.write_all(rest)?;
-            at += rest.len() as u64;
-            if n + 1 < having.len() {
-                end = sources[i].end(cursor[i] - 1, bytes);
-            }
-            sources[i].done_before(cursor[i]);
-        }
-    }
-    offsets.push(at);
-    for k in &keys {
-        w.write_all(&k.to_le_bytes())?;
-    }
-    for o in &offsets {
-        w.write_all(&o.to_le_bytes())?;
-    }
-    Ok(Layout {
-        at: 0,
-        blob: at as usize,
-        keys: keys.len(),
-    })
 }
 
 /// Where finished postings are held.
@@ -791,7 +722,7 @@ pub fn write_segment(dir: &std::path::Path, sorted: &Sorted) -> std::io::Result<
         // it again until the final merge, and every segment's pages held
         // until then were 30-50 MB of the build's peak memory.
         if let Store::Mapped(map, _) = &postings.store {
-            // SAFETY: as in `done_before`: a dropped page of this read-only
+            // SAFETY: as in `done_between`: a dropped page of this read-only
             // mapping of a file never written again is read back unchanged.
             let advice = memmap2::UncheckedAdvice::DontNeed;
             let _ = unsafe { map.unchecked_advise(advice) };
@@ -800,7 +731,7 @@ pub fn write_segment(dir: &std::path::Path, sorted: &Sorted) -> std::io::Result<
         Ok(Segment {
             postings,
             ends,
-            dropped: std::cell::Cell::new(0),
+            released: std::sync::atomic::AtomicUsize::new(0),
         })
     })();
     let _ = std::fs::remove_file(&path);
@@ -911,7 +842,8 @@ mod tests {
         let seg = write_segment(dir.path(), &sorted).unwrap();
         let from_memory = merge_in_memory(&[&sorted]);
         let first = merge_in_memory(&[&seg]);
-        assert!(seg.dropped.get() >= 3 * DROP_STEP, "{}", seg.dropped.get());
+        let released = seg.released.load(std::sync::atomic::Ordering::Relaxed);
+        assert!(released >= 3 * DROP_STEP, "{released}");
         // A dropped page is read from the file again.
         let again = merge_in_memory(&[&seg]);
         assert_eq!(first.bytes_all(), from_memory.bytes_all());

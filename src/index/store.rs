@@ -263,7 +263,7 @@ impl Store {
                 .mode(0o600)
                 .open(&tmp)?;
             let buf = io::BufWriter::with_capacity(1 << 20, &f);
-            format::write_generation(buf, root, table, meta, sources)?;
+            format::write_generation(buf, root, table, meta, sources, Some(&self.dir))?;
             f.sync_all()?;
             // A table saved apart for an earlier generation of this number
             // (since removed) must never be read with this one.
