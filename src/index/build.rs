@@ -215,19 +215,30 @@ struct Reader {
 
 /// The (key, document) pairs a reader holds before it sorts them into a
 /// run of lists of its own: 32 MB, twice that while sorting. A part's size
-/// is set by its files' bytes (most of the Linux tree's parts hold 3-4 M
-/// pairs), but data with few repeated trigrams gives up to a pair a byte.
+/// is set by its files' bytes (the Linux tree's 30 parts make ~50 runs),
+/// and data with few repeated trigrams gives up to a pair a byte.
 const PART_PAIRS: usize = if cfg!(test) { 50 } else { 1 << 22 };
+
+/// A run of lists written as a segment in `segment_dir` when given (off
+/// the process's heap), else kept in memory.
+fn run_part(run: Sorted, segment_dir: Option<&Path>) -> Part {
+    match segment_dir.map(|d| write_segment(d, &run)) {
+        Some(Ok(segment)) => Box::new(segment),
+        _ => Box::new(run),
+    }
+}
 
 impl Reader {
     /// The lists of `files` as documents `first` on, in one or more runs
-    /// in document order, and which files were indexed.
+    /// in document order (each written out as soon as it is sorted), and
+    /// which files were indexed.
     fn part(
         &mut self,
         files: &[&Entry],
         first: u32,
+        segment_dir: Option<&Path>,
         cancel: &CancelToken,
-    ) -> (Vec<Sorted>, Vec<bool>) {
+    ) -> (Vec<Part>, Vec<bool>) {
         let mut indexed = vec![false; files.len()];
         let mut runs = Vec::new();
         for (i, e) in files.iter().enumerate() {
@@ -243,11 +254,11 @@ impl Reader {
                 crate::fault::panic_if_injected("index-read");
             }
             if self.builder.pairs() >= PART_PAIRS {
-                runs.push(self.builder.take_sorted());
+                runs.push(run_part(self.builder.take_sorted(), segment_dir));
             }
         }
         if self.builder.pairs() > 0 || runs.is_empty() {
-            runs.push(self.builder.take_sorted());
+            runs.push(run_part(self.builder.take_sorted(), segment_dir));
         }
         (runs, indexed)
     }
@@ -292,16 +303,8 @@ fn read_files(
                             break;
                         }
                         let first = first + range.start as u32;
-                        let (runs, indexed) = reader.part(&files[range.clone()], first, cancel);
-                        let parts: Vec<Part> = runs
-                            .into_iter()
-                            .map(|run| -> Part {
-                                match segment_dir.map(|d| write_segment(d, &run)) {
-                                    Some(Ok(segment)) => Box::new(segment),
-                                    _ => Box::new(run),
-                                }
-                            })
-                            .collect();
+                        let range = &files[range.clone()];
+                        let (parts, indexed) = reader.part(range, first, segment_dir, cancel);
                         let mut done = done.lock().unwrap_or_else(|e| e.into_inner());
                         done.push((p, parts, indexed));
                     }
