@@ -3,7 +3,7 @@
 //! merge (a build's final one) runs in two lanes, one for each half of the
 //! keys: it was a third of a second on one core while the other idled.
 
-use super::postings::{first_varint, varint_bytes, Layout, ListSource, DROP_STEP};
+use super::postings::{first_varint, partition_point, varint_bytes, Layout, ListSource, DROP_STEP};
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 use std::io::{self, Write};
@@ -15,21 +15,6 @@ struct Lane {
     keys: Vec<u32>,
     offsets: Vec<u64>,
     len: u64,
-}
-
-/// The first of `0..n` for which `before` is false (`before` holds for a
-/// first run of them): a binary search over a source's lists.
-fn partition_point(n: usize, before: impl Fn(usize) -> bool) -> usize {
-    let (mut lo, mut hi) = (0, n);
-    while lo < hi {
-        let mid = lo + (hi - lo) / 2;
-        if before(mid) {
-            lo = mid + 1;
-        } else {
-            hi = mid;
-        }
-    }
-    lo
 }
 
 /// The first list of `s` whose key is `from` or more.
@@ -183,7 +168,7 @@ pub fn write_merged_in_lanes(
     let Some(split) = split_key(sources) else {
         return write_merged(w, sources);
     };
-    let spill = spill_file(spill_dir)?;
+    let spill = unlinked_file(spill_dir, "lane")?;
     let (lower, upper) = std::thread::scope(|scope| {
         let upper = scope.spawn(|| -> io::Result<Lane> {
             let mut out = io::BufWriter::with_capacity(1 << 20, &spill);
@@ -200,18 +185,20 @@ pub fn write_merged_in_lanes(
     write_index(w, &[lower, upper])
 }
 
-fn spill_file(dir: &Path) -> io::Result<std::fs::File> {
+/// A new file in `dir`, readable and writable by this user only, and
+/// already unlinked: nothing of it is left behind whatever happens next (a
+/// build's segments, a merge lane's half).
+pub(super) fn unlinked_file(dir: &Path, prefix: &str) -> io::Result<std::fs::File> {
     use std::os::unix::fs::OpenOptionsExt;
     static SEQ: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
     let seq = SEQ.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    let path = dir.join(format!("lane-{}-{seq}.tmp", std::process::id()));
+    let path = dir.join(format!("{prefix}-{}-{seq}.tmp", std::process::id()));
     let f = std::fs::OpenOptions::new()
         .read(true)
         .write(true)
         .create_new(true)
         .mode(0o600)
         .open(&path);
-    // Unlinked at once: nothing is left behind whatever happens next.
     let _ = std::fs::remove_file(&path);
     f
 }

@@ -11,7 +11,7 @@
 //! million-file scale Cursor works at, not at a checkout's.
 
 use super::blocks::Checked;
-use super::merge::write_merged;
+use super::merge::{unlinked_file, write_merged};
 use super::planner::{fold, Query};
 use fixedbitset::FixedBitSet;
 
@@ -177,6 +177,22 @@ fn push_varint(out: &mut Vec<u8>, mut v: u32) {
         v >>= 7;
     }
     out.push(v as u8);
+}
+
+/// The first of `0..n` for which `before` is false (`before` holds for a
+/// first run of them): a binary search over lists by index, where there
+/// is no slice to call `partition_point` on.
+pub(super) fn partition_point(n: usize, before: impl Fn(usize) -> bool) -> usize {
+    let (mut lo, mut hi) = (0, n);
+    while lo < hi {
+        let mid = lo + (hi - lo) / 2;
+        if before(mid) {
+            lo = mid + 1;
+        } else {
+            hi = mid;
+        }
+    }
+    lo
 }
 
 /// `v` as a varint: its bytes and how many of them there are.
@@ -570,16 +586,8 @@ impl Postings {
     }
 
     fn find(&self, key: u32) -> Option<usize> {
-        let (mut lo, mut hi) = (0usize, self.key_count());
-        while lo < hi {
-            let mid = (lo + hi) / 2;
-            if self.key(mid) < key {
-                lo = mid + 1;
-            } else {
-                hi = mid;
-            }
-        }
-        (lo < self.key_count() && self.key(lo) == key).then_some(lo)
+        let at = partition_point(self.key_count(), |i| self.key(i) < key);
+        (at < self.key_count() && self.key(at) == key).then_some(at)
     }
 
     /// The documents of list `i` (`None`: no list, no document) below
@@ -694,48 +702,35 @@ impl Postings {
 }
 
 /// Writes a builder's `sorted` lists into a new file in `dir` (a build's
-/// segment), keeping their ends, maps it and unlinks it at once: the mapping stays valid, the pages stay
-/// off the process's heap, and nothing is left for a crash to strand.
+/// segment, unlinked as it is created), keeping their ends, and maps it:
+/// the mapping stays valid, the pages stay off the process's heap, and
+/// nothing is left for a crash to strand.
 pub fn write_segment(dir: &std::path::Path, sorted: &Sorted) -> std::io::Result<Segment> {
     use std::io::Write;
-    use std::os::unix::fs::OpenOptionsExt;
-    static SEQ: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
-    let seq = SEQ.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    let path = dir.join(format!("segment-{}-{seq}.tmp", std::process::id()));
-    let result = (|| {
-        let f = std::fs::OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create_new(true)
-            .mode(0o600)
-            .open(&path)?;
-        let mut w = std::io::BufWriter::with_capacity(1 << 20, &f);
-        let layout = write_merged(&mut w, &[sorted])?;
-        w.flush()?;
-        drop(w);
-        // SAFETY: the file is ours (created just now, mode 0600, unlinked
-        // below) and never written again, so the mapping cannot change.
-        let map = unsafe { memmap2::Mmap::map(&f)? };
-        let postings = Postings::mapped(std::sync::Arc::new(map), layout)
-            .ok_or_else(|| std::io::Error::other("segment file came back short"))?;
-        // Checking the segment touched its keys and offsets; nothing reads
-        // it again until the final merge, and every segment's pages held
-        // until then were 30-50 MB of the build's peak memory.
-        if let Store::Mapped(map, _) = &postings.store {
-            // SAFETY: as in `done_between`: a dropped page of this read-only
-            // mapping of a file never written again is read back unchanged.
-            let advice = memmap2::UncheckedAdvice::DontNeed;
-            let _ = unsafe { map.unchecked_advise(advice) };
-        }
-        let ends = sorted.ends.clone();
-        Ok(Segment {
-            postings,
-            ends,
-            released: std::sync::atomic::AtomicUsize::new(0),
-        })
-    })();
-    let _ = std::fs::remove_file(&path);
-    result
+    let f = unlinked_file(dir, "segment")?;
+    let mut w = std::io::BufWriter::with_capacity(1 << 20, &f);
+    let layout = write_merged(&mut w, &[sorted])?;
+    w.flush()?;
+    drop(w);
+    // SAFETY: the file is ours (created just now, mode 0600, unlinked) and
+    // never written again, so the mapping cannot change.
+    let map = unsafe { memmap2::Mmap::map(&f)? };
+    let postings = Postings::mapped(std::sync::Arc::new(map), layout)
+        .ok_or_else(|| std::io::Error::other("segment file came back short"))?;
+    // Checking the segment touched its keys and offsets; nothing reads it
+    // again until the final merge, and every segment's pages held until
+    // then were 30-50 MB of the build's peak memory.
+    if let Store::Mapped(map, _) = &postings.store {
+        // SAFETY: as in `done_between`: a dropped page of this read-only
+        // mapping of a file never written again is read back unchanged.
+        let advice = memmap2::UncheckedAdvice::DontNeed;
+        let _ = unsafe { map.unchecked_advise(advice) };
+    }
+    Ok(Segment {
+        postings,
+        ends: sorted.ends.clone(),
+        released: std::sync::atomic::AtomicUsize::new(0),
+    })
 }
 
 /// `sources` merged into memory (when no file can be written).
