@@ -15,7 +15,7 @@ use super::store::{Saved, Store, WriterLock};
 use super::table::{self, Entry, Stamp, Table};
 use super::watch::Watcher;
 use super::IndexConfig;
-use crate::search::CancelToken;
+use crate::search::{short_read_ends_file, CancelToken, DirOpener};
 use std::io::Read;
 use std::path::Path;
 use std::time::SystemTime;
@@ -71,62 +71,100 @@ pub enum NotBuilt {
 /// also checks the windows across pieces.
 const READ_PIECE: usize = if cfg!(test) { 7 } else { 1 << 20 };
 
-/// Reads a regular file for indexing and folds its keys into `keys` (to be
-/// taken with `KeySet::finish`), a piece at a time through `buf` (kept
-/// between files), without following a link or blocking on a FIFO that
-/// replaced it since the walk. `false` when it cannot be indexed: it then
-/// stays a candidate for every search, and `keys` holds nothing of it.
-fn fold_file(path: &Path, buf: &mut Vec<u8>, keys: &mut KeySet) -> bool {
-    let folded = fold_pieces(path, buf, keys);
-    if !folded {
-        keys.finish();
-    }
-    folded
+/// How a reader opens and reads the files of one tree.
+struct FileReader {
+    /// Each file is opened in the directory of the one before when it is
+    /// the same (files come in path order): by its full path the kernel
+    /// looked up every component again.
+    opener: DirOpener,
+    /// Whether a short read is the file's end on this tree (see
+    /// `short_read_ends_file`): a small file is then one read, not two.
+    short_read_ends: bool,
+    /// One piece of a file, with two bytes carried from the piece before;
+    /// sized once, never cleared (see `fold_pieces`).
+    buf: Vec<u8>,
 }
 
-fn fold_pieces(path: &Path, buf: &mut Vec<u8>, keys: &mut KeySet) -> bool {
-    use std::os::unix::fs::OpenOptionsExt;
-    let Ok(mut f) = std::fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_NONBLOCK | libc::O_NOFOLLOW)
-        .open(path)
-    else {
-        return false;
-    };
-    match f.metadata() {
-        Ok(meta) if meta.is_file() && meta.len() <= MAX_INDEXED_BYTES => {}
-        _ => return false,
+impl FileReader {
+    fn new(short_read_ends: bool) -> Self {
+        FileReader {
+            opener: DirOpener::not_following_links(),
+            short_read_ends,
+            buf: vec![0; READ_PIECE + 2],
+        }
     }
-    buf.clear();
-    buf.reserve(READ_PIECE + 2);
-    let mut total = 0u64;
-    loop {
-        // `buf` starts with the last two bytes of the piece before, if any
-        // (none: this is the file's first piece).
-        let carried = buf.len();
-        let Ok(got) = (&mut f).take(READ_PIECE as u64).read_to_end(buf) else {
+
+    /// Reads a regular file for indexing and folds its keys into `keys`
+    /// (to be taken with `KeySet::finish`), a piece at a time, without
+    /// following a link or blocking on a FIFO that replaced it since the
+    /// walk. `false` when it cannot be indexed: it then stays a candidate
+    /// for every search, and `keys` holds nothing of it.
+    fn fold_file(&mut self, path: &Path, keys: &mut KeySet) -> bool {
+        let folded = self.fold_pieces(path, keys);
+        if !folded {
+            keys.finish();
+        }
+        folded
+    }
+
+    fn fold_pieces(&mut self, path: &Path, keys: &mut KeySet) -> bool {
+        let Ok(mut f) = self.opener.open(path) else {
             return false;
         };
-        total += got as u64;
-        // A file with a NUL byte is binary to the searcher whatever the
-        // pattern (counted as skipped by every search that reaches it): it
-        // is never pruned, so it is not indexed. Nor is one the searcher
-        // transcodes (a UTF-16 byte order mark): its trigrams are not those
-        // of the bytes.
-        if total > MAX_INDEXED_BYTES
-            || memchr::memchr(0, &buf[carried..]).is_some()
-            || (carried == 0 && is_transcoded(buf))
-        {
-            return false;
+        match f.metadata() {
+            Ok(meta) if meta.is_file() && meta.len() <= MAX_INDEXED_BYTES => {}
+            _ => return false,
         }
-        keys.fold_in(buf);
-        if got < READ_PIECE {
-            return true;
+        let buf = &mut self.buf;
+        let (mut total, mut carried) = (0u64, 0usize);
+        loop {
+            // `buf` starts with the last two bytes of the piece before, if
+            // any (none: this is the file's first piece).
+            let piece = &mut buf[carried..carried + READ_PIECE];
+            let Ok((got, ended)) = read_piece(&mut f, piece, self.short_read_ends) else {
+                return false;
+            };
+            total += got as u64;
+            let filled = carried + got;
+            // A file with a NUL byte is binary to the searcher whatever the
+            // pattern (counted as skipped by every search that reaches it):
+            // it is never pruned, so it is not indexed. Nor is one the
+            // searcher transcodes (a UTF-16 byte order mark): its trigrams
+            // are not those of the bytes.
+            if total > MAX_INDEXED_BYTES
+                || memchr::memchr(0, &buf[carried..filled]).is_some()
+                || (carried == 0 && is_transcoded(&buf[..filled]))
+            {
+                return false;
+            }
+            keys.fold_in(&buf[..filled]);
+            if ended {
+                return true;
+            }
+            buf.copy_within(filled - 2..filled, 0);
+            carried = 2;
         }
-        let end = buf.len();
-        buf.copy_within(end - 2.., 0);
-        buf.truncate(2);
     }
+}
+
+/// Fills `piece` from `f`: how many bytes came, and whether the file
+/// ended (a read of 0 bytes, or, where `short_read_ends`, a short one).
+fn read_piece(
+    f: &mut std::fs::File,
+    piece: &mut [u8],
+    short_read_ends: bool,
+) -> std::io::Result<(usize, bool)> {
+    let mut n = 0;
+    while n < piece.len() {
+        match f.read(&mut piece[n..]) {
+            Ok(0) => return Ok((n, true)),
+            Ok(got) if short_read_ends && n + got < piece.len() => return Ok((n + got, true)),
+            Ok(got) => n += got,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok((n, false))
 }
 
 /// Whether the searcher reads `bytes` as UTF-16 (it sniffs a byte order
@@ -206,11 +244,10 @@ fn part_ranges(files: &[&Entry]) -> Vec<std::ops::Range<usize>> {
 
 /// One reader thread's reusable state: what it allocates once, not per
 /// file or part.
-#[derive(Default)]
 struct Reader {
     keys: KeySet,
     builder: Builder,
-    buf: Vec<u8>,
+    files: FileReader,
 }
 
 /// The (key, document) pairs a reader holds before it sorts them into a
@@ -245,7 +282,7 @@ impl Reader {
             if cancel.is_stopped() {
                 break;
             }
-            if fold_file(&e.path, &mut self.buf, &mut self.keys) {
+            if self.files.fold_file(&e.path, &mut self.keys) {
                 self.builder.add(first + i as u32, self.keys.finish());
                 indexed[i] = true;
             }
@@ -283,9 +320,11 @@ fn reader_threads() -> usize {
 fn read_files(
     files: &[&Entry],
     first: u32,
+    root: &Path,
     segment_dir: Option<&Path>,
     cancel: &CancelToken,
 ) -> Option<ReadFiles> {
+    let short_read_ends = short_read_ends_file(root);
     use std::sync::atomic::{AtomicUsize, Ordering};
     let ranges = part_ranges(files);
     let next = AtomicUsize::new(0);
@@ -295,7 +334,11 @@ fn read_files(
             .map(|_| {
                 scope.spawn(|| {
                     lower_priority();
-                    let mut reader = Reader::default();
+                    let mut reader = Reader {
+                        keys: KeySet::default(),
+                        builder: Builder::default(),
+                        files: FileReader::new(short_read_ends),
+                    };
                     loop {
                         let p = next.fetch_add(1, Ordering::Relaxed);
                         let Some(range) = ranges.get(p) else { break };
@@ -453,7 +496,7 @@ fn revalidate(
         }
         return Some(Ok((saved.postings, None, 0)));
     }
-    let Some(parts) = read_changed(table, &changed, next, &store.dir, cancel) else {
+    let Some(parts) = read_changed(table, &changed, next, root, &store.dir, cancel) else {
         return Some(Err(NotBuilt::Failed("stopped".into())));
     };
     let mut sources: Vec<&dyn ListSource> = vec![&saved.postings];
@@ -522,11 +565,12 @@ fn read_changed(
     table: &mut Table,
     changed: &[usize],
     next: usize,
+    root: &Path,
     segment_dir: &Path,
     cancel: &CancelToken,
 ) -> Option<Vec<Part>> {
     let files: Vec<&Entry> = changed.iter().map(|&i| &table.entries[i]).collect();
-    let read = read_files(&files, next as u32, Some(segment_dir), cancel)?;
+    let read = read_files(&files, next as u32, root, Some(segment_dir), cancel)?;
     drop(files);
     for (j, &i) in changed.iter().enumerate() {
         table.entries[i].doc = read.indexed[j].then_some((next + j) as u32);
@@ -582,7 +626,7 @@ pub fn build(root: &Path, config: &IndexConfig, cancel: &CancelToken) -> Result<
         return Err(NotBuilt::Off(SAVED_STALE.into()));
     }
     let segment_dir = lock.as_ref().map(|_| store.dir.as_path());
-    let parts = read_every_file(&mut table, segment_dir, cancel)?;
+    let parts = read_every_file(&mut table, root, segment_dir, cancel)?;
     let saving = lock.as_ref().map(|_| &store);
     let postings = save_or_merge(
         root,
@@ -682,11 +726,12 @@ fn check_file_count(n: usize, config: &IndexConfig) -> Result<(), NotBuilt> {
 /// (kept in memory without one).
 fn read_every_file(
     table: &mut Table,
+    root: &Path,
     segment_dir: Option<&Path>,
     cancel: &CancelToken,
 ) -> Result<Vec<Part>, NotBuilt> {
     let files: Vec<&Entry> = table.entries.iter().collect();
-    let read = read_files(&files, 0, segment_dir, cancel);
+    let read = read_files(&files, 0, root, segment_dir, cancel);
     drop(files);
     let Some(read) = read else {
         return Err(NotBuilt::Failed("stopped".into()));

@@ -17,14 +17,14 @@ use std::io;
 use std::path::{Path, PathBuf};
 
 /// Opens without blocking: a FIFO swapped in after the walk must not hang
-/// the open.
-pub(super) fn open_nonblocking(path: &Path) -> io::Result<File> {
+/// the open. `extra`: more `open` flags (`O_NOFOLLOW`).
+pub(super) fn open_nonblocking(path: &Path, extra: i32) -> io::Result<File> {
     #[cfg(unix)]
     {
         use std::os::unix::fs::OpenOptionsExt;
         std::fs::OpenOptions::new()
             .read(true)
-            .custom_flags(libc::O_NONBLOCK)
+            .custom_flags(libc::O_NONBLOCK | extra)
             .open(path)
     }
     #[cfg(not(unix))]
@@ -33,7 +33,11 @@ pub(super) fn open_nonblocking(path: &Path) -> io::Result<File> {
 
 /// The directory a searcher opened its last file in.
 #[derive(Default)]
-pub(super) struct DirOpener {
+pub struct DirOpener {
+    /// More flags for every open: the index's reader adds `O_NOFOLLOW`,
+    /// so that a link swapped in for a file since the walk is not read as
+    /// that file's content.
+    extra_flags: i32,
     #[cfg(target_os = "linux")]
     last: Option<(PathBuf, std::os::fd::OwnedFd)>,
     /// The directory of the last file, opened by its path: a directory is
@@ -45,7 +49,16 @@ pub(super) struct DirOpener {
 }
 
 impl DirOpener {
-    pub(super) fn open(&mut self, path: &Path) -> io::Result<File> {
+    /// An opener that fails on a symbolic link rather than following it.
+    #[cfg(unix)]
+    pub fn not_following_links() -> Self {
+        DirOpener {
+            extra_flags: libc::O_NOFOLLOW,
+            ..DirOpener::default()
+        }
+    }
+
+    pub fn open(&mut self, path: &Path) -> io::Result<File> {
         #[cfg(target_os = "linux")]
         if let (Some(dir), Some(name)) = (path.parent(), path.file_name()) {
             let open = self.last.as_ref().is_some_and(|(d, _)| d == dir);
@@ -58,7 +71,7 @@ impl DirOpener {
                 self.by_path = Some(dir.to_path_buf());
             }
         }
-        open_nonblocking(path)
+        open_nonblocking(path, self.extra_flags)
     }
 
     #[cfg(target_os = "linux")]
@@ -80,7 +93,7 @@ impl DirOpener {
         }
         let (_, dirfd) = self.last.as_ref()?;
         let c = CString::new(name.as_bytes()).ok()?;
-        let flags = libc::O_RDONLY | libc::O_NONBLOCK | libc::O_CLOEXEC;
+        let flags = libc::O_RDONLY | libc::O_NONBLOCK | libc::O_CLOEXEC | self.extra_flags;
         // SAFETY: as above; a valid directory fd and a NUL-terminated name.
         let fd = unsafe { libc::openat(dirfd.as_raw_fd(), c.as_ptr(), flags) };
         if fd < 0 {

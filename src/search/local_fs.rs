@@ -23,7 +23,7 @@ const LOCAL: &[&str] = &[
 
 /// Whether every filesystem a walk of `root` can reach is one of
 /// [`LOCAL`]: the one `root` lies on and every one mounted below it.
-pub(super) fn short_read_ends_file(root: &Path) -> bool {
+pub fn short_read_ends_file(root: &Path) -> bool {
     if !cfg!(target_os = "linux") {
         return false;
     }

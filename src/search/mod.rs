@@ -29,7 +29,7 @@ mod walk;
 
 pub use cancel::{CancelToken, StopReason};
 pub use classify::{classifies_alike, IGNORE_FILES};
-pub use dir_open::DirStat;
+pub use dir_open::{DirOpener, DirStat};
 pub use display::{display_bytes, relative_bytes, DisplayPath};
 pub use error::{CodedError, ErrorCode, SearchError};
 pub use glob::{
@@ -39,6 +39,7 @@ pub use glob::{
 pub use grep::{
     build_matcher, pattern_parser, GrepMode, GrepOptions, GrepPlan, DEFAULT_MAX_LINE_LENGTH,
 };
+pub use local_fs::short_read_ends_file;
 pub use outline_cache::{outline_and_uses_of, outline_of};
 pub use outline_file::{
     outline_file, FileOutline, DEFAULT_MAX_ITEMS as DEFAULT_OUTLINE_MAX_ITEMS,
