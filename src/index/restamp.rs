@@ -83,6 +83,7 @@ pub fn restamp(
         for (part, out) in files.chunks(size).zip(stamps.chunks_mut(size)) {
             let failed = &failed;
             scope.spawn(move || {
+                let mut adder = watcher.adder();
                 let mut dir: Option<(&Path, DirStat)> = None;
                 for (e, out) in part.iter().zip(out) {
                     if failed.load(Ordering::Relaxed) || cancel.is_stopped() {
@@ -95,11 +96,15 @@ pub fn restamp(
                     if dir.as_ref().is_none_or(|d| d.0 != parent) {
                         dir = Some((parent, DirStat::new(parent)));
                     }
+                    // A changed ignore file may re-classify any file below;
+                    // a project's is watched before it is stamped.
+                    let rules = IGNORE_FILES.iter().any(|n| name == *n);
+                    if rules && e.ignored_root.is_none() {
+                        adder.add_rule_file(&e.path);
+                    }
                     let st = dir.as_ref().and_then(|d| d.1.lstat(name));
                     let regular = st.is_some_and(|st| st.st_mode & libc::S_IFMT == libc::S_IFREG);
                     let now = st.map(|st| Stamp::of_stat(&st));
-                    // A changed ignore file may re-classify any file below.
-                    let rules = IGNORE_FILES.iter().any(|n| name == *n);
                     if !regular || (rules && (now != e.stamp || !ok(&e.stamp))) {
                         failed.store(true, Ordering::Relaxed);
                         return;

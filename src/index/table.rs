@@ -139,18 +139,19 @@ pub fn identity(root: &Path) -> Option<(u64, u64)> {
 /// a hard-linked one (written through another name, only that name's
 /// directory hears of it). Empty in a tree without such files.
 pub fn unwatched_rules(table: &Table) -> Vec<Stamped> {
-    let is_rule = |p: &Path| {
-        p.file_name()
-            .is_some_and(|n| IGNORE_FILES.iter().any(|f| n == *f))
-    };
     let linked = (table.entries.iter())
-        .filter(|e| e.stamp.is_some_and(|s| s.nlink > 1) && is_rule(&e.path))
+        .filter(|e| e.stamp.is_some_and(|s| s.nlink > 1) && names_rules(&e.path))
         .map(|e| (e.path.clone(), e.stamp));
     let unseen = (table.rule_files.iter()).filter(|(p, s)| {
         let symlink = std::fs::symlink_metadata(p).is_ok_and(|m| m.file_type().is_symlink());
         symlink || s.is_some_and(|s| s.nlink > 1)
     });
     linked.chain(unseen.cloned()).collect()
+}
+
+/// Whether `path` is named as an ignore file.
+pub fn names_rules(path: &Path) -> bool {
+    (path.file_name()).is_some_and(|n| IGNORE_FILES.iter().any(|f| n == *f))
 }
 
 /// Whether any of `rules` (from [`unwatched_rules`]) changed since stamped.
@@ -395,6 +396,10 @@ fn visitor<'a>(
             }
         } else if e.is_file() {
             let path = e.path().to_path_buf();
+            // A project's ignore file is watched before it is stamped.
+            if mine.rules_into.is_some() && names_rules(&path) {
+                adder.add_rule_file(&path);
+            }
             let ignored_root = match roots {
                 [] => None,
                 roots => IgnoredRoot::index_of(roots, &path).map(|i| i as u32),

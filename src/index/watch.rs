@@ -10,7 +10,9 @@
 //! Watches are added to a directory before it is listed, so nothing created
 //! in it between the two is missed. What inotify cannot see, and so neither
 //! can the index: writes through a hard link from outside the tree, writes
-//! through a shared mmap, and other mount namespaces.
+//! through a shared mmap, and other mount namespaces. Ignore files are
+//! watched themselves as well: a write to one through any name reaches
+//! its own watch, and it re-classifies the files below it.
 
 use std::collections::HashMap;
 use std::ffi::OsString;
@@ -55,6 +57,10 @@ enum Role {
     GitDir,
     /// A `.git/info` folder: only `exclude` counts.
     GitInfo,
+    /// An ignore file of the tree, watched itself: written through a hard
+    /// link made later from outside the tree, it changes without a word
+    /// to its directory's watch, only to its own.
+    RuleFile,
 }
 
 /// The directories above `root` and, for each, the name on the way down:
@@ -99,6 +105,16 @@ mod imp {
             | WatchMask::MOVED_TO
             | WatchMask::DONT_FOLLOW
             | WatchMask::ONLYDIR
+    }
+
+    /// For a file's own watch: its writes, metadata (a link count that
+    /// changes), and its going away.
+    fn file_mask() -> WatchMask {
+        WatchMask::MODIFY
+            | WatchMask::ATTRIB
+            | WatchMask::DELETE_SELF
+            | WatchMask::MOVE_SELF
+            | WatchMask::DONT_FOLLOW
     }
 
     fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -228,6 +244,7 @@ mod imp {
     ) {
         let counts = match (role, name) {
             (Role::Tree(dir), name) => return in_tree(changes, dir, name, mask),
+            (Role::RuleFile, _) => true,
             (_, None) => gone(mask),
             (Role::Above { down }, Some(n)) => is_rule_file(n) || down.as_deref() == Some(n),
             (Role::GitDir, Some(n)) => n == "info",
@@ -260,15 +277,24 @@ mod imp {
         /// Watches `dir`, a directory of the tree (before it is listed). A
         /// failure is kept: the picture cannot be trusted without the watch.
         pub fn add(&mut self, dir: &Path) {
-            match self.watches.add(dir, mask()) {
+            self.add_as(dir, mask(), Role::Tree(dir.to_path_buf()));
+        }
+
+        /// Watches `file`, an ignore file of the tree (before it is
+        /// stamped). A failure is kept, as for a directory.
+        pub fn add_rule_file(&mut self, file: &Path) {
+            self.add_as(file, file_mask(), Role::RuleFile);
+        }
+
+        fn add_as(&mut self, path: &Path, mask: WatchMask, role: Role) {
+            match self.watches.add(path, mask) {
                 Ok(wd) => {
                     let id = wd.get_watch_descriptor_id();
-                    let role = Role::Tree(dir.to_path_buf());
                     lock(&self.owner.roles).entry(id).or_default().push(role);
                 }
                 Err(e) => {
-                    // A directory that vanished, was replaced (by a file or
-                    // a link) or cannot be read is the walk's business: its
+                    // An entry that vanished, was replaced (by a file or a
+                    // link) or cannot be read is the walk's business: its
                     // parent's watch saw the change, or the walk reports it.
                     // Only the watch limit and similar failures make the
                     // picture blind.
@@ -276,7 +302,7 @@ mod imp {
                         e.raw_os_error(),
                         Some(libc::ENOENT) | Some(libc::EACCES) | Some(libc::ENOTDIR)
                     ) {
-                        self.owner.fail(dir, e);
+                        self.owner.fail(path, e);
                     }
                 }
             }
@@ -315,6 +341,7 @@ mod imp {
     pub struct Adder<'a>(std::marker::PhantomData<&'a ()>);
     impl Adder<'_> {
         pub fn add(&mut self, _dir: &Path) {}
+        pub fn add_rule_file(&mut self, _file: &Path) {}
     }
     #[allow(dead_code)]
     fn unused(_: &Mutex<HashMap<i32, PathBuf>>, _: OsString, _: Role) {
