@@ -306,9 +306,7 @@ impl Reader {
 /// cores), and each reader holds a part's lists, so more of them would
 /// raise the build's peak memory on a big machine.
 fn reader_threads() -> usize {
-    std::thread::available_parallelism()
-        .map_or(2, |n| n.get())
-        .min(4)
+    crate::search::cores().min(4)
 }
 
 /// Reads `files` as documents `first` on, on niced threads

@@ -146,7 +146,7 @@ const SPLIT_BYTES: u64 = if cfg!(test) { 1 } else { 16 << 20 };
 /// merge is worth two lanes.
 fn split_key(sources: &[&dyn ListSource]) -> Option<u32> {
     let total: u64 = sources.iter().map(|s| s.size()).sum();
-    if total < SPLIT_BYTES || std::thread::available_parallelism().map_or(1, |n| n.get()) < 2 {
+    if total < SPLIT_BYTES || crate::search::cores() < 2 {
         return None;
     }
     let big = sources.iter().max_by_key(|s| s.size())?;
@@ -279,7 +279,7 @@ mod tests {
         let sorted = b.into_sorted();
         // 50 lists of the same size: the split is the 26th key (on a
         // machine of more than one core).
-        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        let cores = crate::search::cores();
         assert_eq!(split_key(&[&sorted]), (cores > 1).then_some(25));
     }
 }

@@ -50,7 +50,7 @@ pub use source::{
     system_time, FileFeed, FileList, FileSource, KnownStamp, ListedFile, Narrowing, SourceFile,
 };
 pub use walk::{
-    default_threads, resolve_target, ErrorLog, Filters, IgnoredRoot, Target, WalkEntry,
+    cores, default_threads, resolve_target, ErrorLog, Filters, IgnoredRoot, Target, WalkEntry,
     WalkOptions, Walker,
 };
 
