@@ -20,8 +20,14 @@ use std::time::{Duration, Instant, SystemTime};
 /// Batches are flushed at this size, or after `FLUSH_INTERVAL`.
 const BATCH_SIZE: usize = 256;
 const FLUSH_INTERVAL: Duration = Duration::from_millis(50);
-/// How far the producer may run ahead of the collector, in files.
+/// How far the producer may run ahead of the collector, in files (task
+/// batches, one file each at first). A search with a limit runs at most that
+/// many ahead (at least 8): the collector learns that the limit is reached
+/// only after the files before it are done, and whatever the searchers had
+/// started past it is read to the end for nothing. `static`, limit 1: 1.75
+/// -> 1.17 ms by scan, 1.95 -> 1.48 ms through the index.
 const LOOKAHEAD: usize = 128;
+const MIN_LOOKAHEAD: usize = 8;
 /// Files go to the searchers in batches of up to this many, and come back
 /// so: one channel hand-over (and, as often as not, one thread woken) per
 /// file was a tenth of a full walk's time on two cores.
@@ -489,7 +495,9 @@ pub(super) fn run(
 ) -> GrepSummary {
     let started = Instant::now();
     let progress = Progress::default();
-    let (task_tx, task_rx) = crossbeam_channel::bounded::<Batch<FileTask>>(LOOKAHEAD);
+    let lookahead =
+        (plan.opts.max_count).map_or(LOOKAHEAD, |m| (m as usize).clamp(MIN_LOOKAHEAD, LOOKAHEAD));
+    let (task_tx, task_rx) = crossbeam_channel::bounded::<Batch<FileTask>>(lookahead);
     let (result_tx, result_rx) = crossbeam_channel::unbounded::<Batch<Searched>>();
     let mut collector = Collector::new(&plan.opts, cancel, &progress, emit);
     let (roots, walk_errors) = std::thread::scope(|scope| {
