@@ -252,6 +252,90 @@ fn for_each_doc(bytes: &[u8], mut f: impl FnMut(u32)) {
     }
 }
 
+/// Sets the bit of each document of a list (as `for_each_doc` reads it) in
+/// `blocks`, dropping documents past `universe`: no table entry holds one,
+/// so dropping it cannot rule a file out.
+///
+/// Decoding the dense lists of a common word is most of planning its search
+/// (`static`: four lists of ~60,000 files, 0.4 ms on the Linux tree). Their
+/// steps are nearly all one byte: eight bytes without a continuation bit
+/// are taken as eight steps at once, without a branch per byte.
+fn set_docs(bytes: &[u8], blocks: &mut [usize], universe: usize) {
+    let mut sink = BitSink {
+        blocks,
+        universe,
+        at: 0,
+        word: 0,
+    };
+    let (mut last, mut i) = (0u32, 0usize);
+    while i < bytes.len() {
+        let eight = bytes
+            .get(i..i + 8)
+            .and_then(|b| <[u8; 8]>::try_from(b).ok());
+        if let Some(x) = eight.map(u64::from_le_bytes) {
+            if x & 0x8080_8080_8080_8080 == 0 {
+                for k in 0..8 {
+                    last = last.wrapping_add((x >> (8 * k)) as u32 & 0xff);
+                    sink.put(last.wrapping_sub(1));
+                }
+                i += 8;
+                continue;
+            }
+        }
+        // One varint; one cut short at the end of the list is no step.
+        let (mut v, mut shift) = (0u32, 0u32);
+        loop {
+            let Some(&b) = bytes.get(i) else {
+                sink.finish();
+                return;
+            };
+            i += 1;
+            v |= ((b & 0x7f) as u32).wrapping_shl(shift);
+            if b & 0x80 == 0 {
+                break;
+            }
+            shift += 7;
+        }
+        last = last.wrapping_add(v);
+        sink.put(last.wrapping_sub(1));
+    }
+    sink.finish();
+}
+
+/// Bits set a word at a time: a dense list's documents mostly fall in the
+/// word of the one before, which is kept in a register until they move past
+/// it (or-ing each bit into memory waited on the store before, and took
+/// three quarters of a `static` search's planning).
+struct BitSink<'a> {
+    blocks: &'a mut [usize],
+    universe: usize,
+    at: usize,
+    word: usize,
+}
+
+impl BitSink<'_> {
+    #[inline]
+    fn put(&mut self, doc: u32) {
+        const BITS: usize = usize::BITS as usize;
+        let doc = doc as usize;
+        if doc < self.universe {
+            if doc / BITS != self.at {
+                if let Some(b) = self.blocks.get_mut(self.at) {
+                    *b |= self.word;
+                }
+                (self.at, self.word) = (doc / BITS, 0);
+            }
+            self.word |= 1 << (doc % BITS);
+        }
+    }
+
+    fn finish(self) {
+        if let Some(b) = self.blocks.get_mut(self.at) {
+            *b |= self.word;
+        }
+    }
+}
+
 /// The sum of a list's varints: its last document + 1.
 fn list_end(bytes: &[u8]) -> u32 {
     let mut end = 0u32;
@@ -613,29 +697,7 @@ impl Postings {
             return Some(docs);
         };
         let bytes = ListSource::list(self, i)?;
-        // A dense list sets a bit for nearly every byte, mostly in the word
-        // of the one before: the word is kept in a register until the
-        // documents move past it (or-ing each bit into memory waited on the
-        // store before, and took three quarters of a `static` search's
-        // planning).
-        let blocks = docs.as_mut_slice();
-        let bits = usize::BITS as usize;
-        let (mut at, mut word) = (0usize, 0usize);
-        // No table entry holds a document past the universe: dropping it
-        // cannot rule a file out.
-        for_each_doc(bytes, |doc| {
-            let doc = doc as usize;
-            if doc < universe {
-                if doc / bits != at {
-                    blocks[at] |= word;
-                    (at, word) = (doc / bits, 0);
-                }
-                word |= 1 << (doc % bits);
-            }
-        });
-        if let Some(b) = blocks.get_mut(at) {
-            *b |= word;
-        }
+        set_docs(bytes, docs.as_mut_slice(), universe);
         Some(docs)
     }
 
@@ -881,6 +943,30 @@ mod key_tests {
     use super::*;
     use crate::index::planner::trigram;
     use proptest::prelude::*;
+
+    proptest! {
+        #[test]
+        fn a_lists_bits_are_set_as_its_documents_decode_one_by_one(
+            // Mostly one-byte steps (a dense list), some longer, and any
+            // bytes at all (a list cut short or damaged).
+            bytes in proptest::collection::vec(prop_oneof![
+                4 => 1u8..0x80,
+                1 => 0x80u8..=0xff,
+                1 => any::<u8>(),
+            ], 0..200),
+            universe in 1usize..3000,
+        ) {
+            let mut want = FixedBitSet::with_capacity(universe);
+            for_each_doc(&bytes, |d| {
+                if (d as usize) < universe {
+                    want.insert(d as usize);
+                }
+            });
+            let mut got = FixedBitSet::with_capacity(universe);
+            set_docs(&bytes, got.as_mut_slice(), universe);
+            prop_assert_eq!(got, want);
+        }
+    }
 
     /// `keys_of` gives its keys in no set order.
     fn sorted(keys: &[u32]) -> Vec<u32> {
