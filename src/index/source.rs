@@ -125,7 +125,7 @@ impl TableFeed {
 
 impl FileFeed for TableFeed {
     fn ignored_roots(&self) -> &[IgnoredRoot] {
-        &self.scope.ignored_roots
+        self.scope.ignored_roots(&self.table)
     }
 
     fn project(&self) -> Box<dyn Iterator<Item = SourceFile<'_>> + '_> {
