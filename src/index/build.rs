@@ -322,8 +322,8 @@ fn read_files(
     segment_dir: Option<&Path>,
     cancel: &CancelToken,
 ) -> Option<ReadFiles> {
-    let short_read_ends = short_read_ends_file(root);
     use std::sync::atomic::{AtomicUsize, Ordering};
+    let short_read_ends = short_read_ends_file(root);
     let ranges = part_ranges(files);
     let next = AtomicUsize::new(0);
     let done: std::sync::Mutex<Vec<ReadPart>> = Default::default();
