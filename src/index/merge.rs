@@ -1,6 +1,6 @@
 //! Posting lists of several sources merged key by key into the layout a
 //! segment or generation keeps (the blob, then keys, then offsets). A big
-//! merge (a build's final one) runs in two lanes, one for each half of the
+//! merge (a build's final one) runs in two lanes, each over a range of the
 //! keys: it was a third of a second on one core while the other idled.
 
 use super::postings::{first_varint, partition_point, varint_bytes, Layout, ListSource, DROP_STEP};
@@ -157,18 +157,20 @@ fn split_key(sources: &[&dyn ListSource]) -> Option<u32> {
         return None;
     }
     let bytes_below = |key: u32| -> u64 {
-        let below = |s: &&dyn ListSource| partition_point(s.key_count(), |i| s.key(i) < key);
-        sources.iter().map(|s| s.list_start(below(s))).sum()
+        (sources.iter())
+            .map(|s| s.list_start(first_at_least(*s, key)))
+            .sum()
     };
     let end: u64 = sources.iter().map(|s| s.list_start(s.key_count())).sum();
     let want = end * LOWER_FIFTHS / 5;
     let key = partition_point(1 << 24, |k| bytes_below(k as u32) < want) as u32;
     // A split that leaves either lane nothing is no split.
-    (bytes_below(key) > 0 && bytes_below(key) < end).then_some(key)
+    let lower = bytes_below(key);
+    (lower > 0 && lower < end).then_some(key)
 }
 
-/// [`write_merged`] in two lanes: the lower half of the keys written to `w`
-/// on this thread while another thread writes the upper half to a file in
+/// [`write_merged`] in two lanes: the keys below `split_key` written to `w`
+/// on this thread while another thread writes the rest to a file in
 /// `spill_dir` (created and unlinked at once), then copied after it. The
 /// bytes are those of [`write_merged`].
 pub fn write_merged_in_lanes(
