@@ -141,11 +141,18 @@ pub fn write_generation(
     spill_dir: Option<&Path>,
 ) -> io::Result<()> {
     let mut w = Summing::new(w, BLOCK_SHIFT);
-    put_table(&mut w, root, table, meta, |_, e| e.stamp)?;
-    let at = w.n;
+    let mut at = 0;
+    let mut head = |w: &mut Summing<_>| {
+        put_table(w, root, table, meta, |_, e| e.stamp)?;
+        at = w.n;
+        Ok(())
+    };
     let layout = match spill_dir {
-        Some(dir) => write_merged_in_lanes(&mut w, sources, dir)?,
-        None => write_merged(&mut w, sources)?,
+        Some(dir) => write_merged_in_lanes(&mut w, sources, dir, head)?,
+        None => {
+            head(&mut w)?;
+            write_merged(&mut w, sources)?
+        }
     };
     let (mut w, sums) = w.finish();
     let mut tail = Vec::with_capacity(sums.len() * 8 + TRAILER);
