@@ -248,6 +248,8 @@ struct Reader {
     keys: KeySet,
     builder: Builder,
     files: FileReader,
+    /// Where a segment's bytes are put together (see `write_segment`).
+    segment_bytes: Vec<u8>,
 }
 
 /// The (key, document) pairs a reader holds before it sorts them into a
@@ -256,16 +258,21 @@ struct Reader {
 /// and data with few repeated trigrams gives up to a pair a byte.
 const PART_PAIRS: usize = if cfg!(test) { 50 } else { 1 << 22 };
 
-/// A run of lists written as a segment in `segment_dir` when given (off
-/// the process's heap), else kept in memory.
-fn run_part(run: Sorted, segment_dir: Option<&Path>) -> Part {
-    match segment_dir.map(|d| write_segment(d, &run)) {
-        Some(Ok(segment)) => Box::new(segment),
-        _ => Box::new(run),
-    }
-}
-
 impl Reader {
+    /// The lists so far as a run, written as a segment in `segment_dir`
+    /// when given (off the process's heap; the run's buffers then serve the
+    /// next one), else kept in memory.
+    fn take_run(&mut self, segment_dir: Option<&Path>) -> Part {
+        let run = self.builder.take_sorted();
+        match segment_dir.map(|d| write_segment(d, &run, &mut self.segment_bytes)) {
+            Some(Ok(segment)) => {
+                self.builder.recycle(run);
+                Box::new(segment)
+            }
+            _ => Box::new(run),
+        }
+    }
+
     /// The lists of `files` as documents `first` on, in one or more runs
     /// in document order (each written out as soon as it is sorted), and
     /// which files were indexed.
@@ -291,11 +298,11 @@ impl Reader {
                 crate::fault::panic_if_injected("index-read");
             }
             if self.builder.pairs() >= PART_PAIRS {
-                runs.push(run_part(self.builder.take_sorted(), segment_dir));
+                runs.push(self.take_run(segment_dir));
             }
         }
         if self.builder.pairs() > 0 || runs.is_empty() {
-            runs.push(run_part(self.builder.take_sorted(), segment_dir));
+            runs.push(self.take_run(segment_dir));
         }
         (runs, indexed)
     }
@@ -336,6 +343,7 @@ fn read_files(
                         keys: KeySet::default(),
                         builder: Builder::default(),
                         files: FileReader::new(short_read_ends),
+                        segment_bytes: Vec::new(),
                     };
                     loop {
                         let p = next.fetch_add(1, Ordering::Relaxed);

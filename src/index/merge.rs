@@ -275,7 +275,7 @@ mod tests {
                 b.into_sorted()
             }).collect();
             let dir = tempfile::tempdir().unwrap();
-            let segment = as_segment.then(|| write_segment(dir.path(), &sorted[0]).unwrap());
+            let segment = as_segment.then(|| write_segment(dir.path(), &sorted[0], &mut Vec::new()).unwrap());
             let mut sources: Vec<&dyn ListSource> = sorted.iter().map(|s| s as &dyn ListSource).collect();
             if let Some(seg) = &segment {
                 sources[0] = seg;
