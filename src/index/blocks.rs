@@ -10,11 +10,10 @@
 //! a search first decodes it, so a flipped byte is still caught before any
 //! search uses it, and a block is hashed once per process.
 
-use std::io::{self, Write};
+use std::io;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use xxhash_rust::xxh3::Xxh3;
 
 /// Blocks of 64 KiB: a rare literal's lists touch a handful of them.
 #[cfg(not(test))]
@@ -26,63 +25,49 @@ pub const BLOCK_SHIFT: u32 = 8;
 /// Smallest and largest block sizes a reader accepts from a trailer.
 pub const SHIFTS: std::ops::RangeInclusive<u32> = 6..=30;
 
-/// Passes bytes through to `inner`, hashing each block of `1 << shift`
-/// bytes of the stream as it goes.
-pub struct Summing<W: Write> {
-    pub inner: W,
-    shift: u32,
-    hash: Xxh3,
-    /// Bytes of the current block hashed so far.
-    filled: u64,
-    sums: Vec<u64>,
-    /// Bytes written in all.
-    pub n: u64,
-}
+/// Bytes read back at a time to sum a file's blocks (whole blocks, at
+/// least one); tests read in small pieces, several blocks each.
+const SUM_PIECE: u64 = if cfg!(test) { 200 } else { 1 << 20 };
 
-impl<W: Write> Summing<W> {
-    pub fn new(inner: W, shift: u32) -> Self {
-        Summing {
-            inner,
-            shift,
-            hash: Xxh3::new(),
-            filled: 0,
-            sums: Vec::new(),
-            n: 0,
+/// The checksums of the blocks of the first `len` bytes of `file`, read
+/// back in pieces on up to two threads: a generation whose lists were
+/// written by two lanes at once was not streamed in order. Read into a
+/// buffer rather than mapped: the mapped pages of the whole file would
+/// count in the process's memory at the build's peak.
+pub fn block_sums(file: &std::fs::File, len: u64, shift: u32) -> io::Result<Vec<u64>> {
+    use std::os::unix::fs::FileExt;
+    let block = 1u64 << shift;
+    let blocks = len.div_ceil(block);
+    let threads = crate::search::cores().clamp(1, 2) as u64;
+    let per = blocks.div_ceil(threads).max(1);
+    let per_read = (SUM_PIECE / block).max(1);
+    let sum_blocks = |first: u64, end: u64| -> io::Result<Vec<u64>> {
+        let mut buf = vec![0u8; (per_read * block) as usize];
+        let mut sums = Vec::with_capacity((end - first) as usize);
+        let mut b = first;
+        while b < end {
+            let (from, to) = (b * block, ((b + per_read).min(end) * block).min(len));
+            let piece = &mut buf[..(to - from) as usize];
+            file.read_exact_at(piece, from)?;
+            sums.extend(piece.chunks(block as usize).map(xxhash_rust::xxh3::xxh3_64));
+            b = (b + per_read).min(end);
         }
-    }
-
-    /// The checksums of every block, the last one possibly short.
-    pub fn finish(mut self) -> (W, Vec<u64>) {
-        if self.filled > 0 {
-            self.sums.push(self.hash.digest());
+        Ok(sums)
+    };
+    std::thread::scope(|scope| {
+        let parts: Vec<_> = (0..blocks)
+            .step_by(per as usize)
+            .map(|first| scope.spawn(move || sum_blocks(first, (first + per).min(blocks))))
+            .collect();
+        let mut sums = Vec::with_capacity(blocks as usize);
+        for part in parts {
+            let part = part
+                .join()
+                .map_err(|_| io::Error::other("summing a generation's blocks panicked"))?;
+            sums.extend(part?);
         }
-        (self.inner, self.sums)
-    }
-}
-
-impl<W: Write> Write for Summing<W> {
-    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        let n = self.inner.write(buf)?;
-        let block = 1u64 << self.shift;
-        let mut rest = &buf[..n];
-        while !rest.is_empty() {
-            let take = rest.len().min((block - self.filled) as usize);
-            self.hash.update(&rest[..take]);
-            self.filled += take as u64;
-            rest = &rest[take..];
-            if self.filled == block {
-                self.sums.push(self.hash.digest());
-                self.hash.reset();
-                self.filled = 0;
-            }
-        }
-        self.n += n as u64;
-        Ok(n)
-    }
-
-    fn flush(&mut self) -> io::Result<()> {
-        self.inner.flush()
-    }
+        Ok(sums)
+    })
 }
 
 /// The checksums of a file's blocks and which of them this process has
@@ -184,31 +169,34 @@ impl Checked {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::io::Write;
 
-    fn sums_of(bytes: &[u8], shift: u32, chunk: usize) -> Vec<u64> {
-        let mut w = Summing::new(Vec::new(), shift);
-        for c in bytes.chunks(chunk) {
-            w.write_all(c).unwrap();
-        }
-        let (out, sums) = w.finish();
-        assert_eq!(out, bytes);
-        sums
+    /// Each block of `bytes` hashed alone.
+    fn sums_of(bytes: &[u8], shift: u32) -> Vec<u64> {
+        bytes
+            .chunks(1 << shift)
+            .map(xxhash_rust::xxh3::xxh3_64)
+            .collect()
     }
 
     #[test]
-    fn sums_do_not_depend_on_how_the_stream_was_cut() {
+    fn a_files_block_sums_are_its_blocks_hashed_whatever_the_pieces_and_threads() {
         let bytes: Vec<u8> = (0..1000u32).map(|i| (i * 7 % 251) as u8).collect();
-        let want = sums_of(&bytes, 6, 1000);
-        assert_eq!(want.len(), 16);
-        for chunk in [1, 3, 63, 64, 65, 500] {
-            assert_eq!(sums_of(&bytes, 6, chunk), want, "chunk {chunk}");
-        }
+        let mut f = tempfile::tempfile().unwrap();
+        f.write_all(&bytes).unwrap();
+        // Blocks of 64 bytes read three at a time (200-byte pieces), the
+        // last one short; then only the first 700 bytes, which end mid-block.
+        assert_eq!(block_sums(&f, 1000, 6).unwrap(), sums_of(&bytes, 6));
+        assert_eq!(block_sums(&f, 700, 6).unwrap(), sums_of(&bytes[..700], 6));
+        // Blocks bigger than a piece are read one at a time.
+        assert_eq!(block_sums(&f, 1000, 9).unwrap(), sums_of(&bytes, 9));
+        assert_eq!(block_sums(&f, 0, 6).unwrap(), Vec::<u64>::new());
     }
 
     #[test]
     fn a_flipped_byte_fails_exactly_the_ranges_over_its_block() {
         let bytes: Vec<u8> = (0..1000u32).map(|i| (i % 256) as u8).collect();
-        let sums = sums_of(&bytes, 6, 17);
+        let sums = sums_of(&bytes, 6);
         for at in (0..bytes.len()).step_by(13) {
             let mut bad = bytes.clone();
             bad[at] ^= 1;

@@ -41,9 +41,10 @@
 //!   blob             every posting list, in key order, back to back. A
 //!                    list is the documents holding the key, ascending,
 //!                    as LEB128 varints (7 bits a byte, low bits first,
-//!                    high bit set on all but the last byte): the first
-//!                    is its document + 1, each later one the step from
-//!                    the document before it (never 0)
+//!                    high bit set on all but the last byte; a varint may
+//!                    be wider than it needs, its high groups zeros): the
+//!                    first is its document + 1, each later one the step
+//!                    from the document before it (never 0)
 //!   keys             u32 per key, strictly ascending. A key is a trigram
 //!                    of ASCII-lowercased bytes a, b, c: a << 16 | b << 8 | c
 //!   offsets          u64 per key, plus one: where each key's list starts
@@ -80,8 +81,8 @@
 
 mod table_codec;
 
-use super::blocks::{Checked, Summing, BLOCK_SHIFT, SHIFTS};
-use super::merge::{write_merged, write_merged_in_lanes};
+use super::blocks::{block_sums, Checked, BLOCK_SHIFT, SHIFTS};
+use super::merge::{write_merged, write_merged_in_lanes, Placed};
 use super::postings::{Layout, ListSource, Postings};
 use super::table::{Entry, Table};
 use std::fs::File;
@@ -129,32 +130,33 @@ fn damaged(why: &str) -> io::Error {
     io::Error::new(io::ErrorKind::InvalidData, why.to_string())
 }
 
-/// Streams a generation of `root` into `w`: the table, then `sources`
-/// merged, then the block sums and the trailer. The caller makes it
-/// durable and puts it in place.
+/// Writes a generation of `root` into `file` (new, opened to read and
+/// write): the table, then `sources` merged (`in_lanes`: in two lanes when
+/// big, see `write_merged_in_lanes`), then the block sums and the trailer.
+/// The caller puts it in place.
 pub fn write_generation(
-    w: impl Write,
+    file: &File,
     root: &Path,
     table: &Table,
     meta: &Meta,
     sources: &[&dyn ListSource],
-    spill_dir: Option<&Path>,
+    in_lanes: bool,
 ) -> io::Result<()> {
-    let mut w = Summing::new(w, BLOCK_SHIFT);
-    let mut at = 0;
-    let mut head = |w: &mut Summing<_>| {
-        put_table(w, root, table, meta, |_, e| e.stamp)?;
-        at = w.n;
-        Ok(())
-    };
-    let layout = match spill_dir {
-        Some(dir) => write_merged_in_lanes(&mut w, sources, dir, head)?,
-        None => {
-            head(&mut w)?;
-            write_merged(&mut w, sources)?
+    let mut w = io::BufWriter::with_capacity(1 << 20, Placed { file, at: 0 });
+    put_table(&mut w, root, table, meta, |_, e| e.stamp)?;
+    w.flush()?;
+    let at = w.get_ref().at;
+    let (layout, body) = match in_lanes {
+        true => write_merged_in_lanes(file, at, sources)?,
+        false => {
+            let layout = write_merged(&mut w, sources)?;
+            w.flush()?;
+            (layout, w.get_ref().at)
         }
     };
-    let (mut w, sums) = w.finish();
+    // The lanes write the body out of order: its blocks are summed once it
+    // is all written, from the page cache.
+    let sums = block_sums(file, body, BLOCK_SHIFT)?;
     let mut tail = Vec::with_capacity(sums.len() * 8 + TRAILER);
     for s in &sums {
         tail.extend_from_slice(&s.to_le_bytes());
@@ -166,8 +168,7 @@ pub fn write_generation(
     let sum = xxhash_rust::xxh3::xxh3_64(&tail);
     tail.extend_from_slice(&sum.to_le_bytes());
     tail.extend_from_slice(DONE);
-    w.write_all(&tail)?;
-    w.flush()
+    file.write_all_at(&tail, body)
 }
 
 /// Reads the generation file at `path` for `root`, checking what can be
@@ -286,16 +287,18 @@ mod tests {
             built_at: time_of(1_800_000_001, 8),
             next_doc: 10,
         };
-        let mut bytes = Vec::new();
+        let file = tempfile::tempfile().unwrap();
         write_generation(
-            &mut bytes,
+            &file,
             root,
             &Table::default(),
             &meta,
             &[&b.into_sorted()],
-            None,
+            false,
         )
         .unwrap();
+        let mut bytes = vec![0u8; file.metadata().unwrap().len() as usize];
+        file.read_exact_at(&mut bytes, 0).unwrap();
         let u32_at = |i: usize| u32::from_le_bytes(bytes[i..i + 4].try_into().unwrap());
         let u64_at = |i: usize| u64::from_le_bytes(bytes[i..i + 8].try_into().unwrap());
         assert_eq!(&bytes[..8], b"PIUGEN05");

@@ -224,6 +224,19 @@ pub(super) fn varint_bytes(mut v: u32) -> ([u8; 5], usize) {
     (out, n + 1)
 }
 
+/// `v` as a varint of exactly `width` bytes (1 to 5, at least its own
+/// length): high groups of zeros continue it, which every decoder reads
+/// as the same value (`0x85 0x80 0x00` is 5). A merge lane that must write
+/// as many bytes as its sources gave keeps a re-encoded step this wide.
+pub(super) fn varint_bytes_in(mut v: u32, width: usize) -> [u8; 5] {
+    let mut out = [0u8; 5];
+    for (i, b) in out.iter_mut().enumerate().take(width) {
+        *b = (v & 0x7f) as u8 | if i + 1 < width { 0x80 } else { 0 };
+        v >>= 7;
+    }
+    out
+}
+
 /// The first varint of `bytes` and its length; `None` when there is none.
 pub(super) fn first_varint(bytes: &[u8]) -> Option<(u32, usize)> {
     let (mut v, mut shift) = (0u32, 0u32);
@@ -1043,6 +1056,27 @@ mod key_tests {
             set.fold_in(&bytes[start.saturating_sub(2)..]);
             prop_assert_eq!(sorted(set.finish()), plainly(&bytes));
             prop_assert_eq!(sorted(set.keys_of(&bytes)), plainly(&bytes));
+        }
+    }
+
+    proptest! {
+        #[test]
+        fn a_varint_made_wider_reads_as_the_same_value(v in any::<u32>(), extra in 0usize..5) {
+            let (_, len) = varint_bytes(v);
+            let width = (len + extra).min(5);
+            let wide = varint_bytes_in(v, width);
+            prop_assert_eq!(first_varint(&wide[..width]), Some((v, width)));
+            // In a list: the documents around a widened step are kept.
+            let step = v % (1 << 20) + 1;
+            let (_, len) = varint_bytes(step);
+            let width = (len + extra).min(5);
+            let mut list = vec![4u8];
+            list.extend_from_slice(&varint_bytes_in(step, width)[..width]);
+            list.extend_from_slice(&[1; 9]);
+            let mut docs = Vec::new();
+            for_each_doc(&list, |d| docs.push(d));
+            let want: Vec<u32> = [3, 3 + step].into_iter().chain((1..=9).map(|i| 3 + step + i)).collect();
+            prop_assert_eq!(docs, want);
         }
     }
 

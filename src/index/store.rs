@@ -263,13 +263,14 @@ impl Store {
         let done = self.dir.join(format!("gen-{n}"));
         let _ = fs::remove_file(&tmp);
         let result = (|| {
+            // Read too: its blocks are summed from the file once written.
             let f = fs::OpenOptions::new()
+                .read(true)
                 .write(true)
                 .create_new(true)
                 .mode(0o600)
                 .open(&tmp)?;
-            let buf = io::BufWriter::with_capacity(1 << 20, &f);
-            format::write_generation(buf, root, table, meta, sources, Some(&self.dir))?;
+            format::write_generation(&f, root, table, meta, sources, true)?;
             // A table saved apart for an earlier generation of this number
             // (since removed) must never be read with this one.
             let _ = fs::remove_file(self.table_path(n));

@@ -14,8 +14,23 @@ fn put_bytes(w: &mut impl Write, b: &[u8]) -> io::Result<()> {
     w.write_all(b)
 }
 
+/// `p` relative to `root`. A walk's paths are `root`, a `/` and plain
+/// names: their bytes are cut there. Others (a `.` or an empty component,
+/// a trailing `/`) go component by component, which was most of writing
+/// the Linux tree's table (21 ms).
 fn rel<'a>(root: &Path, p: &'a Path) -> &'a [u8] {
-    p.strip_prefix(root).unwrap_or(p).as_os_str().as_bytes()
+    let plain = |rest: &[u8]| {
+        !rest.is_empty()
+            && !rest
+                .split(|&b| b == b'/')
+                .any(|name| name.is_empty() || name == b".")
+    };
+    let bytes = p.as_os_str().as_bytes();
+    let rest = bytes.strip_prefix(root.as_os_str().as_bytes());
+    match rest.and_then(|r| r.strip_prefix(b"/")) {
+        Some(rest) if plain(rest) && !root.as_os_str().as_bytes().ends_with(b"/") => rest,
+        _ => p.strip_prefix(root).unwrap_or(p).as_os_str().as_bytes(),
+    }
 }
 
 /// `stamp_of`: the stamp written for each entry (a table file leaves out
@@ -221,4 +236,27 @@ fn read_table(r: &mut Reader, root: &Path) -> Option<(Meta, Table)> {
         rule_files,
     };
     Some((meta, table))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        #[test]
+        fn a_path_relative_to_the_root_is_what_stripping_its_components_gives(
+            root in proptest::collection::vec("r|s|\\.|", 0..3),
+            names in proptest::collection::vec("[a-c]{1,2}|\\.|\\.\\.|", 0..4),
+            trailing in any::<bool>(),
+        ) {
+            let root = format!("/{}", root.join("/"));
+            let under = format!("{root}/{}{}", names.join("/"), if trailing { "/" } else { "" });
+            for p in [under.as_str(), root.as_str(), "/elsewhere/a"] {
+                let (root, p) = (Path::new(&root), Path::new(p));
+                let want = p.strip_prefix(root).unwrap_or(p).as_os_str().as_bytes();
+                prop_assert_eq!(rel(root, p), want, "{:?} under {:?}", p, root);
+            }
+        }
+    }
 }
