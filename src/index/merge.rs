@@ -259,7 +259,7 @@ pub fn write_merged_in_lanes(
 
 /// A new file in `dir`, readable and writable by this user only, and
 /// already unlinked: nothing of it is left behind whatever happens next (a
-/// build's segments, a merge lane's half).
+/// build's segments).
 pub(super) fn unlinked_file(dir: &Path, prefix: &str) -> io::Result<std::fs::File> {
     use std::os::unix::fs::OpenOptionsExt;
     static SEQ: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
