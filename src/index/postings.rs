@@ -797,20 +797,34 @@ impl Postings {
 /// the mapping stays valid, the pages stay off the process's heap, and
 /// nothing is left for a crash to strand.
 ///
-/// The segment's bytes are put together in `bytes` (cleared first) and
-/// written at once: a writer's buffer, like every buffer a run needed anew,
-/// was fresh pages for the kernel to fault in and zero (~100,000 faults
-/// over the Linux tree's ~50 runs), so the caller keeps it between runs.
+/// A run's lists lie in key order, back to back, in its blob: the segment
+/// is that blob, then its keys and offsets, the bytes [`write_merged`] of
+/// this one source writes, without merging it list by list (1.5 % of a
+/// Linux tree build's CPU). The keys and offsets are put together in
+/// `index` (cleared first): a buffer a run needed anew was fresh pages for
+/// the kernel to fault in and zero, so the caller keeps it between runs.
 pub fn write_segment(
     dir: &std::path::Path,
     sorted: &Sorted,
-    bytes: &mut Vec<u8>,
+    index: &mut Vec<u8>,
 ) -> std::io::Result<Segment> {
     use std::io::Write;
     let mut f = unlinked_file(dir, "segment")?;
-    bytes.clear();
-    let layout = write_merged(bytes, &[sorted])?;
-    f.write_all(bytes)?;
+    index.clear();
+    index.reserve(sorted.keys.len() * 4 + sorted.starts.len() * 8);
+    for k in &sorted.keys {
+        index.extend_from_slice(&k.to_le_bytes());
+    }
+    for &at in &sorted.starts {
+        index.extend_from_slice(&(at as u64).to_le_bytes());
+    }
+    f.write_all(&sorted.blob)?;
+    f.write_all(index)?;
+    let layout = Layout {
+        at: 0,
+        blob: sorted.blob.len(),
+        keys: sorted.keys.len(),
+    };
     // SAFETY: the file is ours (created just now, mode 0600, unlinked) and
     // never written again, so the mapping cannot change.
     let map = unsafe { memmap2::Mmap::map(&f)? };
@@ -895,7 +909,15 @@ mod tests {
         let seg = write_segment(dir.path(), &sorted, &mut Vec::new()).unwrap();
         assert!(seg.postings.is_mapped());
         check(&seg.postings);
-        assert_eq!(seg.postings.bytes(), p.bytes());
+        // The bytes a merge of the one run writes.
+        assert_eq!(seg.postings.bytes_all(), p.bytes_all());
+        // An empty run too.
+        let empty = Builder::default().into_sorted();
+        let seg = write_segment(dir.path(), &empty, &mut Vec::new()).unwrap();
+        assert_eq!(
+            seg.postings.bytes_all(),
+            merge_in_memory(&[&empty]).bytes_all()
+        );
         assert_eq!(
             std::fs::read_dir(dir.path()).unwrap().count(),
             0,
