@@ -1,5 +1,5 @@
 //! Block checksums of a generation file: one xxh3 per fixed-size block,
-//! computed as the file is streamed out and checked the first time a
+//! computed from the file once it is written and checked the first time a
 //! reader touches the block (where the sums lie: the top of `format.rs`).
 //!
 //! Why blocks rather than one checksum of the file: opening a saved index
