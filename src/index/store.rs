@@ -8,10 +8,11 @@
 //!   one file (its bytes and their checks: `format.rs`). It is written as
 //!   `gen-<N>.tmp` and renamed, so a reader only ever sees a complete
 //!   file; a file that does not check out (a crash before its pages reached
-//!   the disk, a truncation, a flipped byte) is removed and never trusted. Readers use the highest
-//!   complete generation. A generation file is never written once renamed:
-//!   older ones are unlinked after a newer one is in place, which leaves the
-//!   mappings of processes still reading them valid.
+//!   the disk, a truncation, a flipped byte) is removed and never trusted.
+//!   Readers use the highest complete generation. A generation file is
+//!   never written once renamed: older ones are unlinked after a newer one
+//!   is in place, which leaves the mappings of processes still reading them
+//!   valid.
 //! - `table-<N>`: generation N's table stamped again by a later process
 //!   (see [`Store::write_table`]), read instead of the generation's own.
 //! - `lock`: an advisory lock (`flock`) held by the one process writing
