@@ -45,6 +45,11 @@ const FLOOD_KEEP: u64 = 1024 * 1024;
 /// is reported as a flood (`JobView::flooding`).
 const FLOOD_RATE: u64 = 10 * 1000 * 1000;
 const FLOOD_REPORT: Duration = Duration::from_secs(2);
+/// The rate is judged over at least this long: a flooding log is checked
+/// every 2 ms, and a writer that was not scheduled for one such check on a
+/// busy machine (two cores, a test suite running) read as a stop, so the
+/// 2 s of flooding never added up.
+const RATE_WINDOW: Duration = Duration::from_millis(250);
 /// See `refresh_members`.
 const RECHECK_COMMANDS_MS: u64 = 2000;
 pub struct SpawnRequest {
@@ -98,9 +103,11 @@ pub(super) struct Job {
     /// Log size at the last check, and whether it grew fast since the one before.
     log_seen: u64,
     flooding: bool,
-    /// When the log was last looked at, and since when it has grown faster
-    /// than [`FLOOD_RATE`] at every look.
+    /// When the current window of [`RATE_WINDOW`] began, what the log grew
+    /// in it so far, and since when it has grown faster than
+    /// [`FLOOD_RATE`] in every window.
     log_checked: Instant,
+    window_bytes: u64,
     flood_since: Option<Instant>,
     /// Stopped by [`hold`] for a cut of its log; resumed before the
     /// monitor lets go of the registry.
@@ -126,6 +133,7 @@ impl Job {
             flooding: true,
             log_open: true,
             log_checked: Instant::now(),
+            window_bytes: 0,
             flood_since: None,
             held: false,
             line: None,
@@ -696,12 +704,16 @@ impl Registry {
             let size = std::fs::metadata(path).map(|m| m.len()).unwrap_or(0);
             let grown = size.saturating_sub(job.log_seen);
             job.flooding = grown > FLOOD_BYTES_PER_CHECK;
-            let secs = job.log_checked.elapsed().as_secs_f64().max(1e-3);
-            job.log_checked = Instant::now();
-            if grown as f64 / secs > FLOOD_RATE as f64 {
-                job.flood_since.get_or_insert_with(Instant::now);
-            } else {
-                job.flood_since = None;
+            job.window_bytes += grown;
+            let window = job.log_checked.elapsed();
+            if window >= RATE_WINDOW {
+                if job.window_bytes as f64 / window.as_secs_f64() > FLOOD_RATE as f64 {
+                    job.flood_since.get_or_insert(job.log_checked);
+                } else {
+                    job.flood_since = None;
+                }
+                job.log_checked = Instant::now();
+                job.window_bytes = 0;
             }
             job.log_seen = size;
             let max = job.rec.max_log_bytes;
@@ -820,6 +832,7 @@ fn adopt(mut rec: JobRecord) -> Job {
         flooding: false,
         log_open: false,
         log_checked: Instant::now(),
+        window_bytes: 0,
         flood_since: None,
         held: false,
         line: None,
