@@ -11,9 +11,9 @@
 //! directory, a changed ignore file, a file that is no longer a regular
 //! file — gives up, and the caller walks as before.
 
-use super::table::{rule_stamp, watch_root, Stamp, Table};
+use super::table::{names_rules, rule_stamp, watch_root, Stamp, Table};
 use super::watch::Watcher;
-use crate::search::{CancelToken, DirStat, IGNORE_FILES};
+use crate::search::{CancelToken, DirStat};
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -98,7 +98,7 @@ pub fn restamp(
                     }
                     // A changed ignore file may re-classify any file below;
                     // a project's is watched before it is stamped.
-                    let rules = IGNORE_FILES.iter().any(|n| name == *n);
+                    let rules = names_rules(&e.path);
                     if rules && e.ignored_root.is_none() {
                         adder.add_rule_file(&e.path);
                     }
