@@ -15,8 +15,7 @@ use super::store::{Saved, Store, WriterLock};
 use super::table::{self, Entry, Stamp, Table};
 use super::watch::Watcher;
 use super::IndexConfig;
-use crate::search::{short_read_ends_file, CancelToken, DirOpener};
-use std::io::Read;
+use crate::search::{fill, short_read_ends_file, CancelToken, DirOpener};
 use std::path::Path;
 use std::time::SystemTime;
 
@@ -121,7 +120,7 @@ impl FileReader {
             // `buf` starts with the last two bytes of the piece before, if
             // any (none: this is the file's first piece).
             let piece = &mut buf[carried..carried + READ_PIECE];
-            let Ok((got, ended)) = read_piece(&mut f, piece, self.short_read_ends) else {
+            let Ok((got, ended)) = fill(&mut f, piece, self.short_read_ends) else {
                 return false;
             };
             total += got as u64;
@@ -145,26 +144,6 @@ impl FileReader {
             carried = 2;
         }
     }
-}
-
-/// Fills `piece` from `f`: how many bytes came, and whether the file
-/// ended (a read of 0 bytes, or, where `short_read_ends`, a short one).
-fn read_piece(
-    f: &mut std::fs::File,
-    piece: &mut [u8],
-    short_read_ends: bool,
-) -> std::io::Result<(usize, bool)> {
-    let mut n = 0;
-    while n < piece.len() {
-        match f.read(&mut piece[n..]) {
-            Ok(0) => return Ok((n, true)),
-            Ok(got) if short_read_ends && n + got < piece.len() => return Ok((n + got, true)),
-            Ok(got) => n += got,
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-            Err(e) => return Err(e),
-        }
-    }
-    Ok((n, false))
 }
 
 /// Whether the searcher reads `bytes` as UTF-16 (it sniffs a byte order
@@ -262,8 +241,9 @@ struct Reader {
     keys: KeySet,
     builder: Builder,
     files: FileReader,
-    /// Where a segment's bytes are put together (see `write_segment`).
-    segment_bytes: Vec<u8>,
+    /// Where a segment's keys and offsets are put together (see
+    /// `write_segment`).
+    segment_index: Vec<u8>,
 }
 
 /// The (key, document) pairs a reader holds before it sorts them into a
@@ -278,7 +258,7 @@ impl Reader {
     /// next one), else kept in memory.
     fn take_run(&mut self, segment_dir: Option<&Path>) -> Part {
         let run = self.builder.take_sorted();
-        match segment_dir.map(|d| write_segment(d, &run, &mut self.segment_bytes)) {
+        match segment_dir.map(|d| write_segment(d, &run, &mut self.segment_index)) {
             Some(Ok(segment)) => {
                 self.builder.recycle(run);
                 Box::new(segment)
@@ -358,7 +338,7 @@ fn read_files(
                         keys: KeySet::default(),
                         builder: Builder::default(),
                         files: FileReader::new(short_read_ends),
-                        segment_bytes: Vec::new(),
+                        segment_index: Vec::new(),
                     };
                     loop {
                         let p = next.fetch_add(1, Ordering::Relaxed);

@@ -72,6 +72,26 @@ enum Unsized {
     NotRegular,
 }
 
+/// Fills `piece` from `file`: how many bytes came, and whether the file
+/// ended (a read of 0 bytes, or, with `short_read_ends_file`, a short one).
+pub fn fill(
+    file: &mut std::fs::File,
+    piece: &mut [u8],
+    short_read_ends_file: bool,
+) -> std::io::Result<(usize, bool)> {
+    let mut n = 0;
+    while n < piece.len() {
+        match file.read(&mut piece[n..]) {
+            Ok(0) => return Ok((n, true)),
+            Ok(got) if short_read_ends_file && n + got < piece.len() => return Ok((n + got, true)),
+            Ok(got) => n += got,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok((n, false))
+}
+
 /// Reads a walked file without an fstat first: the walk already knows it
 /// is a regular file, and an fstat per file is a fifth of a whole-tree
 /// search's syscalls. Only a file of `FIRST_BUFFER` bytes or more is
@@ -90,23 +110,16 @@ fn read_unsized(
     if buf.len() < FIRST_BUFFER {
         buf.resize(FIRST_BUFFER, 0);
     }
-    let mut filled = 0;
-    while filled < FIRST_BUFFER {
-        match file.read(&mut buf[filled..FIRST_BUFFER]) {
-            Ok(0) => return Ok(Unsized::Whole(filled)),
-            Ok(n) if short_read_ends_file && n < FIRST_BUFFER - filled => {
-                return Ok(Unsized::Whole(filled + n))
-            }
-            Ok(n) => filled += n,
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-            Err(e) => {
-                return match file.metadata() {
-                    Ok(m) if !m.is_file() => Ok(Unsized::NotRegular),
-                    _ => Err(e),
-                }
+    let filled = match fill(file, &mut buf[..FIRST_BUFFER], short_read_ends_file) {
+        Ok((n, true)) => return Ok(Unsized::Whole(n)),
+        Ok((n, false)) => n,
+        Err(e) => {
+            return match file.metadata() {
+                Ok(m) if !m.is_file() => Ok(Unsized::NotRegular),
+                _ => Err(e),
             }
         }
-    }
+    };
     let meta = file.metadata()?;
     if !meta.is_file() {
         return Ok(Unsized::NotRegular);

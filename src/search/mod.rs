@@ -32,6 +32,7 @@ pub use classify::{classifies_alike, IGNORE_FILES};
 pub use dir_open::{DirOpener, DirStat};
 pub use display::{display_bytes, relative_bytes, DisplayPath};
 pub use error::{CodedError, ErrorCode, SearchError};
+pub use file_search::fill;
 pub use glob::{
     EntryKind, GlobEntry, GlobIgnored, GlobOptions, GlobPlan, GlobResult,
     DEFAULT_LIMIT as DEFAULT_GLOB_LIMIT,
