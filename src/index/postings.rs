@@ -218,18 +218,13 @@ pub(super) fn partition_point(n: usize, before: impl Fn(usize) -> bool) -> usize
 }
 
 /// `v` as a varint: its bytes and how many of them there are.
-pub(super) fn varint_bytes(mut v: u32) -> ([u8; 5], usize) {
-    let (mut out, mut n) = ([0u8; 5], 0);
-    while v >= 0x80 {
-        out[n] = (v as u8) | 0x80;
-        (v, n) = (v >> 7, n + 1);
-    }
-    out[n] = v as u8;
-    (out, n + 1)
+pub(super) fn varint_bytes(v: u32) -> ([u8; 5], usize) {
+    let width = (u32::BITS - v.leading_zeros()).max(1).div_ceil(7) as usize;
+    (varint_bytes_in(v, width), width)
 }
 
 /// `v` as a varint of exactly `width` bytes (1 to 5, at least its own
-/// length): high groups of zeros continue it, which every decoder reads
+/// length, which [`varint_bytes`] writes): high groups of zeros continue it, which every decoder reads
 /// as the same value (`0x85 0x80 0x00` is 5). A merge lane that must write
 /// as many bytes as its sources gave keeps a re-encoded step this wide.
 pub(super) fn varint_bytes_in(mut v: u32, width: usize) -> [u8; 5] {
