@@ -82,7 +82,7 @@
 mod table_codec;
 
 use super::blocks::{block_sums, Checked, BLOCK_SHIFT, SHIFTS};
-use super::merge::{write_merged, write_merged_in_lanes, Placed};
+use super::merge::{write_merged_in_lanes, Placed};
 use super::postings::{Layout, ListSource, Postings};
 use super::table::{Entry, Table};
 use std::fs::File;
@@ -131,29 +131,21 @@ fn damaged(why: &str) -> io::Error {
 }
 
 /// Writes a generation of `root` into `file` (new, opened to read and
-/// write): the table, then `sources` merged (`in_lanes`: in two lanes when
-/// big, see `write_merged_in_lanes`), then the block sums and the trailer.
-/// The caller puts it in place.
+/// write): the table, then `sources` merged (in two lanes when big, see
+/// `write_merged_in_lanes`), then the block sums and the trailer. The
+/// caller puts it in place.
 pub fn write_generation(
     file: &File,
     root: &Path,
     table: &Table,
     meta: &Meta,
     sources: &[&dyn ListSource],
-    in_lanes: bool,
 ) -> io::Result<()> {
     let mut w = io::BufWriter::with_capacity(1 << 20, Placed { file, at: 0 });
     put_table(&mut w, root, table, meta, |_, e| e.stamp)?;
     w.flush()?;
+    let (layout, body) = write_merged_in_lanes(file, w.get_ref().at, sources)?;
     let at = w.get_ref().at;
-    let (layout, body) = match in_lanes {
-        true => write_merged_in_lanes(file, at, sources)?,
-        false => {
-            let layout = write_merged(&mut w, sources)?;
-            w.flush()?;
-            (layout, w.get_ref().at)
-        }
-    };
     // The lanes write the body out of order: its blocks are summed once it
     // is all written, from the page cache.
     let sums = block_sums(file, body, BLOCK_SHIFT)?;
@@ -288,15 +280,7 @@ mod tests {
             next_doc: 10,
         };
         let file = tempfile::tempfile().unwrap();
-        write_generation(
-            &file,
-            root,
-            &Table::default(),
-            &meta,
-            &[&b.into_sorted()],
-            false,
-        )
-        .unwrap();
+        write_generation(&file, root, &Table::default(), &meta, &[&b.into_sorted()]).unwrap();
         let mut bytes = vec![0u8; file.metadata().unwrap().len() as usize];
         file.read_exact_at(&mut bytes, 0).unwrap();
         let u32_at = |i: usize| u32::from_le_bytes(bytes[i..i + 4].try_into().unwrap());

@@ -271,7 +271,7 @@ impl Store {
                 .create_new(true)
                 .mode(0o600)
                 .open(&tmp)?;
-            format::write_generation(&f, root, table, meta, sources, true)?;
+            format::write_generation(&f, root, table, meta, sources)?;
             // A table saved apart for an earlier generation of this number
             // (since removed) must never be read with this one.
             let _ = fs::remove_file(self.table_path(n));
