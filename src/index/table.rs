@@ -8,7 +8,9 @@
 //! exactly the files that search's own walk would have given.
 
 use super::watch::Watcher;
-use crate::search::{CancelToken, ErrorLog, IgnoredRoot, WalkOptions, Walker, IGNORE_FILES};
+use crate::search::{
+    path_order, CancelToken, ErrorLog, IgnoredRoot, WalkOptions, Walker, IGNORE_FILES,
+};
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -183,29 +185,6 @@ impl Stamp {
             ino: st.st_ino,
             nlink: st.st_nlink as u64,
         }
-    }
-}
-
-/// `Path`'s own order (component by component) for the paths a walk
-/// makes: an absolute root joined with plain names, so no `.`, `..` or
-/// doubled separator. Compared as bytes with `/` below every other byte,
-/// which is the same order without parsing components: sorting the
-/// Linux tree's table by `Path::cmp` took longer than the walk.
-pub fn path_order(a: &Path, b: &Path) -> std::cmp::Ordering {
-    use std::os::unix::ffi::OsStrExt;
-    let (a, b) = (a.as_os_str().as_bytes(), b.as_os_str().as_bytes());
-    let n = a.len().min(b.len());
-    let mut i = 0;
-    while i + 8 <= n && a[i..i + 8] == b[i..i + 8] {
-        i += 8;
-    }
-    while i < n && a[i] == b[i] {
-        i += 1;
-    }
-    let rank = |c: u8| if c == b'/' { 0 } else { c as u16 + 1 };
-    match (a.get(i), b.get(i)) {
-        (Some(&x), Some(&y)) => rank(x).cmp(&rank(y)),
-        _ => a.len().cmp(&b.len()),
     }
 }
 
@@ -445,21 +424,6 @@ impl Drop for Batch<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use proptest::prelude::*;
-
-    proptest! {
-        #[test]
-        fn path_order_is_paths_own_order(
-            a in proptest::collection::vec("[a-c.\\x01_-]{1,3}", 1..5),
-            b in proptest::collection::vec("[a-c.\\x01_-]{1,3}", 1..5),
-        ) {
-            // Walk-made paths: an absolute root and plain names.
-            let plain = |v: &Vec<String>| v.iter().all(|n| !n.contains('/') && n != "." && n != "..");
-            prop_assume!(plain(&a) && plain(&b));
-            let (a, b) = (Path::new("/r").join(a.join("/")), Path::new("/r").join(b.join("/")));
-            prop_assert_eq!(path_order(&a, &b), a.cmp(&b));
-        }
-    }
 
     fn table(roots: &[&str], files: &[(&str, Option<u32>)]) -> Table {
         Table {
@@ -502,20 +466,5 @@ mod tests {
             assert_eq!(fresh.find(&e.path), Some(i));
         }
         assert_eq!(fresh.find(Path::new("/r/b")), None);
-    }
-
-    #[test]
-    fn path_order_puts_a_directory_before_its_longer_named_siblings() {
-        let cases = [
-            ("/r/a/b", "/r/a-b"),
-            ("/r/a/b", "/r/a\u{1}"),
-            ("/r/a", "/r/a/b"),
-            ("/r/ab/c", "/r/abc"),
-        ];
-        for (x, y) in cases {
-            let (x, y) = (Path::new(x), Path::new(y));
-            assert_eq!(path_order(x, y), x.cmp(y), "{x:?} vs {y:?}");
-            assert_eq!(path_order(y, x), y.cmp(x), "{y:?} vs {x:?}");
-        }
     }
 }

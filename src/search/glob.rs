@@ -9,12 +9,14 @@
 use super::cancel::CancelToken;
 use super::dir_open::Stamp;
 use super::display::{display_bytes, relative_bytes, DisplayPath};
+use super::path_order::{file_name_bytes, path_order};
 use super::source::{FileFeed, FileSource, Narrowing, SourceFile};
 use super::walk::{resolve_target, ErrorLog, IgnoredRoot, Target, WalkEntry, WalkOptions, Walker};
 use super::{SearchError, SortOrder};
 use globset::{Candidate, GlobBuilder, GlobSet, GlobSetBuilder};
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
+use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -135,9 +137,20 @@ impl PatternMatcher {
             let rel = path.strip_prefix(root).unwrap_or(path);
             self.glob.is_match_candidate(&Candidate::new(rel))
         } else {
-            match (path.file_name(), &self.suffix) {
-                (Some(name), Some(suffix)) => name.as_encoded_bytes().ends_with(suffix),
-                (Some(name), None) => self.glob.is_match_candidate(&Candidate::new(name)),
+            let bytes = path.as_os_str().as_bytes();
+            if let (Some(suffix), Some(last)) = (&self.suffix, bytes.last()) {
+                // Not ending in `/` or `.`, the path ends with its name, and
+                // a suffix without `/` lies within it.
+                if !matches!(last, b'/' | b'.') {
+                    return bytes.ends_with(suffix);
+                }
+            }
+            match (file_name_bytes(path), &self.suffix) {
+                (Some(name), Some(suffix)) => name.ends_with(suffix),
+                (Some(name), None) => {
+                    let name = std::ffi::OsStr::from_bytes(name);
+                    self.glob.is_match_candidate(&Candidate::new(name))
+                }
                 (None, _) => false,
             }
         }
@@ -145,10 +158,30 @@ impl PatternMatcher {
 }
 
 /// Heap key where the greatest element is the one to drop first.
-#[derive(Debug, PartialEq, Eq, PartialOrd, Ord)]
+#[derive(Debug, PartialEq, Eq)]
 enum Key {
     Mtime(Reverse<SystemTime>, PathBuf),
     Path(PathBuf),
+}
+
+/// Paths by [`path_order`]: a tree unpacked from an archive gives every
+/// file one mtime, and each file offered to a full heap was then compared
+/// by `Path::cmp`, which parses both paths into components.
+impl Ord for Key {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        match (self, other) {
+            (Key::Mtime(t, p), Key::Mtime(u, q)) => t.cmp(u).then_with(|| path_order(p, q)),
+            (Key::Path(p), Key::Path(q)) => path_order(p, q),
+            (Key::Mtime(..), Key::Path(_)) => std::cmp::Ordering::Less,
+            (Key::Path(_), Key::Mtime(..)) => std::cmp::Ordering::Greater,
+        }
+    }
+}
+
+impl PartialOrd for Key {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
 }
 
 /// An entry that matched, as the top-K heap keeps it.
@@ -444,10 +477,11 @@ impl TopK {
         let (mtime, size) = f.current().unwrap_or((SystemTime::UNIX_EPOCH, 0));
         if self.limit > 0 && self.heap.len() >= self.limit {
             let worse = self.heap.peek().is_some_and(|top| match (sort, &top.key) {
-                (SortOrder::Mtime, Key::Mtime(Reverse(t), p)) => {
-                    (Reverse(mtime), f.path) >= (Reverse(*t), p.as_path())
-                }
-                (_, Key::Path(p)) | (_, Key::Mtime(_, p)) => f.path >= p.as_path(),
+                (SortOrder::Mtime, Key::Mtime(Reverse(t), p)) => Reverse(mtime)
+                    .cmp(&Reverse(*t))
+                    .then_with(|| path_order(f.path, p))
+                    .is_ge(),
+                (_, Key::Path(p)) | (_, Key::Mtime(_, p)) => path_order(f.path, p).is_ge(),
             });
             if worse {
                 self.total += 1;

@@ -20,6 +20,7 @@ mod ordered;
 mod outline_cache;
 mod outline_file;
 mod parallel_walk;
+mod path_order;
 mod results;
 mod rules_cache;
 mod sorted_walk;
@@ -46,6 +47,7 @@ pub use outline_file::{
     outline_file, FileOutline, DEFAULT_MAX_ITEMS as DEFAULT_OUTLINE_MAX_ITEMS,
     MAX_FILE_BYTES as MAX_OUTLINE_FILE_BYTES,
 };
+pub use path_order::{file_name_bytes, path_order};
 pub use results::{ContextLine, FileStructure, GrepSummary, Hit, HitSymbol, IgnoredCount};
 pub use source::{
     system_time, FileFeed, FileList, FileSource, KnownStamp, ListedFile, Narrowing, SourceFile,
