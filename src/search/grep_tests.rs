@@ -260,6 +260,36 @@ fn mtime_sort_puts_the_newest_file_first() {
 }
 
 #[test]
+fn files_of_one_mtime_are_ordered_by_path_component_by_component() {
+    // As bytes `a-b` comes before `a/b` (`-` < `/`); by path, `a/b` is in
+    // `a`, which comes before `a-b`.
+    let t = tempfile::tempdir().unwrap();
+    fs::create_dir_all(t.path().join("a")).unwrap();
+    let when = std::time::SystemTime::now() - Duration::from_secs(100);
+    for name in ["a-b", "a/b", "a.b", "ab"] {
+        let p = t.path().join(name);
+        fs::write(&p, "x\n").unwrap();
+        let f = fs::File::options().write(true).open(&p).unwrap();
+        f.set_modified(when).unwrap();
+    }
+    for sort in [SortOrder::Mtime, SortOrder::Path] {
+        // Without a limit a file listing is sorted once at the end; with
+        // one, the files go to the searchers in that order.
+        for max_count in [None, Some(10)] {
+            let mut o = opts("x");
+            (o.sort, o.mode, o.max_count) = (sort, GrepMode::Files, max_count);
+            let (hits, _) = search(t.path(), o);
+            let names: Vec<_> = hits.iter().map(|h| h.path.text.clone()).collect();
+            assert_eq!(
+                names,
+                ["a/b", "a-b", "a.b", "ab"],
+                "{sort:?}, {max_count:?}"
+            );
+        }
+    }
+}
+
+#[test]
 fn a_single_file_target_shows_its_name() {
     let t = tempfile::tempdir().unwrap();
     fs::create_dir_all(t.path().join("sub")).unwrap();

@@ -6,6 +6,7 @@
 use super::cancel::CancelToken;
 use super::file_search::{attach_structure, FileOutcome};
 use super::grep::{GrepMode, GrepOptions, GrepPlan};
+use super::path_order::path_order;
 use super::results::{GrepSummary, Hit, IgnoredCount};
 use super::source::{mtime_of, FileSource};
 use super::walk::{ErrorLog, IgnoredRoot};
@@ -206,12 +207,14 @@ fn produce_into(
 /// A file with its modification time and ignored root, for `--sort mtime`.
 type Dated = (SystemTime, PathBuf, Option<usize>);
 
-/// Sends `files` newest first, ties by path; false when a send was refused.
+/// Sends `files` newest first, ties by path (by [`path_order`]: a tree
+/// unpacked from an archive ties every file); false when a send was
+/// refused.
 fn send_newest_first(
     mut files: Vec<Dated>,
     send: &mut impl FnMut(&Path, Option<usize>) -> bool,
 ) -> bool {
-    files.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
+    files.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| path_order(&a.1, &b.1)));
     files.iter().all(|(_, p, root)| send(p, *root))
 }
 

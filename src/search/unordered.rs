@@ -7,6 +7,7 @@
 use super::cancel::CancelToken;
 use super::file_search::FileOutcome;
 use super::grep::GrepPlan;
+use super::path_order::path_order;
 use super::results::{GrepSummary, Hit, IgnoredCount};
 use super::source::mtime_of;
 use super::walk::ErrorLog;
@@ -101,24 +102,28 @@ pub(super) fn run(
 
     let mut tally = tally.into_inner().unwrap_or_else(|p| p.into_inner());
     let mut summary = GrepSummary::default();
-    let key = |f: &Found| (f.ignored_root.map_or(0, |g| g + 1), f.path.clone());
+    // Paths by `path_order`: `sort_by_key` cloned both paths for every
+    // comparison, and `Path::cmp` parses them into components.
     match plan.opts.sort {
-        SortOrder::Path => tally.found.sort_by_key(key),
+        SortOrder::Path => {
+            let class = |f: &Found| f.ignored_root.map_or(0, |g| g + 1);
+            (tally.found).sort_by(|a, b| {
+                (class(a).cmp(&class(b))).then_with(|| path_order(&a.path, &b.path))
+            });
+        }
         SortOrder::Mtime => {
-            let mut keyed: Vec<(usize, std::cmp::Reverse<SystemTime>, PathBuf, Found)> = tally
+            let mut keyed: Vec<(usize, std::cmp::Reverse<SystemTime>, Found)> = tally
                 .found
                 .drain(..)
                 .map(|f| {
-                    (
-                        f.ignored_root.map_or(0, |_| 1),
-                        std::cmp::Reverse(mtime_of(&f.path)),
-                        f.path.clone(),
-                        f,
-                    )
+                    let newest = std::cmp::Reverse(mtime_of(&f.path));
+                    (f.ignored_root.map_or(0, |_| 1), newest, f)
                 })
                 .collect();
-            keyed.sort_by(|a, b| (a.0, a.1, &a.2).cmp(&(b.0, b.1, &b.2)));
-            tally.found = keyed.into_iter().map(|k| k.3).collect();
+            keyed.sort_by(|a, b| {
+                ((a.0, a.1).cmp(&(b.0, b.1))).then_with(|| path_order(&a.2.path, &b.2.path))
+            });
+            tally.found = keyed.into_iter().map(|k| k.2).collect();
         }
     }
     let mut per_root: Vec<IgnoredCount> = roots
