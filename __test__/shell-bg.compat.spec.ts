@@ -18,10 +18,10 @@ interface Outcome {
 }
 
 /** Pi's own bash tool (its local process backend) on the same command. */
-async function builtin(cwd: string, command: string, options: { commandPrefix?: string; shellPath?: string }): Promise<Outcome> {
+async function builtin(cwd: string, command: string, options: { commandPrefix?: string; shellPath?: string }, timeout?: number): Promise<Outcome> {
 	const def = createBashToolDefinition(cwd, options);
 	try {
-		const r = await def.execute("builtin", { command }, undefined, undefined, undefined as never);
+		const r = await def.execute("builtin", timeout === undefined ? { command } : { command, timeout }, undefined, undefined, undefined as never);
 		const text = r.content.map((c) => (c.type === "text" ? c.text : "")).join("");
 		return { text, isError: false, details: r.details };
 	} catch (e) {
@@ -51,7 +51,6 @@ test("foreground bash matches Pi's built-in text, footers, spill, errors and det
 	const shell = path.join(root, "announcing-shell");
 	fs.writeFileSync(shell, '#!/bin/sh\necho "via announcing-shell"\nexec /bin/bash "$@"\n', { mode: 0o755 });
 	const piSettings = { shellPath: shell, shellCommandPrefix: "export PI_UTILS_PREFIX=from-prefix" };
-	fs.writeFileSync(path.join(agentDir, "settings.json"), JSON.stringify(piSettings));
 	const commands = [
 		"seq 1 3000",
 		"head -c 60000 /dev/zero | tr '\\0' x",
@@ -61,7 +60,8 @@ test("foreground bash matches Pi's built-in text, footers, spill, errors and det
 		"echo \"$PI_UTILS_PREFIX\"; echo \"${PATH%%:*}\"",
 		"echo out; sleep 0.05; echo err >&2; sleep 0.05; echo more",
 	];
-	const live = await openLiveSession({ cwd: project, agentDir });
+	// The session's own (in-memory) settings: what Pi's own bash in this session would run with.
+	const live = await openLiveSession({ cwd: project, agentDir, settings: piSettings });
 	const spilled: string[] = [];
 	t.after(async () => {
 		await live.quit();
@@ -91,4 +91,33 @@ test("foreground bash matches Pi's built-in text, footers, spill, errors and det
 	assert.equal(failed.text, "via announcing-shell\na\nb\n\n\nCommand exited with code 3");
 	assert.equal(empty.text, "via announcing-shell\n");
 	assert.equal(env.text, `via announcing-shell\nfrom-prefix\n${path.join(agentDir, "bin")}\n`, "prefix applied, <agentDir>/bin first on PATH");
+});
+
+// The bash cases of Pi's own tool tests (coding-agent `test/tools.test.ts`): a simple command, a failing one,
+// and a timeout. Each must give Pi's outcome (text, error or not) through our override too.
+test("Pi's own bash tool test cases give Pi's outcome through the override", async (t) => {
+	const root = fs.mkdtempSync(path.join(os.tmpdir(), "pi-utils-shellbg-picases-"));
+	const agentDir = path.join(root, "agent");
+	fs.mkdirSync(agentDir);
+	const cases: Array<{ command: string; timeout?: number; expect: RegExp; isError: boolean }> = [
+		{ command: "echo 'test output'", expect: /^test output\n$/, isError: false },
+		{ command: "exit 1", expect: /code 1/, isError: true },
+		{ command: "sleep 5", timeout: 1, expect: /timed out/i, isError: true },
+	];
+	const live = await openLiveSession({ cwd: root, agentDir });
+	t.after(async () => {
+		await live.quit();
+		fs.rmSync(root, { recursive: true, force: true });
+	});
+	live.reply(...cases.map(({ command, timeout }) => fauxAssistantMessage([fauxToolCall("bash", timeout === undefined ? { command } : { command, timeout })], { stopReason: "toolUse" })), fauxAssistantMessage("done"));
+	await live.prompt("run them");
+	assert.equal(live.toolResults.length, cases.length);
+	for (const [i, c] of cases.entries()) {
+		const ours = live.toolResults[i];
+		const theirs = await builtin(root, c.command, {}, c.timeout);
+		assert.match(theirs.text, c.expect, `Pi: ${c.command}`);
+		assert.equal(theirs.isError, c.isError, `Pi: ${c.command}`);
+		assert.equal(ours.text, theirs.text, c.command);
+		assert.equal(ours.isError, theirs.isError, c.command);
+	}
 });

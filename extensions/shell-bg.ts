@@ -12,6 +12,7 @@ import { bashTool } from "./shell-bg/bash.ts";
 import { registerShellBgCommand } from "./shell-bg/command.ts";
 import { shellKillTool, shellStatusTool } from "./shell-bg/jobs-tools.ts";
 import { registerMessages } from "./shell-bg/messages.ts";
+import { watchSessionSettingsReads } from "./shell-bg/pi-shell.ts";
 import { ShellSession } from "./shell-bg/session.ts";
 
 export { BACKGROUND_BADGE } from "./shell-bg/bash.ts";
@@ -28,6 +29,8 @@ export default function shellBg(pi: ExtensionAPI): void {
 			? nativeLoad.error
 			: `pi-utils native core has no process registry on ${process.platform}`;
 	const session = new ShellSession(pi, settings, native, fallbackReason);
+	// Pi 0.73 has no getSettings: the session's own settings are found through what it reads (pi-shell.ts).
+	if (session.enabled("bash") && typeof (pi as unknown as { getSettings?: unknown }).getSettings !== "function") watchSessionSettingsReads();
 
 	if (session.enabled("bash")) pi.registerTool(bashTool(session));
 	if (session.enabled("shell_status")) pi.registerTool(shellStatusTool(session));

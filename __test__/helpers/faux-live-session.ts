@@ -44,6 +44,8 @@ export interface LiveSessionOptions {
 	/** Reopen this session file instead of starting a new one. */
 	sessionFile?: string;
 	env?: Record<string, string | undefined>;
+	/** The session's own settings, in memory (an SDK host's `SettingsManager.inMemory(...)`); files are not read. */
+	settings?: Parameters<typeof SettingsManager.inMemory>[0];
 }
 
 export interface LiveSession {
@@ -156,7 +158,7 @@ export async function openLiveSession(options: LiveSessionOptions): Promise<Live
 	};
 	register();
 
-	const settingsManager = SettingsManager.inMemory();
+	const settingsManager = SettingsManager.inMemory(options.settings ?? {});
 	const resourceLoader = new DefaultResourceLoader({
 		cwd: options.cwd,
 		agentDir: options.agentDir,

@@ -51,8 +51,8 @@ export interface PiRunOptions {
 	env?: Record<string, string | undefined>;
 	/** Hard limit; the process group is killed after it. Default 30 s. */
 	timeoutMs?: number;
-	/** The package to load with `-e`. Default: this repository. */
-	packageDir?: string;
+	/** The package to load with `-e`. Default: this repository; null loads none (Pi's own tools only). */
+	packageDir?: string | null;
 }
 
 export interface PiRunResult {
@@ -100,8 +100,7 @@ export async function runPi(options: PiRunOptions): Promise<PiRunResult> {
 		"--no-session",
 		"--mode",
 		"json",
-		"-e",
-		options.packageDir ?? packageRoot,
+		...(options.packageDir === null ? [] : ["-e", options.packageDir ?? packageRoot]),
 		...(options.args ?? []),
 		options.prompt,
 	];

@@ -112,6 +112,7 @@ async function runBash(session: ShellSession, contract: BashContract, call: Bash
 		if (refusal) throw new Error(refusal);
 	}
 	const timeout = params.timeout ?? (background ? undefined : s.foregroundTimeoutSec);
+	const piShell = session.piShell(ctx);
 	const outcome: RunOutcome = {};
 	const operations = jobOperations(
 		current,
@@ -119,11 +120,10 @@ async function runBash(session: ShellSession, contract: BashContract, call: Bash
 			background,
 			// Print and json modes never auto-background: nothing could tell the model when the job ends.
 			autoBackgroundMs: !background && ctx.hasUI ? s.autoBackgroundAfterSec * 1000 : undefined,
-			resolveShell: () => getShellConfig(session.piShell.shellPath).shell,
+			resolveShell: () => getShellConfig(piShell.shellPath).shell,
 		},
 		outcome,
 	);
-	const { piShell } = session;
 	const def = createBashToolDefinition(ctx.cwd, { operations, commandPrefix: piShell.commandPrefix, shellPath: piShell.shellPath });
 	let result: AgentToolResult<unknown>;
 	try {

@@ -2,7 +2,7 @@
 // host the jobs report to, and the session lifecycle. Everything async checks `active` first (a /reload or
 // quit makes `pi` stale, and a stale call throws).
 import type { ExtensionAPI, ExtensionContext, SessionShutdownEvent, SessionStartEvent } from "@mariozechner/pi-coding-agent";
-import { getAgentDir, SettingsManager, VERSION } from "@mariozechner/pi-coding-agent";
+import { VERSION } from "@mariozechner/pi-coding-agent";
 import type { Native } from "../lib/native.mjs";
 import { agentDir, isToolEnabled, loadSettings, takeWarningsOnce, type PiUtilsSettings } from "../lib/settings.ts";
 import { ShellJobs, type JobsHost } from "../lib/shell/jobs.ts";
@@ -11,28 +11,14 @@ import { jobDirFor, jobRegistryExists, openJobRegistry } from "../lib/shell/regi
 import { sweepJobDirs } from "../lib/shell/retention.ts";
 import { warnOnce as sharedWarnOnce } from "../lib/warn-once.ts";
 import { MESSAGE_TYPE } from "./messages.ts";
+import { piShellSettings, sessionSettingsManager, type PiShell } from "./pi-shell.ts";
 import { JobsWidget, WIDGET } from "./widget.ts";
 
 const NOTIFIED = Symbol.for("pi-utils.shell-bg.notified");
 const SWEPT = Symbol.for("pi-utils.shell-bg.swept");
 
-export interface PiShell {
-	shellPath?: string;
-	commandPrefix?: string;
-}
-
 export function warnOnce(ctx: ExtensionContext, key: string, messages: string[]): void {
 	sharedWarnOnce(NOTIFIED, ctx, key, messages, VERSION);
-}
-
-/** Pi applies `shellPath` and `shellCommandPrefix` only to its own bash; an override reads them itself. */
-function piShellSettings(cwd: string): PiShell {
-	try {
-		const sm = SettingsManager.create(cwd, getAgentDir());
-		return { shellPath: sm.getShellPath(), commandPrefix: sm.getShellCommandPrefix() };
-	} catch {
-		return {};
-	}
 }
 
 export class ShellSession {
@@ -40,7 +26,8 @@ export class ShellSession {
 	ctx: ExtensionContext | undefined;
 	jobs: ShellJobs | undefined;
 	dir: string | undefined;
-	piShell: PiShell = {};
+	/** Pi 0.73: the SettingsManager the session built its tools from, recorded at session_start (pi-shell.ts). */
+	#sessionSettings: ReturnType<typeof sessionSettingsManager>;
 	readonly widget = new JobsWidget(this);
 	readonly host: JobsHost;
 	#inMemorySession = false;
@@ -84,6 +71,11 @@ export class ShellSession {
 		return opened;
 	}
 
+	/** `shellPath` and `shellCommandPrefix` as Pi's own bash has them in this session, read at each call. */
+	piShell(ctx: ExtensionContext): PiShell {
+		return piShellSettings(this.pi, ctx, this.#sessionSettings);
+	}
+
 	useCtx(ctx: ExtensionContext): ShellJobs {
 		if (this.active) this.ctx = ctx;
 		return this.openJobs();
@@ -101,7 +93,7 @@ export class ShellSession {
 		this.#inMemorySession = !sessionFile;
 		const dir = jobDirFor({ sessionFile, sessionId, agentDir: agentDir() });
 		this.dir = dir;
-		this.piShell = piShellSettings(ctx.cwd);
+		this.#sessionSettings = sessionSettingsManager();
 		// In the TUI, SIGTERM must reach session_shutdown below on Pi 0.73 too (why: lib/shell/quit-signal.ts).
 		if (ctx.hasUI && process.stdin.isTTY === true) this.#releaseSigterm ??= keepSignalHandled("SIGTERM");
 		// Once per Pi process (not per /reload): job directories of sessions that are gone, past their retention.
