@@ -619,3 +619,25 @@ fn a_binary_file_present_at_build_time_is_never_pruned() {
     assert!(via.contains("binary=1"), "{via}");
     super::drop_root(root);
 }
+
+/// Regression: a root named through a symlink was stamped as the link
+/// (lstat), which no file created in the real directory changes, so the
+/// next process took its saved table over without the new file while the
+/// scan found it.
+#[test]
+fn a_root_named_through_a_symlink_sees_a_file_created_offline_at_its_top() {
+    let real = seeded_tree();
+    let top = tempfile::tempdir().unwrap();
+    let link = top.path().join("link");
+    std::os::unix::fs::symlink(real.path(), &link).unwrap();
+    let store = tempfile::tempdir().unwrap();
+    settle();
+    warm_in(&link, store.path());
+    forget_root(&link);
+    fs::write(real.path().join("new.txt"), "offlinecreated\n").unwrap();
+    warm_in(&link, store.path());
+    let (_, via) = both_ways(&link, "offlinecreated");
+    assert!(via.contains("new.txt"), "the new file is found: {via}");
+    compare_all(&link, "after an offline create under a symlinked root");
+    super::drop_root(&link);
+}

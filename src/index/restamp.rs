@@ -65,7 +65,7 @@ pub fn restamp(
                         return;
                     }
                     adder.add(path);
-                    let now = Stamp::of(path);
+                    let now = Stamp::of_dir(path, root);
                     if was.is_none() || now != *was || !ok(was) {
                         failed.store(true, Ordering::Relaxed);
                     }

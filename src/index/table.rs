@@ -37,6 +37,18 @@ impl Stamp {
         Self::of_meta(&std::fs::symlink_metadata(path).ok()?)
     }
 
+    /// A listed directory's stamp. The root is stamped as the directory it
+    /// resolves to (a root named through a symlink would otherwise be
+    /// stamped as the link, which no file created at its top changes); the
+    /// walk never follows a link below the root, so lstat is right there.
+    pub fn of_dir(dir: &Path, root: &Path) -> Option<Stamp> {
+        if dir == root {
+            Self::followed(dir)
+        } else {
+            Self::of(dir)
+        }
+    }
+
     /// The stamp of what `path` names once links are followed: what the
     /// walk's classifier reads of a rule file.
     pub fn followed(path: &Path) -> Option<Stamp> {
@@ -263,7 +275,7 @@ pub fn walk(
     // walk's threads found, in path order.
     let fixed = rule_files.len();
     let rule_files = Mutex::new(rule_files);
-    let dirs = Mutex::new(vec![(root.to_path_buf(), Stamp::of(root))]);
+    let dirs = Mutex::new(vec![(root.to_path_buf(), Stamp::of_dir(root, root))]);
     let errors = Mutex::new(ErrorLog::default());
     let found = Mutex::new(Vec::new());
     let seen = AtomicUsize::new(0);
