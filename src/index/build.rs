@@ -593,7 +593,7 @@ pub fn build(root: &Path, config: &IndexConfig, cancel: &CancelToken) -> Result<
     if lock.is_some() {
         store.touch();
     }
-    let watcher = Watcher::new().map_err(|e| NotBuilt::Off(e.to_string()))?;
+    let watcher = Watcher::with_cap(config.watch_cap).map_err(|e| NotBuilt::Off(e.to_string()))?;
     let root_id = table::identity(root)
         .ok_or_else(|| NotBuilt::Failed(format!("cannot stat {}", root.display())))?;
     let walk_start = SystemTime::now();
@@ -603,6 +603,11 @@ pub fn build(root: &Path, config: &IndexConfig, cancel: &CancelToken) -> Result<
     }
     let (saved, mut table) = fresh_table(root, config, saved, &watcher, cancel)?;
     if let Some(f) = watcher.failure() {
+        // The watch limit is a state the index leaves by itself (stale, built
+        // again later); any other watch failure turns it off.
+        if f.starts_with(super::watch::WATCH_LIMIT) {
+            return Err(NotBuilt::Failed(f));
+        }
         return Err(NotBuilt::Off(f));
     }
     check_file_count(table.entries.len(), config)?;

@@ -13,7 +13,7 @@ use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
-use std::time::{Duration, SystemTime};
+use std::time::{Duration, Instant, SystemTime};
 
 /// A ready picture of the tree.
 pub(super) struct Picture {
@@ -177,7 +177,9 @@ pub struct IndexStatus {
 enum Slot {
     Building,
     Ready(Box<Picture>),
-    Stale(String),
+    /// Why, and since when: a stale index that no build is making fresh
+    /// builds again once `IndexConfig::stale_retry` has passed.
+    Stale(String, Instant),
     Off(String),
 }
 
@@ -192,6 +194,8 @@ pub struct LiveIndex {
     building: AtomicBool,
     /// The user was told that the picture could not be saved.
     told: AtomicBool,
+    /// The user was told that searches scan because of the watch limit.
+    told_limit: AtomicBool,
 }
 
 /// Files not in the postings past which the picture is rebuilt.
@@ -210,6 +214,7 @@ impl LiveIndex {
             cancel: CancelToken::new(None),
             building: AtomicBool::new(false),
             told: AtomicBool::new(false),
+            told_limit: AtomicBool::new(false),
         });
         idx.spawn_build();
         idx
@@ -242,11 +247,11 @@ impl LiveIndex {
                         let mut p = Picture::new(built);
                         match p.refresh(&me.root) {
                             Ok(()) => Slot::Ready(Box::new(p)),
-                            Err(e) => Slot::Stale(e),
+                            Err(e) => Slot::Stale(e, Instant::now()),
                         }
                     }
                     Ok(Err(NotBuilt::Off(why))) => Slot::Off(why),
-                    Ok(Err(NotBuilt::Failed(why))) => Slot::Stale(why),
+                    Ok(Err(NotBuilt::Failed(why))) => Slot::Stale(why, Instant::now()),
                     Err(_) => Slot::Off("internal error: the index build panicked".into()),
                 };
                 let mut slot = me.lock();
@@ -291,7 +296,7 @@ impl LiveIndex {
                 reread: p.reread.map(|n| n as u64),
                 walked: p.walked,
             },
-            Slot::Stale(w) => IndexStatus {
+            Slot::Stale(w, _) => IndexStatus {
                 state: State::Stale(w.clone()),
                 files: 0,
                 bytes: 0,
@@ -322,8 +327,8 @@ impl LiveIndex {
             match &*slot {
                 Slot::Ready(_) => return Ok(()),
                 // A stale index being rebuilt is waited for.
-                Slot::Stale(_) if self.building.load(Ordering::SeqCst) => {}
-                Slot::Off(why) | Slot::Stale(why) => return Err(why.clone()),
+                Slot::Stale(..) if self.building.load(Ordering::SeqCst) => {}
+                Slot::Off(why) | Slot::Stale(why, _) => return Err(why.clone()),
                 Slot::Building => {}
             }
             if cancel.is_stopped() {
@@ -348,11 +353,20 @@ impl LiveIndex {
         let pic = match &mut *slot {
             Slot::Ready(p) => p,
             Slot::Building => return Err(IndexUse::Building),
-            Slot::Stale(_) => return Err(IndexUse::Stale),
+            Slot::Stale(_, since) => {
+                // Recovers by itself: the watch limit raised or the tree
+                // shrunk since, a failed build's cause gone.
+                let retry = since.elapsed() >= self.config.stale_retry;
+                drop(slot);
+                if retry {
+                    self.spawn_build_from_stale();
+                }
+                return Err(IndexUse::Stale);
+            }
             Slot::Off(_) => return Err(IndexUse::Off),
         };
         if let Err(why) = pic.refresh(&self.root) {
-            *slot = Slot::Stale(why);
+            *slot = Slot::Stale(why, Instant::now());
             drop(slot);
             self.spawn_build_from_stale();
             return Err(IndexUse::Stale);
@@ -367,7 +381,7 @@ impl LiveIndex {
             // What `query` found is still right (a damaged list reads as
             // "any file"), but the saved generation is gone from the store
             // and the picture is rebuilt from scratch.
-            *slot = Slot::Stale("the saved index failed its checksum".into());
+            *slot = Slot::Stale("the saved index failed its checksum".into(), Instant::now());
             drop(slot);
             self.spawn_build_from_stale();
             return Err(IndexUse::Stale);
@@ -395,17 +409,24 @@ impl LiveIndex {
         self.changed.notify_all();
     }
 
-    /// Once per index: the notice that its picture could not be saved.
+    /// Once per index: the notice that its picture could not be saved, or
+    /// that searches scan because the watch limit is met (the one stale
+    /// reason a user can act on; it lasts until they do).
     pub fn take_notice(&self) -> Option<String> {
-        let why = match &*self.lock() {
-            Slot::Ready(p) => p.unsaved.clone()?,
+        let (notice, told) = match &*self.lock() {
+            Slot::Ready(p) => (
+                format!(
+                    "The index of this directory could not be saved ({}): it is kept in memory and rebuilt by the next process",
+                    p.unsaved.as_ref()?
+                ),
+                &self.told,
+            ),
+            Slot::Stale(why, _) if why.starts_with(super::watch::WATCH_LIMIT) => (
+                format!("Searches of this directory scan instead of using its index: {why}"),
+                &self.told_limit,
+            ),
             _ => return None,
         };
-        if self.told.swap(true, Ordering::SeqCst) {
-            return None;
-        }
-        Some(format!(
-            "The index of this directory could not be saved ({why}): it is kept in memory and rebuilt by the next process"
-        ))
+        (!told.swap(true, Ordering::SeqCst)).then_some(notice)
     }
 }

@@ -74,6 +74,14 @@ pub struct IndexConfig {
     /// scan's) while they are few (see `build::SAVED_ONLY_UNREAD_SHARE`);
     /// otherwise, or with nothing saved, the index is off and searches scan.
     pub saved_only: bool,
+    /// A stale index (the watch limit met, a failed build) builds again at
+    /// the first search this long after it went stale, so it recovers by
+    /// itself once the tree fits; tests shorten it.
+    pub stale_retry: std::time::Duration,
+    /// At most this many inotify watches (`None`: the kernel's limit, the
+    /// default); tests set it to meet the limit without changing the
+    /// machine's `fs.inotify.max_user_watches`.
+    pub watch_cap: Option<usize>,
 }
 
 impl Default for IndexConfig {
@@ -87,6 +95,8 @@ impl Default for IndexConfig {
             racy: store::RACY,
             max_unread: 64,
             saved_only: false,
+            stale_retry: std::time::Duration::from_secs(30),
+            watch_cap: None,
         }
     }
 }
@@ -139,3 +149,5 @@ mod persist_tests;
 mod saved_only_tests;
 #[cfg(test)]
 pub(crate) mod tests;
+#[cfg(test)]
+mod watch_limit_tests;

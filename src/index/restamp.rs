@@ -144,7 +144,7 @@ mod tests {
         fs::write(root.join(".gitignore"), "node_modules/\n").unwrap();
         std::thread::sleep(Duration::from_millis(30));
         let start = SystemTime::now();
-        let w = Watcher::new().unwrap();
+        let w = Watcher::with_cap(None).unwrap();
         let table = table::walk(&root, &w, &CancelToken::new(None), usize::MAX).unwrap();
         (t, root, table, start)
     }
@@ -154,7 +154,7 @@ mod tests {
         let trusted = move |s: &Stamp| {
             std::time::UNIX_EPOCH + Duration::new(s.ctime.0 as u64, s.ctime.1 as u32) < cutoff
         };
-        let w = Watcher::new().unwrap();
+        let w = Watcher::with_cap(None).unwrap();
         restamp(root, table, &w, &trusted, &CancelToken::new(None))
     }
 

@@ -79,6 +79,34 @@ fn above(root: &Path) -> Option<Vec<(PathBuf, Option<OsString>)>> {
     Some(out)
 }
 
+/// The opening words of a failure that is the inotify watch limit: a
+/// state the index recovers from by itself once the tree fits (see
+/// `LiveIndex`), not a verdict on the tree.
+pub const WATCH_LIMIT: &str = "the inotify watch limit is reached";
+
+/// Why the index cannot watch the tree when the watch limit is met: the
+/// setting by name and value, how many watches this index held (one per
+/// directory, and the tree has more), and what to do. ENOSPC's own text,
+/// "No space left on device", reads like a full disk.
+pub fn watch_limit_reason(limit: Option<u64>, held: usize) -> String {
+    let limit = limit.map_or_else(|| "unknown".to_string(), |n| n.to_string());
+    format!(
+        "{WATCH_LIMIT} (fs.inotify.max_user_watches = {limit}, for all of this user's processes): \
+         the index needs one watch per directory and held {held} when the next one was refused. \
+         Searches scan meanwhile; raise the limit (e.g. sysctl fs.inotify.max_user_watches=524288) \
+         or search a smaller directory, and the index rebuilds by itself once the tree fits"
+    )
+}
+
+/// `fs.inotify.max_user_watches` as the kernel has it now.
+fn max_user_watches() -> Option<u64> {
+    std::fs::read_to_string("/proc/sys/fs/inotify/max_user_watches")
+        .ok()?
+        .trim()
+        .parse()
+        .ok()
+}
+
 #[cfg(target_os = "linux")]
 mod imp {
     use super::*;
@@ -92,6 +120,11 @@ mod imp {
         /// The first failure to add a watch: the picture cannot be trusted
         /// without it.
         failed: Mutex<Option<String>>,
+        /// Watches added so far, and at most how many may be (`None`: as
+        /// many as the kernel allows; tests set a cap to meet the limit
+        /// without changing the machine's setting).
+        added: std::sync::atomic::AtomicUsize,
+        cap: Option<usize>,
     }
 
     fn mask() -> WatchMask {
@@ -122,11 +155,15 @@ mod imp {
     }
 
     impl Watcher {
-        pub fn new() -> std::io::Result<Watcher> {
+        /// A watcher that holds at most `cap` watches (`None`: the kernel's
+        /// limit); past it, an add fails as the watch limit does.
+        pub fn with_cap(cap: Option<usize>) -> std::io::Result<Watcher> {
             Ok(Watcher {
                 inotify: Mutex::new(Inotify::init()?),
                 roles: Mutex::new(HashMap::new()),
                 failed: Mutex::new(None),
+                added: std::sync::atomic::AtomicUsize::new(0),
+                cap,
             })
         }
 
@@ -135,14 +172,50 @@ mod imp {
             f.get_or_insert_with(|| format!("cannot watch {}: {e}", what.display()));
         }
 
+        /// Adds one watch, counting it; the cap and the kernel's ENOSPC
+        /// (its watch limit) fail as [`watch_limit_reason`] words it.
+        fn add_counted(
+            &self,
+            watches: &mut Watches,
+            path: &Path,
+            mask: WatchMask,
+        ) -> std::io::Result<i32> {
+            use std::sync::atomic::Ordering;
+            let held = self.added.load(Ordering::Relaxed);
+            let refused = self.cap.is_some_and(|cap| held >= cap);
+            let added = if refused {
+                Err(std::io::Error::from_raw_os_error(libc::ENOSPC))
+            } else {
+                watches
+                    .add(path, mask)
+                    .map(|wd| wd.get_watch_descriptor_id())
+            };
+            match &added {
+                Ok(_) => {
+                    self.added.fetch_add(1, Ordering::Relaxed);
+                }
+                Err(e) if e.raw_os_error() == Some(libc::ENOSPC) => {
+                    let limit = if refused {
+                        self.cap.map(|c| c as u64)
+                    } else {
+                        max_user_watches()
+                    };
+                    let mut f = lock(&self.failed);
+                    f.get_or_insert_with(|| watch_limit_reason(limit, held));
+                }
+                Err(_) => {}
+            }
+            added
+        }
+
         /// Watches `dir` by the path it resolves to (a watch that does not
         /// follow links fails on a symlinked name), as `role`; a failure is
         /// kept.
         fn add_resolved(&self, watches: &mut Watches, dir: &Path, role: Role) {
-            let added = std::fs::canonicalize(dir).and_then(|real| watches.add(&real, mask()));
+            let added = std::fs::canonicalize(dir)
+                .and_then(|real| self.add_counted(watches, &real, mask()));
             match added {
-                Ok(wd) => {
-                    let id = wd.get_watch_descriptor_id();
+                Ok(id) => {
                     lock(&self.roles).entry(id).or_default().push(role);
                 }
                 Err(e) => self.fail(dir, e),
@@ -287,9 +360,8 @@ mod imp {
         }
 
         fn add_as(&mut self, path: &Path, mask: WatchMask, role: Role) {
-            match self.watches.add(path, mask) {
-                Ok(wd) => {
-                    let id = wd.get_watch_descriptor_id();
+            match self.owner.add_counted(&mut self.watches, path, mask) {
+                Ok(id) => {
                     lock(&self.owner.roles).entry(id).or_default().push(role);
                 }
                 Err(e) => {
@@ -318,7 +390,8 @@ mod imp {
     pub struct Watcher;
 
     impl Watcher {
-        pub fn new() -> std::io::Result<Watcher> {
+        pub fn with_cap(_cap: Option<usize>) -> std::io::Result<Watcher> {
+            let _ = (max_user_watches, watch_limit_reason);
             Err(std::io::Error::new(
                 std::io::ErrorKind::Unsupported,
                 "the index watches trees with inotify, which only Linux has",
