@@ -237,19 +237,26 @@ fn check(rc: libc::c_int) -> Result<(), super::ShellError> {
 }
 
 /// Opens (creating its directory) the log for appending, close-on-exec so
-/// only the dup'ed stdout/stderr of the job keep it.
+/// only the dup'ed stdout/stderr of the job keep it. A command's output can
+/// carry private data, so a new log is the user's alone (0600, as Pi's own
+/// bash writes its full-output files) and so is a directory made for it
+/// (0700); an existing log keeps its mode.
 pub fn open_log(path: &Path) -> Result<std::fs::File, super::ShellError> {
-    use std::os::unix::fs::OpenOptionsExt;
+    use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-        std::fs::create_dir_all(dir).map_err(|e| super::ShellError::LogDirectory {
-            dir: dir.display().to_string(),
-            error: e.to_string(),
-        })?;
+        let mut builder = std::fs::DirBuilder::new();
+        builder.recursive(true).mode(0o700);
+        builder
+            .create(dir)
+            .map_err(|e| super::ShellError::LogDirectory {
+                dir: dir.display().to_string(),
+                error: e.to_string(),
+            })?;
     }
     std::fs::OpenOptions::new()
         .append(true)
         .create(true)
-        .mode(0o644)
+        .mode(0o600)
         .custom_flags(libc::O_CLOEXEC)
         .open(path)
         .map_err(|e| super::ShellError::LogFile {
@@ -325,4 +332,19 @@ pub fn new_marker(id: &str) -> String {
 
 pub fn log_fd(f: &std::fs::File) -> RawFd {
     f.as_raw_fd()
+}
+
+#[cfg(test)]
+mod log_mode_tests {
+    use std::os::unix::fs::PermissionsExt;
+
+    #[test]
+    fn a_new_log_and_the_folder_made_for_it_are_the_users_alone() {
+        let t = tempfile::tempdir().unwrap();
+        let log = t.path().join("jobs/session/bg-1.log");
+        super::open_log(&log).unwrap();
+        let mode = |p: &std::path::Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode(&log), 0o600);
+        assert_eq!(mode(log.parent().unwrap()), 0o700);
+    }
 }
