@@ -1,6 +1,7 @@
 //! One root's index over time: building, ready (kept fresh at the start of
 //! each search), stale (rebuilding), or off.
 
+use super::apply;
 use super::build::{build, lower_priority, Built, NotBuilt};
 use super::planner;
 use super::postings::Postings;
@@ -47,6 +48,8 @@ pub(super) struct Picture {
     /// (346 KB on the Linux tree) instead of reading every entry (9 MB),
     /// which was most of a one-hit search's time.
     pub(super) doc_at: Arc<Vec<u32>>,
+    /// What the last refresh applied in place (zero after a whole walk).
+    pub(super) applied: apply::Applied,
 }
 
 /// `Picture::doc_at` of an entry without a document.
@@ -68,6 +71,7 @@ impl Picture {
             unindexed: 0,
             universe: 0,
             doc_at: Arc::default(),
+            applied: apply::Applied::default(),
         };
         p.recount();
         p.unindexable = p.unindexed;
@@ -99,24 +103,52 @@ impl Picture {
         if changes.overflow {
             return Err("the watcher's event queue overflowed".into());
         }
-        let need_walk = changes.structural
-            || (changes.dirty.iter()).any(|p| self.table.find(p).is_none())
-            || table::unwatched_changed(&self.unwatched);
-        if !need_walk {
-            // A changed file is read by every search from now on, and its
-            // stamp read again: glob lists it with its new time and size.
-            for p in &changes.dirty {
-                if let Some(i) = self.table.find(p) {
-                    let e = &mut Arc::make_mut(&mut self.table).entries[i];
-                    self.unindexed += e.doc.is_some() as usize;
-                    e.doc = None;
-                    Arc::make_mut(&mut self.doc_at)[i] = NO_DOC;
-                    e.stamp = Stamp::of(&e.path);
-                }
-            }
-            return Ok(());
+        let mut places = changes.relist;
+        // A content change of a path the table does not hold (a special
+        // file, a file the table missed) is placed like a new entry.
+        places.extend(
+            (changes.dirty.iter())
+                .filter(|p| self.table.find(p).is_none())
+                .cloned(),
+        );
+        // A table with errors is walked whole at its next change, so that
+        // the errors can clear.
+        let walk_whole = changes.unplaced
+            || table::unwatched_changed(&self.unwatched)
+            || (!places.is_empty() && self.table.errors.count > 0);
+        if walk_whole {
+            return self.walk_whole(root, &changes.dirty);
         }
-        let dirty: HashSet<&Path> = changes.dirty.iter().map(PathBuf::as_path).collect();
+        if !places.is_empty() {
+            // Errs before it changes anything: the whole walk then starts
+            // from the table as it was.
+            match apply::apply(Arc::make_mut(&mut self.table), root, &self.watcher, places) {
+                Ok(applied) => {
+                    self.applied = applied;
+                    self.recount();
+                }
+                Err(apply::WalkWhole) => return self.walk_whole(root, &changes.dirty),
+            }
+        }
+        // A changed file is read by every search from now on, and its
+        // stamp read again: glob lists it with its new time and size.
+        for p in &changes.dirty {
+            if let Some(i) = self.table.find(p) {
+                let e = &mut Arc::make_mut(&mut self.table).entries[i];
+                self.unindexed += e.doc.is_some() as usize;
+                e.doc = None;
+                Arc::make_mut(&mut self.doc_at)[i] = NO_DOC;
+                e.stamp = Stamp::of(&e.path);
+            }
+        }
+        Ok(())
+    }
+
+    /// Walks the whole tree again: the fallback for what no place holds.
+    /// Files whose stamp is unchanged keep their postings.
+    fn walk_whole(&mut self, root: &Path, dirty: &[PathBuf]) -> Result<(), String> {
+        self.applied = apply::Applied::default();
+        let dirty: HashSet<&Path> = dirty.iter().map(PathBuf::as_path).collect();
         let mut fresh = table::walk(root, &self.watcher, &CancelToken::new(None), usize::MAX)?;
         if let Some(f) = self.watcher.failure() {
             return Err(f);
@@ -407,6 +439,15 @@ impl LiveIndex {
         self.cancel.cancel();
         *self.lock() = Slot::Off("dropped".into());
         self.changed.notify_all();
+    }
+
+    /// What the last refresh applied in place (`None`: not ready).
+    #[cfg(test)]
+    pub fn last_applied(&self) -> Option<apply::Applied> {
+        match &*self.lock() {
+            Slot::Ready(p) => Some(p.applied),
+            _ => None,
+        }
     }
 
     /// Once per index: the notice that its picture could not be saved, or

@@ -15,6 +15,7 @@
 //! (`store.rs`; its bytes: `format.rs`) and mapped from there, so they stay off Node's heap and the
 //! next process re-validates them by one walk instead of building again.
 
+mod apply;
 mod blocks;
 mod build;
 mod format;
@@ -141,6 +142,8 @@ impl IndexUse {
     }
 }
 
+#[cfg(test)]
+mod apply_tests;
 #[cfg(test)]
 mod divergence_tests;
 #[cfg(test)]

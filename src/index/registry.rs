@@ -122,6 +122,12 @@ pub fn take_notice(cwd: &Path, path: Option<&str>) -> Option<String> {
     lookup(&dir, None)?.take_notice()
 }
 
+/// What the last refresh of `root`'s index applied in place.
+#[cfg(test)]
+pub(crate) fn applied_of(root: &Path) -> Option<super::apply::Applied> {
+    lookup(root, None)?.last_applied()
+}
+
 /// Forgets `root`'s index in this process (stopping its build and its
 /// watcher), as the end of the process does: the store keeps it.
 pub fn forget_root(root: &Path) -> bool {

@@ -339,7 +339,7 @@ pub(super) fn watch_root(root: &Path, watcher: &Watcher) -> Vec<Stamped> {
 /// a directory below the root makes the walk read its `.git/info/exclude`),
 /// whose folders are watched before they are stamped. A few `lstat`s per
 /// directory, on the walk's threads.
-fn probe_rules(watcher: &Watcher, dir: &Path, out: &mut Vec<Stamped>, nested: bool) {
+pub(super) fn probe_rules(watcher: &Watcher, dir: &Path, out: &mut Vec<Stamped>, nested: bool) {
     let at = crate::search::DirStat::new(dir);
     let kind = |name: &str| at.lstat(name.as_ref()).map(|st| st.st_mode & libc::S_IFMT);
     for name in IGNORE_FILES {
@@ -356,7 +356,7 @@ fn probe_rules(watcher: &Watcher, dir: &Path, out: &mut Vec<Stamped>, nested: bo
 }
 
 /// One walk thread's visitor: watches directories, stamps files.
-fn visitor<'a>(
+pub(super) fn visitor<'a>(
     watcher: &'a Watcher,
     roots: &'a [IgnoredRoot],
     found: &'a Mutex<Vec<Entry>>,

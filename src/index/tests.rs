@@ -290,6 +290,13 @@ pub(crate) enum Op {
     Fifo(usize),
     /// A directory's permissions taken away and given back.
     ChmodDir(usize, bool),
+    /// A new directory holding files and a directory of its own, made in
+    /// one of the tree's directories.
+    NewTree(usize, usize),
+    /// A directory moved into another (an ignored one, at times) for good.
+    MoveInto(usize, usize),
+    /// Thirty files written at once in a new folder of a directory.
+    Burst(usize, usize),
 }
 
 pub(crate) const FILES: [&str; 12] = [
@@ -333,7 +340,10 @@ pub(crate) fn op() -> impl Strategy<Value = Op> {
         1 => (f.clone(), f.clone()).prop_map(|(a, b)| Op::Symlink(a, b)),
         1 => f.clone().prop_map(Op::Chmod000),
         1 => f.prop_map(Op::Fifo),
-        1 => (d, any::<bool>()).prop_map(|(a, b)| Op::ChmodDir(a, b)),
+        1 => (d.clone(), any::<bool>()).prop_map(|(a, b)| Op::ChmodDir(a, b)),
+        2 => (0..=DIRS.len(), t.clone()).prop_map(|(a, b)| Op::NewTree(a, b)),
+        1 => (d.clone(), d).prop_map(|(a, b)| Op::MoveInto(a, b)),
+        1 => (0..=DIRS.len(), t).prop_map(|(a, b)| Op::Burst(a, b)),
     ]
 }
 
@@ -428,7 +438,33 @@ pub(crate) fn apply(root: &Path, op: &Op) {
             let mode = if off { 0o000 } else { 0o755 };
             let _ = fs::set_permissions(root.join(DIRS[d]), fs::Permissions::from_mode(mode));
         }
+        Op::NewTree(d, t) => {
+            let at = dir_or_root(root, d).join("fresh");
+            let _ = fs::create_dir_all(at.join("deeper"));
+            write(&at.join("deeper/f.txt"), TEXTS[t].as_bytes());
+            write(&at.join("g.rs"), TEXTS[(t + 1) % TEXTS.len()].as_bytes());
+        }
+        Op::MoveInto(a, b) => {
+            let to = root.join(DIRS[b]).join("moved");
+            let _ = fs::rename(root.join(DIRS[a]), to);
+        }
+        Op::Burst(d, t) => {
+            let at = dir_or_root(root, d).join("burst");
+            let _ = fs::create_dir_all(&at);
+            for i in 0..30 {
+                write(
+                    &at.join(format!("b{i}.txt")),
+                    TEXTS[(t + i) % TEXTS.len()].as_bytes(),
+                );
+            }
+        }
     }
+}
+
+/// `DIRS[d]` below `root`, or `root` itself for `d == DIRS.len()`.
+fn dir_or_root(root: &Path, d: usize) -> PathBuf {
+    DIRS.get(d)
+        .map_or_else(|| root.to_path_buf(), |x| root.join(x))
 }
 
 /// How many searches of each kind used the index.

@@ -25,10 +25,15 @@ pub struct Changes {
     /// Paths whose content may have changed (files), or below which anything
     /// may have changed (directories, and names created, deleted or moved).
     pub dirty: Vec<PathBuf>,
-    /// Something other than file contents changed: entries were created,
-    /// deleted, moved, or an ignore file changed. The file table must be
-    /// walked again.
-    pub structural: bool,
+    /// Paths of the tree whose entry was created, deleted, moved or
+    /// re-typed (and a directory whose ignore file or `.git` changed):
+    /// the places the table is brought up to date at, each with what lies
+    /// below it.
+    pub relist: Vec<PathBuf>,
+    /// A change no path of the tree places: the rules of a directory above
+    /// the root, a repository's `info/exclude`, a rule file written through
+    /// a hard link. The file table must be walked whole again.
+    pub unplaced: bool,
     /// The kernel dropped events (queue overflow): the picture cannot be
     /// trusted until rebuilt.
     pub overflow: bool,
@@ -222,6 +227,17 @@ mod imp {
             }
         }
 
+        /// Forgets the tree directories at or below `path` (a moved or
+        /// deleted subtree, about to be walked again where it is now): a
+        /// directory moved elsewhere keeps its kernel watch, and its events
+        /// must not be taken for its old place.
+        pub fn forget_under(&self, path: &Path) {
+            lock(&self.roles).retain(|_, roles| {
+                roles.retain(|r| !matches!(r, Role::Tree(d) if d.starts_with(path)));
+                !roles.is_empty()
+            });
+        }
+
         /// Forgets what each watch stands for; the walk about to run adds
         /// back what still holds (a directory moved out keeps its kernel
         /// watch, but its events are no longer attributed).
@@ -323,20 +339,23 @@ mod imp {
             (Role::GitDir, Some(n)) => n == "info",
             (Role::GitInfo, Some(n)) => n == "exclude",
         };
-        changes.structural |= counts;
+        changes.unplaced |= counts;
     }
 
     fn in_tree(changes: &mut Changes, dir: &Path, name: Option<&std::ffi::OsStr>, mask: EventMask) {
         let Some(name) = name else {
             // The watched directory itself: deleted, moved, or chmod'ed.
-            changes.structural = true;
+            changes.relist.push(dir.to_path_buf());
             changes.dirty.push(dir.to_path_buf());
             return;
         };
         let content_only = (mask.contains(EventMask::MODIFY) || mask.contains(EventMask::ATTRIB))
             && !mask.contains(EventMask::ISDIR);
-        if is_rule_file(name) || !content_only {
-            changes.structural = true;
+        if is_rule_file(name) {
+            // It re-classifies everything below its directory.
+            changes.relist.push(dir.to_path_buf());
+        } else if !content_only {
+            changes.relist.push(dir.join(name));
         }
         changes.dirty.push(dir.join(name));
     }
@@ -401,6 +420,7 @@ mod imp {
             Adder(std::marker::PhantomData)
         }
         pub fn forget(&self) {}
+        pub fn forget_under(&self, _path: &Path) {}
         pub fn watch_root(&self, _root: &Path) {}
         pub fn watch_git(&self, _git: &Path) {}
         pub fn failure(&self) -> Option<String> {

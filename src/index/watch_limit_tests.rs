@@ -49,15 +49,25 @@ fn past_the_watch_limit_the_index_is_stale_says_why_and_recovers_once_the_tree_f
     };
     start(&root, config);
     let how = search_until(&root, IndexUse::Stale, Duration::from_secs(20));
-    assert_eq!(how, IndexUse::Stale, "the index cannot watch 40 directories with 24 watches");
+    assert_eq!(
+        how,
+        IndexUse::Stale,
+        "the index cannot watch 40 directories with 24 watches"
+    );
     let State::Stale(why) = status_of(&root).expect("an index").state else {
         panic!("stale, with a reason");
     };
     assert!(why.contains("fs.inotify.max_user_watches = 24"), "{why}");
     assert!(why.contains("one watch per directory"), "{why}");
-    assert!(!why.contains("No space left"), "not worded as a full disk: {why}");
+    assert!(
+        !why.contains("No space left"),
+        "not worded as a full disk: {why}"
+    );
     let notice = take_notice(&root, None).expect("the grep tool is told why searches scan");
-    assert!(notice.contains("scan instead of using its index"), "{notice}");
+    assert!(
+        notice.contains("scan instead of using its index"),
+        "{notice}"
+    );
     assert_eq!(take_notice(&root, None), None, "once");
 
     // The tree shrinks to fit: the index builds again by itself.
@@ -65,7 +75,11 @@ fn past_the_watch_limit_the_index_is_stale_says_why_and_recovers_once_the_tree_f
         fs::remove_dir_all(root.join(format!("d{d:02}"))).unwrap();
     }
     let how = search_until(&root, IndexUse::Used, Duration::from_secs(20));
-    assert_eq!(how, IndexUse::Used, "recovered without indexDrop or indexWarm");
+    assert_eq!(
+        how,
+        IndexUse::Used,
+        "recovered without indexDrop or indexWarm"
+    );
     assert_eq!(status_of(&root).unwrap().state, State::Ready);
     drop_root(&root);
 }

@@ -186,6 +186,13 @@ fn chain_down(mut chain: Arc<RuleChain>, from: &Path, to: &Path) -> Arc<RuleChai
     chain
 }
 
+/// The rules in force inside `dir`, a directory at or below `root`, as the
+/// walk from `root` has them there (its own ignore files included): what a
+/// walk re-started at `dir` needs to classify as the walk from `root` did.
+pub fn chain_in(root_chain: &Arc<RuleChain>, root: &Path, dir: &Path) -> Arc<RuleChain> {
+    chain_down(root_chain.clone(), root, dir)
+}
+
 /// Whether a walk started at `sub`, a directory below `root`, classifies
 /// everything below `sub` as the walk from `root` did, given the entries
 /// below `sub` that the walk from `root` set aside as ignored (`ignored`).

@@ -29,7 +29,7 @@ mod unordered;
 mod walk;
 
 pub use cancel::{CancelToken, StopReason};
-pub use classify::{classifies_alike, IGNORE_FILES};
+pub use classify::{chain_in, classifies_alike, Classifier, RuleChain, IGNORE_FILES};
 pub use dir_open::{DirOpener, DirStat};
 pub use display::{display_bytes, relative_bytes, DisplayPath};
 pub use error::{CodedError, ErrorCode, SearchError};
@@ -47,6 +47,7 @@ pub use outline_file::{
     outline_file, FileOutline, DEFAULT_MAX_ITEMS as DEFAULT_OUTLINE_MAX_ITEMS,
     MAX_FILE_BYTES as MAX_OUTLINE_FILE_BYTES,
 };
+pub use parallel_walk::Start as WalkStart;
 pub use path_order::{file_name_bytes, path_order};
 pub use results::{ContextLine, FileStructure, GrepSummary, Hit, HitSymbol, IgnoredCount};
 pub use source::{

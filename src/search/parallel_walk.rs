@@ -41,14 +41,14 @@ struct Pending {
 
 /// A walk's starting point: a directory with the rules in force in it
 /// (none when entries are not classified), or a file to visit as it is.
-pub(super) enum Start {
+pub enum Start {
     Dir(PathBuf, Option<Arc<RuleChain>>),
     File(PathBuf),
 }
 
 impl Start {
     /// An ignored root, walked without classifying what lies below it.
-    pub(super) fn of(root: &IgnoredRoot) -> Start {
+    pub fn of(root: &IgnoredRoot) -> Start {
         match root.is_dir {
             true => Start::Dir(root.path.clone(), None),
             false => Start::File(root.path.clone()),

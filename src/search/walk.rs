@@ -393,6 +393,39 @@ impl Walker {
         true
     }
 
+    /// A parallel walk of the table walker's kind (`no_ignore`: classifying)
+    /// from `starts`, each a directory with the rules in force inside it
+    /// (`None`: an ignored root, nothing below it classified) or a file: for
+    /// the index applying a change where it happened, re-walking a few
+    /// places of a tree it walked whole before. Returns the entries the
+    /// rules set aside, sorted, as [`Walker::walk_parallel`] does.
+    pub fn walk_parallel_from<F, V>(
+        &self,
+        starts: Vec<Start>,
+        cancel: &CancelToken,
+        errors: &Mutex<ErrorLog>,
+        make_visitor: F,
+    ) -> Vec<IgnoredRoot>
+    where
+        F: Fn() -> V + Sync,
+        V: FnMut(&WalkEntry<'_>) -> bool + Send,
+    {
+        let ignored = Mutex::new(Vec::new());
+        let threads = self.opts.threads;
+        parallel_walk::walk(
+            self,
+            starts,
+            threads,
+            &ignored,
+            cancel,
+            errors,
+            make_visitor,
+        );
+        let mut out = ignored.into_inner().unwrap_or_else(|p| p.into_inner());
+        out.sort_by(|a, b| a.path.cmp(&b.path));
+        out
+    }
+
     /// Parallel walk for callers that do not need path order (glob sorts
     /// its own top-K). With no `starts` it walks the project from the root,
     /// setting ignored entries aside; otherwise it walks the given ignored
