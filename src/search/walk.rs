@@ -444,7 +444,6 @@ impl Walker {
         F: Fn() -> V + Sync,
         V: FnMut(&WalkEntry<'_>) -> bool + Send,
     {
-        let ignored = Mutex::new(Vec::new());
         if self.opts.no_ignore {
             let starts = match starts {
                 [] => vec![Start::Dir(
@@ -453,48 +452,37 @@ impl Walker {
                 )],
                 roots => roots.iter().map(Start::of).collect(),
             };
-            let threads = self.opts.threads;
-            parallel_walk::walk(
-                self,
-                starts,
-                threads,
-                &ignored,
-                cancel,
-                errors,
-                make_visitor,
-            );
-        } else {
-            let start_path = starts.first().map_or(&self.root, |d| &d.path);
-            let mut b = self.builder(start_path);
-            for d in starts.iter().skip(1) {
-                b.add(&d.path);
-            }
-            b.build_parallel().run(|| {
-                let mut visit = make_visitor();
-                Box::new(move |item| {
-                    if cancel.is_stopped() {
-                        return WalkState::Quit;
-                    }
-                    match item {
-                        Ok(e) => {
-                            let dir = is_dir(&e);
-                            let wanted = is_regular(&e) || (dir && e.depth() > 0);
-                            if wanted && !visit(&WalkEntry::new(e.path(), dir)) {
-                                return WalkState::Quit;
-                            }
-                        }
-                        Err(err) => errors
-                            .lock()
-                            .unwrap_or_else(|p| p.into_inner())
-                            .push(err.to_string()),
-                    }
-                    WalkState::Continue
-                })
-            });
+            return self.walk_parallel_from(starts, cancel, errors, make_visitor);
         }
-        let mut out = ignored.into_inner().unwrap_or_else(|p| p.into_inner());
-        out.sort_by(|a, b| a.path.cmp(&b.path));
-        out
+        let start_path = starts.first().map_or(&self.root, |d| &d.path);
+        let mut b = self.builder(start_path);
+        for d in starts.iter().skip(1) {
+            b.add(&d.path);
+        }
+        b.build_parallel().run(|| {
+            let mut visit = make_visitor();
+            Box::new(move |item| {
+                if cancel.is_stopped() {
+                    return WalkState::Quit;
+                }
+                match item {
+                    Ok(e) => {
+                        let dir = is_dir(&e);
+                        let wanted = is_regular(&e) || (dir && e.depth() > 0);
+                        if wanted && !visit(&WalkEntry::new(e.path(), dir)) {
+                            return WalkState::Quit;
+                        }
+                    }
+                    Err(err) => errors
+                        .lock()
+                        .unwrap_or_else(|p| p.into_inner())
+                        .push(err.to_string()),
+                }
+                WalkState::Continue
+            })
+        });
+        // With the ignore rules on, what they exclude is skipped, not set aside.
+        Vec::new()
     }
 }
 
