@@ -82,10 +82,23 @@ impl Picture {
     /// universe of the documents the rest hold.
     fn recount(&mut self) {
         self.unwatched = table::unwatched_rules(&self.table);
-        let docs = self.table.entries.iter().map(|e| e.doc);
-        self.unindexed = docs.clone().filter(Option::is_none).count();
-        self.universe = docs.clone().flatten().max().map_or(0, |d| d as usize + 1);
-        self.doc_at = Arc::new(docs.map(|d| d.unwrap_or(NO_DOC)).collect());
+        // One pass over the entries (9 MB on the Linux tree): it runs after
+        // every change applied in place.
+        let (mut unindexed, mut universe) = (0, 0);
+        let doc_at = (self.table.entries.iter())
+            .map(|e| match e.doc {
+                Some(d) => {
+                    universe = universe.max(d as usize + 1);
+                    d
+                }
+                None => {
+                    unindexed += 1;
+                    NO_DOC
+                }
+            })
+            .collect();
+        (self.unindexed, self.universe) = (unindexed, universe);
+        self.doc_at = Arc::new(doc_at);
     }
 
     /// Applies every event queued so far. Err: the picture can no longer be

@@ -272,6 +272,10 @@ pub fn grep(env: Env, options: GrepOptions) -> Result<GrepSearch> {
             let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
                 plan.run(&token, |batch| tx.blocking_send(batch).is_ok())
             }));
+            // Before the end is seen: a search through the index holds the
+            // table until its plan goes, and a change applied by the next
+            // search would otherwise copy the whole table to write it.
+            drop(plan);
             let summary = result.unwrap_or_else(|_| {
                 let mut s = CoreSummary::default();
                 s.errors.push("internal error: the search panicked".into());
