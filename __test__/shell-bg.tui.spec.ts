@@ -176,3 +176,34 @@ for (const host of [PI_HOSTS.legacy, PI_HOSTS.current] as PiHost[]) for (const w
 		assert.equal(alive(pids[0]), false, "the job was killed after the grace");
 	});
 }
+
+for (const host of [PI_HOSTS.legacy, PI_HOSTS.current] as PiHost[]) {
+	const skip = !hasTmux ? "tmux not installed" : hostAvailable(host) ? false : "host not installed";
+	test(`${host.label}: Tab in /shell-bg's arguments offers the command's words, never file paths`, { skip }, async (t) => {
+		const root = fs.mkdtempSync(path.join(temp, "tab-"));
+		const agentDir = path.join(root, "agent");
+		const session = `pi-utils-shell-tab-${process.pid}-${path.basename(root)}`;
+		t.after(() => void tmux("kill-session", "-t", session));
+		fs.mkdirSync(agentDir);
+		fs.writeFileSync(path.join(root, "kill-me-not.txt"), "a file Tab must not offer\n");
+		fs.writeFileSync(path.join(agentDir, "models.json"), fakeModelsJson("http://127.0.0.1:9/v1"));
+		const env = `PI_CODING_AGENT_DIR='${agentDir}' PI_OFFLINE=1 PI_TELEMETRY=0 PI_SKIP_VERSION_CHECK=1`;
+		const cmd = `cd '${root}' && ${env} '${host.node}' '${host.cli}' --model fake/fake-model --no-session -e '${packageRoot}'`;
+		assert.equal(tmux("new-session", "-d", "-s", session, "-x", "80", "-y", "40", cmd).status, 0);
+		await screenWhen(session, "Pi's editor", (s) => s.includes("[Extensions]"));
+		// With no job at all, Tab after `kill ` offers nothing (Pi's editor used to list the files here).
+		tmux("send-keys", "-t", session, "-l", "/shell-bg kill ");
+		await sleep(300);
+		tmux("send-keys", "-t", session, "Tab");
+		await sleep(1000);
+		const afterKill = plain(tmux("capture-pane", "-p", "-t", session).stdout ?? "");
+		assert.doesNotMatch(afterKill, /kill-me-not\.txt|models\.json|agent\//, afterKill);
+		assert.match(afterKill, /\/shell-bg kill\s*$/m, "the line is left as typed");
+		// A verb is still completed by Tab.
+		for (let i = 0; i < 5; i++) tmux("send-keys", "-t", session, "BSpace");
+		tmux("send-keys", "-t", session, "-l", "lo");
+		await sleep(300);
+		tmux("send-keys", "-t", session, "Tab");
+		await screenWhen(session, "the completed verb", (s) => /\/shell-bg logs\s*$/m.test(s), false, 5_000);
+	});
+}
