@@ -67,6 +67,25 @@ describe("locate and trace", () => {
     assert.equal(bad.code, 2);
   });
 
+  test("the CLI's locate takes a last word that is an existing directory as the path, as grep takes [path]", async () => {
+    const cli = path.join(packageRoot, "bin", "pi-utils.mjs");
+    const cliOpts = () => ({ cwd: tree.root, env: process.env, timeoutMs: 60_000 });
+    const here = await runCommand(process.execPath, [cli, "locate", "auth", "status", "."], cliOpts());
+    assert.equal(here.code, 0, here.stderr);
+    assert.equal(here.stdout.split("\n")[0], "query: auth status", "the `.` is not a query word");
+    const docs = await runCommand(process.execPath, [cli, "locate", "--paths-only", "auth", "status", "docs"], cliOpts());
+    assert.deepEqual(docs.stdout.trim().split("\n"), ["auth-status.md"], "searched under docs/ only (paths relative to it, as the tool prints them)");
+    // A word that is no directory stays a word; a lone word is always the query; --path wins.
+    const word = await runCommand(process.execPath, [cli, "locate", "auth", "bar"], cliOpts());
+    assert.equal(word.stdout.split("\n")[0], "query: auth bar");
+    const lone = await runCommand(process.execPath, [cli, "locate", "--paths-only", "src"], cliOpts());
+    assert.equal(lone.code, 0, lone.stderr);
+    const flagged = await runCommand(process.execPath, [cli, "locate", "--path", "src", "auth", "docs"], cliOpts());
+    assert.equal(flagged.stdout.split("\n")[0], "query: auth docs");
+    const help = await runCommand(process.execPath, [cli, "--help"], cliOpts());
+    assert.match(help.stdout, /locate \[options\] <query words\.\.\.> \[dir\]/);
+  });
+
   test("a Pi session offers both tools with their guidelines and returns their text", async (t) => {
     const agentDir = fs.mkdtempSync(path.join(os.tmpdir(), "pi-utils-agent-"));
     t.after(() => fs.rmSync(agentDir, { recursive: true, force: true }));
