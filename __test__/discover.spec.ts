@@ -6,6 +6,7 @@ import os from "node:os";
 import path from "node:path";
 import { runLocateTool } from "../extensions/lib/search/locate.mjs";
 import { runTraceTool } from "../extensions/lib/search/trace.mjs";
+import { rankedFirst } from "../extensions/lib/search/discover-kit.mjs";
 import { offeredTools, startFakeOpenAIServer, toolResults } from "./helpers/fake-openai-server.ts";
 import { fauxAssistantMessage, fauxToolCall, runFauxSession } from "./helpers/faux-session.ts";
 import { hostAvailable, PI_HOSTS, runPi, toolEnds } from "./helpers/pi-cli.ts";
@@ -43,6 +44,19 @@ describe("locate and trace", () => {
     await assert.rejects(runTraceTool(native, { query: "subject:x" }, { cwd: tree.root }), /Missing relation: \(e\.g\. subject:auth_status relation:rendered/);
     await assert.rejects(runLocateTool(native, { query: "--" }, { cwd: tree.root }), /Query has no letters or digits/);
     await assert.rejects(runLocateTool(native, { query: "x", path: "nope" }, { cwd: tree.root }), /Path not found/);
+  });
+
+  test("collapsed, locate lists its ranked files and trace its ranked files and best region, not the first file's reasons", async () => {
+    const located = await runLocateTool(native, { query: "auth status" }, { cwd: tree.root });
+    const lines = located.text.split("\n");
+    assert.deepEqual(rankedFirst(lines), lines.slice(0, lines.indexOf("")));
+    assert.match(rankedFirst(lines).join("\n"), /^query: auth status\ntop files: 3\n1\. src\/auth\/mod\.rs \(code, rust\)\n2\. .*\n3\. .*$/);
+    const traced = await runTraceTool(native, { query: "subject:AuthStatus relation:called_from" }, { cwd: tree.root });
+    const shown = rankedFirst(traced.text.split("\n")).join("\n");
+    assert.match(shown, /\nbest answer likely in src\/ui\/status_bar\.rs\n1\. src\/ui\/status_bar\.rs \(code, rust\)\n/);
+    assert.match(shown, /\n\n1\. src\/ui\/status_bar\.rs\n {3}- function render_status_bar @ 1-3\n {5}kind: callsite\n {5}why: [^\n]*\n +1: pub fn render_status_bar\(\) \{\n +2: {5}let s = crate::auth::auth_status\(\);\n +3: \}$/, shown);
+    assert.doesNotMatch(shown, /role:|structure:|occurrence/, "the reasons and structure are for the expanded view");
+    assert.deepEqual(rankedFirst(["src/a.rs", "src/b.rs"]), ["src/a.rs", "src/b.rs"], "paths only: as it is");
   });
 
   test("an aborted call rejects with Pi's abort text", async () => {
