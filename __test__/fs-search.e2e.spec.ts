@@ -20,7 +20,7 @@ function projectFiles() {
 	return {
 		".gitignore": "node_modules/\n",
 		"src/app.ts": "import { needle } from 'dep';\nconst a = 1;\nneedle();\nconst b = 2;\nneedle(a, b);\nexport {};\n",
-		"src/notes.md": "# needle notes\n",
+		"src/notes.md": "# needle notes\n\nWhat the section holds.\n",
 		"src/shapes.ts": "export class Shape {\n  area(): number {\n    return 0;\n  }\n}\n\nexport function make(): Shape {\n  return new Shape();\n}\n",
 		"docs/guide.md": "Use the needle wisely.\n",
 		"node_modules/dep/index.js": "export function needle() {}\nexport const onlyInDeps = 1;\n",
@@ -39,14 +39,14 @@ const CONTENT_FLAT =
 	"src/notes.md:1: # needle notes\n\n" +
 	IGNORED_NOTICE;
 
-/** The default: files with symbols are grouped (notes.md has a section); the others stay flat. */
+/** The default: files with symbols are grouped (notes.md has a section longer than its hit); the others stay flat. */
 const CONTENT =
 	"docs/guide.md:1: Use the needle wisely.\n" +
 	"src/app.ts:1: import { needle } from 'dep';\n" +
 	"src/app.ts:3: needle();\n" +
 	"src/app.ts:5: needle(a, b);\n\n" +
-	"src/notes.md (markdown, 1 line, 1 symbol)\n" +
-	"  section needle notes @ 1-1\n" +
+	"src/notes.md (markdown, 3 lines, 1 symbol)\n" +
+	"  section needle notes @ 1-3\n" +
 	"src/notes.md:1: # needle notes\n\n" +
 	IGNORED_NOTICE;
 
@@ -173,7 +173,7 @@ describe("in-process Pi session (faux provider)", () => {
 		);
 		assert.equal(
 			seen.get("include"),
-			"docs/guide.md:1: Use the needle wisely.\n\nsrc/notes.md (markdown, 1 line, 1 symbol)\n  section needle notes @ 1-1\nsrc/notes.md:1: # needle notes",
+			"docs/guide.md:1: Use the needle wisely.\n\nsrc/notes.md (markdown, 3 lines, 1 symbol)\n  section needle notes @ 1-3\nsrc/notes.md:1: # needle notes",
 		);
 		assert.equal(seen.get("skipIgnored"), CONTENT.slice(0, CONTENT.indexOf("\n\n[")));
 		// A symbol defined only in a dependency is shown normally (that is why ignored files are searched), and marked.
