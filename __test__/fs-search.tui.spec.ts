@@ -1,6 +1,7 @@
-// What a Pi user sees: the real Pi TUI on both hosts, in a detached tmux pane, drawing a grep result whose
-// ignored-paths notice sits past the 15 collapsed lines. The notice must be on screen collapsed, in a colour
-// other than the hit lines', and the hidden lines must appear on ctrl+o.
+// What a Pi user sees: the real Pi TUI on both hosts, in a detached tmux pane at 80 and 140 columns, drawing
+// a grep result whose ignored-paths notice sits past the 15 collapsed lines. The notice must be on screen
+// collapsed (Pi's short form), in a colour other than the hit lines', and the hidden lines must appear on
+// ctrl+o; locate and trace show their ranked files and best region collapsed.
 import { after, before, test } from "node:test";
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
@@ -40,9 +41,9 @@ function colourOf(screen: string, text: string): string {
 	return line.slice(0, line.indexOf(text)).replace(/[^\x1b]*(\x1b\[[0-9;]*m)/g, "$1").replace(/^[^\x1b]*/, "");
 }
 
-for (const host of [PI_HOSTS.legacy, PI_HOSTS.current] as PiHost[]) {
+for (const host of [PI_HOSTS.legacy, PI_HOSTS.current] as PiHost[]) for (const width of [80, 140]) {
 	const skip = !hasTmux ? "tmux not installed" : hostAvailable(host) ? false : "host not installed";
-	test(`${host.label}: a grep notice past the collapsed lines is on screen, in its own colour; ctrl+o shows the rest`, { skip }, async (t) => {
+	test(`${host.label}, ${width} columns: a grep notice past the collapsed lines is on screen in Pi's short form, in its own colour; locate and trace show their answer; ctrl+o shows the rest`, { skip }, async (t) => {
 		const server = await startFakeOpenAIServer([
 			{ toolCalls: [{ id: "g1", name: "grep", arguments: { pattern: "needle" } }] },
 			{ toolCalls: [{ id: "g2", name: "grep", arguments: { pattern: "marker" } }] },
@@ -74,13 +75,15 @@ for (const host of [PI_HOSTS.legacy, PI_HOSTS.current] as PiHost[]) {
 		fs.writeFileSync(path.join(root, "src/app.ts"), Array.from({ length: 5 }, (_, i) => `export function f${i}() {\n\treturn "marker in code ${i}";\n}\n`).join("\n") + "export const LIMIT = 10;\n");
 		const env = `PI_CODING_AGENT_DIR='${agentDir}' PI_OFFLINE=1 PI_TELEMETRY=0 PI_SKIP_VERSION_CHECK=1`;
 		const cmd = `cd '${root}' && ${env} '${host.node}' '${host.cli}' --model fake/fake-model --no-session -e '${packageRoot}' 'find needle'`;
-		assert.equal(tmux("new-session", "-d", "-s", session, "-x", "160", "-y", "300", cmd).status, 0);
+		assert.equal(tmux("new-session", "-d", "-s", session, "-x", String(width), "-y", "300", cmd).status, 0);
 
 		const collapsed = await screenWhen(session, (s) => s.includes("all done"), true);
 		const plain = collapsed.replace(/\x1b\[[0-9;]*m/g, "");
 		assert.ok(plain.includes("a.txt:15: needle") && !plain.includes("a.txt:16: needle"), plain);
 		assert.match(plain, /\.\.\. \(15 more lines, .*to expand\)/);
-		assert.ok(plain.includes(NOTICE), `the notice is visible collapsed:\n${plain}`);
+		// Collapsed, the notice is Pi's short form on one line; the model's text (and the expanded view) keep it whole.
+		assert.match(plain, /^ ?\[\+1 match in ignored paths\]\s*$/m, `the notice is visible collapsed:\n${plain}`);
+		assert.ok(!plain.replace(/\s+/g, " ").includes(NOTICE), "not the model's wording");
 		const noticeColour = colourOf(collapsed, "[+1 match");
 		assert.ok(noticeColour.length > 0, "the notice is coloured");
 		assert.notEqual(noticeColour, colourOf(collapsed, "a.txt:1: needle"), "not in the hit lines' style");
@@ -110,7 +113,7 @@ for (const host of [PI_HOSTS.legacy, PI_HOSTS.current] as PiHost[]) {
 
 		tmux("send-keys", "-t", session, "C-o");
 		const expanded = await screenWhen(session, (s) => s.includes("a.txt:30: needle"));
-		assert.ok(expanded.includes(NOTICE), expanded);
+		assert.ok(expanded.replace(/\s+/g, " ").includes(NOTICE), expanded);
 		assert.match(expanded, /README\.md \(markdown, 23 lines, 6 symbols\)\n +section Part 0 @ 1-3\n/, "expanded: the grouped text as the model got it");
 	});
 }
