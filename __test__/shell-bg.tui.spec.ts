@@ -78,6 +78,7 @@ for (const host of [PI_HOSTS.legacy, PI_HOSTS.current] as PiHost[]) for (const w
 			{ toolCalls: [{ id: "s2", name: "shell_status", arguments: { id: "bg-6" } }] },
 			{ toolCalls: [{ id: "s3", name: "shell_status", arguments: {} }] },
 			{ toolCalls: [{ id: "k1", name: "shell_kill", arguments: { id: "bg-7" } }] },
+			{ toolCalls: [{ id: "b11", name: "bash", arguments: { command: "sleep 60 >/dev/null 2>&1 & echo $! > eight.pid; echo left-behind" } }] },
 			{ text: "all started" },
 			{ text: "noted the ending" },
 		]);
@@ -101,7 +102,7 @@ for (const host of [PI_HOSTS.legacy, PI_HOSTS.current] as PiHost[]) for (const w
 		// The model's kill of a job that ignores SIGTERM shows what it waits for, as /shell-bg kill does.
 		await screenWhen(session, "shell_kill's progress", (s) => s.includes("stopping bg-7 (SIGTERM, SIGKILL after 2.5s)…"));
 		const started = await screenWhen(session, "the answer to the follow-up", (s) => s.includes("noted the ending"), true);
-		for (const f of ["job.pid", "two.pid", "left.pid", "auto.pid", "six.pid", "three.pid"]) pids.push(Number(fs.readFileSync(path.join(root, f), "utf8")));
+		for (const f of ["job.pid", "two.pid", "left.pid", "auto.pid", "six.pid", "three.pid", "eight.pid"]) pids.push(Number(fs.readFileSync(path.join(root, f), "utf8")));
 		const screen = plain(started);
 		const lines = screen.split("\n");
 		const bgCall = lines.find((l) => l.includes("echo stubborn-start; sleep 60")) ?? "";
@@ -134,9 +135,11 @@ for (const host of [PI_HOSTS.legacy, PI_HOSTS.current] as PiHost[]) for (const w
 		const table = rowsAfter(screen, /^\s*id +state +exit +runtime +command +last output\s*$/, /^\s*(id +state|bg-\d+ +(running|exited|signalled|lost) )/, /^\s*$/);
 		assert.equal(table.length, 8, table.join("\n"));
 		assert.match(screen, /bg-7: did not stop on SIGTERM within 2\.5s; killed with SIGKILL\./);
+		// A foreground command that left a process running: one short line under its output, collapsed.
+		assert.match(screen, /left-behind\s*\n\s*\[1 process left running as bg-8\]\s*\n/);
 		// Widget rows: one screen line each, under Pi's margin, the long output cut.
 		const widget = rowsAfter(screen, /^ ⟳ bg-/, /^ ⟳ bg-\d+ /, /^(─|\s*$)/);
-		assert.equal(widget.length, 5, widget.join("\n"));
+		assert.equal(widget.length, 6, widget.join("\n"));
 		assert.match(widget.find((l) => l.includes("bg-6")) ?? "", /› long-long-[^\n]*…$/);
 		const columns = widget.map((l) => l.search(/(?<=^ ⟳ bg-\d+ +\S+(?: \S+)? {2})\S/));
 		assert.equal(new Set(columns).size, 1, `the commands start in one column:\n${widget.join("\n")}`);
@@ -164,7 +167,7 @@ for (const host of [PI_HOSTS.legacy, PI_HOSTS.current] as PiHost[]) for (const w
 		assert.match(both, /\/shell-bg · background jobs/);
 		assert.match(both, /id +state +exit +runtime +command +last output\s*\n.*bg-1 +running +- /);
 		const listing = both.slice(both.lastIndexOf("/shell-bg · background jobs"));
-		assert.equal(rowsAfter(listing, /^\s*id +state +exit/, /^\s*(id +state|bg-\d+ +(running|exited|signalled|lost) )/, /^\s*$/).length, 8);
+		assert.equal(rowsAfter(listing, /^\s*id +state +exit/, /^\s*(id +state|bg-\d+ +(running|exited|signalled|lost) )/, /^\s*$/).length, 9);
 
 		// Ctrl+D on an empty editor quits; the job ignores SIGTERM, so Pi waits out the grace.
 		tmux("send-keys", "-t", session, "C-d");

@@ -33,6 +33,7 @@ import {
 	startedPreview,
 	statusDisplay,
 	shellBgArgsAt,
+	leftRunningPreview,
 } from "../extensions/lib/shell/format.ts";
 import { visibleWidth } from "@mariozechner/pi-tui";
 import { commitJobId, idNumber, jobDirFor, nextJobId, type ShellJob, type ShellKillReport } from "../extensions/lib/shell/registry.ts";
@@ -215,6 +216,12 @@ test("a job its main process left running says what is still alive, and how it e
 	assert.match(widgetLine(left, "tick"), /^⟳ bg-1   12s  npm run dev  · main process ended, 1 left  › tick$/, "the widget marks it");
 	assert.doesNotMatch(widgetLine(job(), "tick"), /main process/);
 	assert.equal(leftRunningText({ ...left, id: "bg-3" }), "1 process it started is still running (pid 1234: sleep 77) — tracked as bg-3; read it with shell_status, stop it with shell_kill");
+	// Collapsed, one short line under the output (the sentence wrapped at 80 columns).
+	assert.equal(leftRunningPreview(`done\n\n${leftRunningText({ ...left, id: "bg-3" })}`), "done\n[1 process left running as bg-3]");
+	assert.equal(leftRunningPreview(`x\n\n${leftRunningText({ ...left, id: "bg-4" }, { status: false, kill: false })}`), "x\n[1 process left running as bg-4]");
+	const two = job({ id: "bg-5", leaderEndedAtMs: 1, alive: [{ pid: 1, command: "a" }, { pid: 2, command: "b" }] });
+	assert.equal(leftRunningPreview(`y\n\n${leftRunningText(two)}`), "y\n[2 processes left running as bg-5]");
+	assert.equal(leftRunningPreview("plain output"), "plain output");
 	const many = job({ leaderEndedAtMs: 5_000, leaderSignal: "SIGTERM", alive: [1, 2, 3, 4, 5].map((pid) => ({ pid, command: "" })) });
 	assert.equal(describeState(many), "running for 12s; its main process was killed by SIGTERM; 5 processes it started are still running (pid 1, pid 2, pid 3, and 2 more)");
 	const ended = job({ state: "exited", exitCode: 0, leaderExitCode: 0, leaderEndedAtMs: 5_000, endedAtMs: 8_000, runtimeMs: 8_000 });

@@ -333,6 +333,20 @@ export function leftRunningText(job: ShellJob, tools: ToolsOn = ALL_TOOLS): stri
 	return `${stillRunningText(job)} — tracked as ${job.id}${how ? `; ${how}` : ""}`;
 }
 
+const LEFT_RUNNING = /\n\n(\d+) process(?:es)? it started (?:is|are) still running \([^\n]*\) — tracked as (\S+?)(?:;[^\n]*)?$/;
+
+/**
+ * A foreground command that left processes running, as the collapsed bash view draws it: its output, then
+ * one short line (`[1 process left running as bg-3]`) instead of the model's sentence, which wrapped at 80
+ * columns. The model gets `leftRunningText`; the expanded view shows it.
+ */
+export function leftRunningPreview(text: string): string {
+	const m = LEFT_RUNNING.exec(text);
+	if (!m) return text;
+	const n = Number(m[1]);
+	return `${text.slice(0, m.index)}\n[${n} ${n === 1 ? "process" : "processes"} left running as ${m[2]}]`;
+}
+
 export function refusalText(running: ShellJob[], max: number, tools: ToolsOn = ALL_TOOLS): string {
 	const list = running.map((j) => `${j.id} (${formatDuration(j.runtimeMs)}): ${cut(j.command, 60)}`).join("\n");
 	const ways = [tools.kill ? "Stop one with shell_kill, " : "", tools.status ? "wait for one with shell_status and \"wait\", " : ""].join("");
