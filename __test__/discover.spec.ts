@@ -6,6 +6,7 @@ import os from "node:os";
 import path from "node:path";
 import { runLocateTool } from "../extensions/lib/search/locate.mjs";
 import { runTraceTool } from "../extensions/lib/search/trace.mjs";
+import { rankedFirst } from "../extensions/lib/search/discover-kit.mjs";
 import { offeredTools, startFakeOpenAIServer, toolResults } from "./helpers/fake-openai-server.ts";
 import { fauxAssistantMessage, fauxToolCall, runFauxSession } from "./helpers/faux-session.ts";
 import { hostAvailable, PI_HOSTS, runPi, toolEnds } from "./helpers/pi-cli.ts";
@@ -45,6 +46,19 @@ describe("locate and trace", () => {
     await assert.rejects(runLocateTool(native, { query: "x", path: "nope" }, { cwd: tree.root }), /Path not found/);
   });
 
+  test("collapsed, locate lists its ranked files and trace its ranked files and best region, not the first file's reasons", async () => {
+    const located = await runLocateTool(native, { query: "auth status" }, { cwd: tree.root });
+    const lines = located.text.split("\n");
+    assert.deepEqual(rankedFirst(lines), lines.slice(0, lines.indexOf("")));
+    assert.match(rankedFirst(lines).join("\n"), /^query: auth status\ntop files: 3\n1\. src\/auth\/mod\.rs \(code, rust\)\n2\. .*\n3\. .*$/);
+    const traced = await runTraceTool(native, { query: "subject:AuthStatus relation:called_from" }, { cwd: tree.root });
+    const shown = rankedFirst(traced.text.split("\n")).join("\n");
+    assert.match(shown, /\nbest answer likely in src\/ui\/status_bar\.rs\n1\. src\/ui\/status_bar\.rs \(code, rust\)\n/);
+    assert.match(shown, /\n\n1\. src\/ui\/status_bar\.rs\n {3}- function render_status_bar @ 1-3\n {5}kind: callsite\n {5}why: [^\n]*\n +1: pub fn render_status_bar\(\) \{\n +2: {5}let s = crate::auth::auth_status\(\);\n +3: \}$/, shown);
+    assert.doesNotMatch(shown, /role:|structure:|occurrence/, "the reasons and structure are for the expanded view");
+    assert.deepEqual(rankedFirst(["src/a.rs", "src/b.rs"]), ["src/a.rs", "src/b.rs"], "paths only: as it is");
+  });
+
   test("an aborted call rejects with Pi's abort text", async () => {
     const controller = new AbortController();
     controller.abort();
@@ -65,6 +79,25 @@ describe("locate and trace", () => {
     assert.equal(lines.at(-1).type, "summary");
     const bad = await runCommand(process.execPath, [cli, "trace", "subject:x"], cliOpts());
     assert.equal(bad.code, 2);
+  });
+
+  test("the CLI's locate takes a last word that is an existing directory as the path, as grep takes [path]", async () => {
+    const cli = path.join(packageRoot, "bin", "pi-utils.mjs");
+    const cliOpts = () => ({ cwd: tree.root, env: process.env, timeoutMs: 60_000 });
+    const here = await runCommand(process.execPath, [cli, "locate", "auth", "status", "."], cliOpts());
+    assert.equal(here.code, 0, here.stderr);
+    assert.equal(here.stdout.split("\n")[0], "query: auth status", "the `.` is not a query word");
+    const docs = await runCommand(process.execPath, [cli, "locate", "--paths-only", "auth", "status", "docs"], cliOpts());
+    assert.deepEqual(docs.stdout.trim().split("\n"), ["auth-status.md"], "searched under docs/ only (paths relative to it, as the tool prints them)");
+    // A word that is no directory stays a word; a lone word is always the query; --path wins.
+    const word = await runCommand(process.execPath, [cli, "locate", "auth", "bar"], cliOpts());
+    assert.equal(word.stdout.split("\n")[0], "query: auth bar");
+    const lone = await runCommand(process.execPath, [cli, "locate", "--paths-only", "src"], cliOpts());
+    assert.equal(lone.code, 0, lone.stderr);
+    const flagged = await runCommand(process.execPath, [cli, "locate", "--path", "src", "auth", "docs"], cliOpts());
+    assert.equal(flagged.stdout.split("\n")[0], "query: auth docs");
+    const help = await runCommand(process.execPath, [cli, "--help"], cliOpts());
+    assert.match(help.stdout, /locate \[options\] <query words\.\.\.> \[dir\]/);
   });
 
   test("a Pi session offers both tools with their guidelines and returns their text", async (t) => {

@@ -34,7 +34,7 @@ describe("what npm pack ships", () => {
 		const { files, size, unpackedSize } = await packList(packageRoot);
 		t.diagnostic(`npm pack: ${files.length} files, ${(size / 1000).toFixed(1)} kB packed, ${(unpackedSize / 1000).toFixed(1)} kB unpacked`);
 		const top = [...new Set(files.map((f) => f.split("/")[0]))].sort();
-		assert.deepEqual(top, ["Cargo.lock", "Cargo.toml", "README.md", "bin", "build.rs", "extensions", "index.d.ts", "index.js", "package.json", "scripts", "src"]);
+		assert.deepEqual(top, ["Cargo.lock", "Cargo.toml", "LICENSE", "README.md", "bin", "build.rs", "extensions", "index.d.ts", "index.js", "package.json", "scripts", "src"]);
 		assert.deepEqual(files.filter((f) => f.startsWith("scripts/")), ["scripts/install.cjs"]);
 		assert.deepEqual(files.filter((f) => f.endsWith(".node")), [], "binaries ship in the per-platform packages");
 		assert.deepEqual(files.filter((f) => /(^|\/|_)tests?\.rs$/.test(f)), [], "Rust unit tests stay out");

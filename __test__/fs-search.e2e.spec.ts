@@ -20,7 +20,7 @@ function projectFiles() {
 	return {
 		".gitignore": "node_modules/\n",
 		"src/app.ts": "import { needle } from 'dep';\nconst a = 1;\nneedle();\nconst b = 2;\nneedle(a, b);\nexport {};\n",
-		"src/notes.md": "# needle notes\n",
+		"src/notes.md": "# needle notes\n\nWhat the section holds.\n",
 		"src/shapes.ts": "export class Shape {\n  area(): number {\n    return 0;\n  }\n}\n\nexport function make(): Shape {\n  return new Shape();\n}\n",
 		"docs/guide.md": "Use the needle wisely.\n",
 		"node_modules/dep/index.js": "export function needle() {}\nexport const onlyInDeps = 1;\n",
@@ -39,14 +39,14 @@ const CONTENT_FLAT =
 	"src/notes.md:1: # needle notes\n\n" +
 	IGNORED_NOTICE;
 
-/** The default: files with symbols are grouped (notes.md has a section); the others stay flat. */
+/** The default: files with symbols are grouped (notes.md has a section longer than its hit); the others stay flat. */
 const CONTENT =
 	"docs/guide.md:1: Use the needle wisely.\n" +
 	"src/app.ts:1: import { needle } from 'dep';\n" +
 	"src/app.ts:3: needle();\n" +
 	"src/app.ts:5: needle(a, b);\n\n" +
-	"src/notes.md (markdown, 1 line, 1 symbol)\n" +
-	"  section needle notes @ 1-1\n" +
+	"src/notes.md (markdown, 3 lines, 1 symbol)\n" +
+	"  section needle notes @ 1-3\n" +
 	"src/notes.md:1: # needle notes\n\n" +
 	IGNORED_NOTICE;
 
@@ -173,7 +173,7 @@ describe("in-process Pi session (faux provider)", () => {
 		);
 		assert.equal(
 			seen.get("include"),
-			"docs/guide.md:1: Use the needle wisely.\n\nsrc/notes.md (markdown, 1 line, 1 symbol)\n  section needle notes @ 1-1\nsrc/notes.md:1: # needle notes",
+			"docs/guide.md:1: Use the needle wisely.\n\nsrc/notes.md (markdown, 3 lines, 1 symbol)\n  section needle notes @ 1-3\nsrc/notes.md:1: # needle notes",
 		);
 		assert.equal(seen.get("skipIgnored"), CONTENT.slice(0, CONTENT.indexOf("\n\n[")));
 		// A symbol defined only in a dependency is shown normally (that is why ignored files are searched), and marked.
@@ -279,9 +279,10 @@ describe("in-process Pi session (faux provider)", () => {
 		const content = byId.get("content")!;
 		const body = CONTENT.slice(0, CONTENT.indexOf("\n\n[")).split("\n");
 		const notice = `<warning>${IGNORED_NOTICE}</warning>`;
-		// Collapsed: the hit lines only, code before docs; expanded: the text as the model got it.
+		// Collapsed: the hit lines only, code before docs, and the notice in Pi's short form; expanded: the text
+		// as the model got it, its notice whole.
 		const hitsFirst = ["src/app.ts:1: import { needle } from 'dep';", "src/app.ts:3: needle();", "src/app.ts:5: needle(a, b);", "docs/guide.md:1: Use the needle wisely.", "src/notes.md:1: # needle notes"];
-		assert.deepEqual(render(content, false), ["", ...hitsFirst, notice]);
+		assert.deepEqual(render(content, false), ["", ...hitsFirst, "<warning>[+1 match in ignored paths]</warning>"]);
 		assert.deepEqual(render(content, true), ["", ...body, notice]);
 
 		// Only ignored files matched: marked; collapsed lists the hit lines only, expanded the grouped text.
@@ -297,7 +298,8 @@ describe("in-process Pi session (faux provider)", () => {
 		const collapsed = render(long, false);
 		assert.deepEqual(collapsed.slice(1, 16), hits(15));
 		assert.match(collapsed[16], /^\.\.\. \(5 more lines, .*to expand\)$/);
-		assert.deepEqual(collapsed.slice(17), ["<warning>[20 matches limit reached. Use limit=40 for more, or refine pattern]</warning>"], "one notice, not also [Truncated: ...]");
+		assert.deepEqual(collapsed.slice(17), ["<warning>[Truncated: 20 matches limit]</warning>"], "Pi's short form, once");
+		assert.deepEqual(render(long, true).slice(-1), ["<warning>[20 matches limit reached. Use limit=40 for more, or refine pattern]</warning>"], "expanded: whole");
 		assert.deepEqual(render({ content: [{ type: "text" as const, text: hits(16).join("\n") }], details: undefined }, false), ["", ...hits(16)]);
 
 		// Errors: the user's own pattern with the caret under it; a dangling link named as one.
@@ -312,6 +314,9 @@ describe("in-process Pi session (faux provider)", () => {
 		assert.match(limited[1], /^src\/(app|shapes)\.ts$/, "the newest .ts file (both were written together)");
 		assert.deepEqual([limited[0], ...limited.slice(2)], [
 			"",
+			"<warning>[Truncated: 1 results limit; ignored paths not searched]</warning>",
+		]);
+		assert.deepEqual(rendererOf(glob)(byId.get("globLimited")!, true).slice(-1), [
 			"<warning>[1 results limit reached. Use limit=2 for more, or refine pattern. Ignored paths not searched (the limit was reached first): node_modules/]</warning>",
 		]);
 	});

@@ -1,6 +1,7 @@
-// What a Pi user sees: the real Pi TUI on both hosts, in a detached tmux pane, drawing a grep result whose
-// ignored-paths notice sits past the 15 collapsed lines. The notice must be on screen collapsed, in a colour
-// other than the hit lines', and the hidden lines must appear on ctrl+o.
+// What a Pi user sees: the real Pi TUI on both hosts, in a detached tmux pane at 80 and 140 columns, drawing
+// a grep result whose ignored-paths notice sits past the 15 collapsed lines. The notice must be on screen
+// collapsed (Pi's short form), in a colour other than the hit lines', and the hidden lines must appear on
+// ctrl+o; locate and trace show their ranked files and best region collapsed.
 import { after, before, test } from "node:test";
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
@@ -26,7 +27,8 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 async function screenWhen(session: string, done: (screen: string) => boolean, escapes = false, limitMs = 30_000): Promise<string> {
 	let screen = "";
 	for (let waited = 0; waited < limitMs; waited += 200) {
-		screen = tmux("capture-pane", "-p", ...(escapes ? ["-e"] : []), "-t", session).stdout ?? "";
+		// With the scrollback: the expanded results are taller than the pane.
+		screen = tmux("capture-pane", "-p", "-S", "-1000", ...(escapes ? ["-e"] : []), "-t", session).stdout ?? "";
 		if (done(screen)) return screen;
 		await sleep(200);
 	}
@@ -39,14 +41,16 @@ function colourOf(screen: string, text: string): string {
 	return line.slice(0, line.indexOf(text)).replace(/[^\x1b]*(\x1b\[[0-9;]*m)/g, "$1").replace(/^[^\x1b]*/, "");
 }
 
-for (const host of [PI_HOSTS.legacy, PI_HOSTS.current] as PiHost[]) {
+for (const host of [PI_HOSTS.legacy, PI_HOSTS.current] as PiHost[]) for (const width of [80, 140]) {
 	const skip = !hasTmux ? "tmux not installed" : hostAvailable(host) ? false : "host not installed";
-	test(`${host.label}: a grep notice past the collapsed lines is on screen, in its own colour; ctrl+o shows the rest`, { skip }, async (t) => {
+	test(`${host.label}, ${width} columns: a grep notice past the collapsed lines is on screen in Pi's short form, in its own colour; locate and trace show their answer; ctrl+o shows the rest`, { skip }, async (t) => {
 		const server = await startFakeOpenAIServer([
 			{ toolCalls: [{ id: "g1", name: "grep", arguments: { pattern: "needle" } }] },
 			{ toolCalls: [{ id: "g2", name: "grep", arguments: { pattern: "marker" } }] },
 			{ toolCalls: [{ id: "o1", name: "outline", arguments: { path: "src/app.ts" } }] },
 			{ toolCalls: [{ id: "f1", name: "glob", arguments: { pattern: "x.txt" } }] },
+			{ toolCalls: [{ id: "l1", name: "locate", arguments: { query: "app" } }] },
+			{ toolCalls: [{ id: "t1", name: "trace", arguments: { query: "subject:f1 relation:called_from" } }] },
 			{ text: "all done" },
 		]);
 		const root = fs.mkdtempSync(path.join(temp, "proj-"));
@@ -67,16 +71,19 @@ for (const host of [PI_HOSTS.legacy, PI_HOSTS.current] as PiHost[]) {
 		fs.mkdirSync(path.join(root, "src"));
 		fs.writeFileSync(path.join(root, "README.md"), Array.from({ length: 6 }, (_, i) => `## Part ${i}\n\nmarker in the readme ${i}\n`).join("\n"));
 		fs.writeFileSync(path.join(root, "docs/guide.md"), Array.from({ length: 4 }, (_, i) => `## Step ${i}\n\nmarker in the guide ${i}\n`).join("\n"));
+		fs.writeFileSync(path.join(root, "src/use.ts"), 'import { f1 } from "./app";\n\nexport function main() {\n\treturn f1();\n}\n');
 		fs.writeFileSync(path.join(root, "src/app.ts"), Array.from({ length: 5 }, (_, i) => `export function f${i}() {\n\treturn "marker in code ${i}";\n}\n`).join("\n") + "export const LIMIT = 10;\n");
 		const env = `PI_CODING_AGENT_DIR='${agentDir}' PI_OFFLINE=1 PI_TELEMETRY=0 PI_SKIP_VERSION_CHECK=1`;
 		const cmd = `cd '${root}' && ${env} '${host.node}' '${host.cli}' --model fake/fake-model --no-session -e '${packageRoot}' 'find needle'`;
-		assert.equal(tmux("new-session", "-d", "-s", session, "-x", "160", "-y", "150", cmd).status, 0);
+		assert.equal(tmux("new-session", "-d", "-s", session, "-x", String(width), "-y", "300", cmd).status, 0);
 
 		const collapsed = await screenWhen(session, (s) => s.includes("all done"), true);
 		const plain = collapsed.replace(/\x1b\[[0-9;]*m/g, "");
 		assert.ok(plain.includes("a.txt:15: needle") && !plain.includes("a.txt:16: needle"), plain);
 		assert.match(plain, /\.\.\. \(15 more lines, .*to expand\)/);
-		assert.ok(plain.includes(NOTICE), `the notice is visible collapsed:\n${plain}`);
+		// Collapsed, the notice is Pi's short form on one line; the model's text (and the expanded view) keep it whole.
+		assert.match(plain, /^ ?\[\+1 match in ignored paths\]\s*$/m, `the notice is visible collapsed:\n${plain}`);
+		assert.ok(!plain.replace(/\s+/g, " ").includes(NOTICE), "not the model's wording");
 		const noticeColour = colourOf(collapsed, "[+1 match");
 		assert.ok(noticeColour.length > 0, "the notice is coloured");
 		assert.notEqual(noticeColour, colourOf(collapsed, "a.txt:1: needle"), "not in the hit lines' style");
@@ -95,9 +102,18 @@ for (const host of [PI_HOSTS.legacy, PI_HOSTS.current] as PiHost[]) {
 		const glob = plain.slice(plain.indexOf("glob x.txt"));
 		assert.match(glob, /node_modules\/dep\/x\.txt\s*\n\s*\(all matches are in ignored paths\)/, glob);
 
+		// locate and trace, collapsed: the ranked files, and for trace the best region (not the first file's reasons).
+		const locate = plain.slice(plain.indexOf("locate app"), plain.indexOf("trace subject:f1"));
+		assert.match(locate, /query: app\s*\n\s*top files: \d+\s*\n\s*1\. src\/app\.ts \(code, typescript\)/, locate);
+		assert.doesNotMatch(locate, /role:|structure:/, locate);
+		const trace = plain.slice(plain.indexOf("trace subject:f1"));
+		assert.match(trace, /best answer likely in src\/use\.ts\s*\n\s*1\. src\/use\.ts \(code, typescript\)/, trace);
+		assert.match(trace, /\n\s*1\. src\/use\.ts\s*\n\s*- function main @ 3-5\s*\n\s*kind: callsite\s*\n[^]*4: +return f1\(\);/, trace);
+		assert.doesNotMatch(trace.slice(0, trace.indexOf("all done")), /role:|structure:/, trace);
+
 		tmux("send-keys", "-t", session, "C-o");
 		const expanded = await screenWhen(session, (s) => s.includes("a.txt:30: needle"));
-		assert.ok(expanded.includes(NOTICE), expanded);
+		assert.ok(expanded.replace(/\s+/g, " ").includes(NOTICE), expanded);
 		assert.match(expanded, /README\.md \(markdown, 23 lines, 6 symbols\)\n +section Part 0 @ 1-3\n/, "expanded: the grouped text as the model got it");
 	});
 }

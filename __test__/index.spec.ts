@@ -100,7 +100,7 @@ test("an index that cannot be saved still answers, in memory, and the grep tool 
   const ready = await native.indexWarm({ path: root, minFiles: 0 });
   assert.equal(ready.state, "ready");
   assert.equal(ready.mapped, false, "held in memory");
-  assert.match(ready.unsaved ?? "", /does not exist/);
+  assert.match(ready.unsaved ?? "", /cannot create .*Not a directory/);
   const config = { cwd: root, timeoutMs: 30000, graceMs: 3000, noIgnore: true, maxLineLength: 500, maxBytes: 51200, defaultLimit: 100 };
   const first = await runGrepTool(native, { pattern: "needle", group: false }, config);
   assert.ok(first.text.startsWith("src/a.ts:1: const needle = 1;\n\n["), first.text);
@@ -108,6 +108,18 @@ test("an index that cannot be saved still answers, in memory, and the grep tool 
   const second = await runGrepTool(native, { pattern: "needle", group: false }, config);
   assert.doesNotMatch(second.text, /could not be saved/, "told once");
   assert.deepEqual((await search(root)).index, "used");
+});
+
+test("PI_UTILS_INDEX_DIR naming a folder that does not exist yet: it is created private, as any cache folder, and the index is saved", async (t) => {
+  const { root, cleanup } = tree();
+  const fresh = path.join(store, "not-yet", "index");
+  process.env.PI_UTILS_INDEX_DIR = fresh;
+  t.after(() => { native.indexDrop({ path: root }); process.env.PI_UTILS_INDEX_DIR = store; cleanup(); });
+  const ready = await native.indexWarm({ path: root, minFiles: 0 });
+  assert.equal(ready.unsaved, undefined, "saved");
+  assert.equal(ready.mapped, true);
+  assert.equal(fs.statSync(fresh).mode & 0o777, 0o700);
+  assert.equal(fs.readdirSync(fresh).length, 1, "the root's folder in it");
 });
 
 test("a tree below index.minFiles is not indexed, and warm rejects with the reason", async (t) => {

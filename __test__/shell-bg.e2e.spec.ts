@@ -115,7 +115,7 @@ test("what a job left with a cleared environment in a session of its own keeps i
 	t.after(() => killGroups([left]));
 	const [, status, killed] = live.toolResults;
 	assert.match(status.text, new RegExp(`^bg-1 running for \\S+: env -i setsid sleep 30 & echo \\$! > left\\.pid; exit 0\\nIts main process \\(pid \\d+\\) exited with code 0; 1 process it started is still running \\(pid ${left}: (setsid )?sleep 30\\)\\.\\n`));
-	assert.match(killed.text, new RegExp(`^bg-1: stopped with SIGTERM\\. Also signalled 1 process\\(es\\) that had left its group \\(pids ${left}\\)\\.$`));
+	assert.match(killed.text, new RegExp(`^bg-1: stopped with SIGTERM\\. Also signalled 1 process that had left its group \\(pids ${left}\\)\\.$`));
 	assert.equal(alive(left), false, "gone from /proc (or a zombie its new parent has yet to reap)");
 });
 
@@ -292,7 +292,9 @@ test("/shell-bg lists and shows logs in the chat (not to the model), kills (tell
 	const [listing, logs, stopped] = live.customMessages;
 	assert.equal(listing.customType, "shell-bg-listing");
 	assert.match(listing.text, /^id +state .*\nbg-1 +running +- .* hello-logs$/);
-	assert.deepEqual(listing.details, { title: "/shell-bg · background jobs" });
+	const details = listing.details as { title: string; rows: string[][] };
+	assert.equal(details.title, "/shell-bg · background jobs");
+	assert.deepEqual(details.rows.map((r) => r.slice(0, 3)), [["bg-1", "running", "-"]], "the rows, for a renderer that fits them to its width");
 	assert.equal(logs.customType, "shell-bg-listing");
 	assert.match(logs.text, /^bg-1 running for .*: echo hello-logs; sleep 60\nhello-logs\nLog: /);
 	assert.equal(stopped.customType, "shell-bg");

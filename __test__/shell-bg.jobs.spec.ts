@@ -126,7 +126,7 @@ test("the limit refuses by name; kill all reports each job; a job the user stops
 	await assert.rejects(jobs.kill("bg-99", "model"), /^Error: Unknown job: bg-99\. Jobs in this session: bg-1, bg-2\.$/);
 	assert.deepEqual(jobs.clear(), [one.id, two.id]);
 	assert.equal(fs.existsSync(one.logPath), false, "clear deletes the logs");
-	assert.equal(jobs.table(), "No background jobs in this session.");
+	assert.equal(jobs.table().text, "No background jobs in this session.");
 	assert.equal(bg(jobs, dir, "true").id, "bg-3", "ids are not reused after a clear");
 });
 

@@ -28,7 +28,14 @@ import {
 	sanitizeOutput,
 	truncateTail,
 	widgetLine,
+	widgetLines,
+	jobRows,
+	startedPreview,
+	statusDisplay,
+	shellBgArgsAt,
+	leftRunningPreview,
 } from "../extensions/lib/shell/format.ts";
+import { visibleWidth } from "@mariozechner/pi-tui";
 import { commitJobId, idNumber, jobDirFor, nextJobId, type ShellJob, type ShellKillReport } from "../extensions/lib/shell/registry.ts";
 import { sweepJobDirs } from "../extensions/lib/shell/retention.ts";
 
@@ -118,14 +125,37 @@ test("the job table aligns its columns", () => {
 test("kill reports say what happened", () => {
 	const report = (over: Partial<ShellKillReport>): ShellKillReport => ({ outcome: "killed", sentTerm: true, sentKill: false, escapees: [], survivors: [], orphanSweep: true, job: job({ state: "signalled", signal: "SIGTERM" }), ...over });
 	assert.equal(killLine(report({}), 3000), "bg-1: stopped with SIGTERM.");
-	assert.equal(killLine(report({ sentKill: true, escapees: [77], survivors: [78] }), 3000), "bg-1: did not stop on SIGTERM within 3.0s; killed with SIGKILL. Also signalled 1 process(es) that had left its group (pids 77). WARNING: still alive afterwards: pids 78.");
+	assert.equal(killLine(report({ sentKill: true, escapees: [77], survivors: [78] }), 3000), "bg-1: did not stop on SIGTERM within 3.0s; killed with SIGKILL. Also signalled 1 process that had left its group (pids 77). WARNING: still alive afterwards: pids 78.");
 	assert.equal(killLine(report({ outcome: "already-ended", job: job({ state: "exited", exitCode: 0, runtimeMs: 1000 }) }), 3000), "bg-1: had already ended (exited with code 0 after 1.0s); nothing was signalled.");
 	assert.equal(killLine(report({ outcome: "refused", job: job({ state: "lost", note: "pid reused" }) }), 3000), "bg-1: not signalled: pid reused (lost).");
 });
 
-test("widget lines cut the command and the last output line", () => {
-	assert.equal(widgetLine(job({ command: "x".repeat(50) }), "y".repeat(70)), `⟳ bg-1  12s  ${"x".repeat(39)}…  › ${"y".repeat(59)}…`);
-	assert.equal(widgetLine(job(), ""), "⟳ bg-1  12s  npm run dev");
+test("widget lines cut the command and the last output line to the width", () => {
+	assert.equal(widgetLine(job({ command: "x".repeat(50) }), "y".repeat(70)), `⟳ bg-1   12s  ${"x".repeat(33)}…  › ${"y".repeat(47)}…`);
+	assert.equal(widgetLine(job({ command: "x".repeat(50) }), "y".repeat(70)).length, 100);
+	assert.equal(widgetLine(job(), ""), "⟳ bg-1   12s  npm run dev");
+	assert.equal(widgetLine(job(), "Listening on :3000"), "⟳ bg-1   12s  npm run dev  › Listening on :3000", "a short command keeps only its own width");
+});
+
+test("a widget row is one line at any width, and ids and elapsed times line up", () => {
+	const rows = [
+		{ job: job({ id: "bg-9", runtimeMs: 3_100, command: `npm run dev -- --port 3000 ${"--flag ".repeat(20)}` }), last: `GET /api/items 200 ${"x".repeat(300)}` },
+		{ job: job({ id: "bg-10", runtimeMs: 14_000, flooding: true, logDropped: 5 * 1024 * 1024 }), last: "出力".repeat(80) },
+		{ job: job({ id: "bg-11", runtimeMs: 185_000, leaderEndedAtMs: 1, alive: [{ pid: 1, command: "x" }] }), last: "tick" },
+	];
+	for (const width of [40, 78, 80, 138, 140]) {
+		const lines = widgetLines(rows, width);
+		assert.equal(lines.length, 3);
+		for (const l of lines) assert.ok(visibleWidth(l) <= width, `${visibleWidth(l)} > ${width}: ${l}`);
+		// The command starts in the same column in every row (where there is room for it).
+		const at = lines.map((l) => l.search(/(npm run dev)/));
+		if (width >= 78) assert.deepEqual(new Set(at).size, 1, `${width}:\n${lines.join("\n")}`);
+	}
+	const [a, b, c] = widgetLines(rows, 140);
+	assert.match(a, /^⟳ bg-9     3\.1s  npm run dev/);
+	assert.match(b, /^⟳ bg-10     14s  npm run dev/);
+	assert.match(c, /^⟳ bg-11  3m 05s  npm run dev/);
+	assert.match(widgetLines(rows, 80)[0], /  › GET \/api\/items 200 x+…$/, "80 columns still show some of the last output");
 });
 
 test("/shell-bg arguments parse and complete", () => {
@@ -183,9 +213,15 @@ test("a job its main process left running says what is still alive, and how it e
 	// No brackets in brackets, and the dead main process's pid is not where the line ends.
 	assert.equal(jobHeading(left), "bg-1 running for 12s: npm run dev\nIts main process (pid 4321) exited with code 0; 1 process it started is still running (pid 1234: sleep 77).");
 	assert.equal(jobHeading(job()), "bg-1 running for 12s (pid 4321): npm run dev");
-	assert.match(widgetLine(left, "tick"), /^⟳ bg-1  12s  npm run dev  · main process ended, 1 left  › tick$/, "the widget marks it");
+	assert.match(widgetLine(left, "tick"), /^⟳ bg-1   12s  npm run dev  · main process ended, 1 left  › tick$/, "the widget marks it");
 	assert.doesNotMatch(widgetLine(job(), "tick"), /main process/);
 	assert.equal(leftRunningText({ ...left, id: "bg-3" }), "1 process it started is still running (pid 1234: sleep 77) — tracked as bg-3; read it with shell_status, stop it with shell_kill");
+	// Collapsed, one short line under the output (the sentence wrapped at 80 columns).
+	assert.equal(leftRunningPreview(`done\n\n${leftRunningText({ ...left, id: "bg-3" })}`), "done\n[1 process left running as bg-3]");
+	assert.equal(leftRunningPreview(`x\n\n${leftRunningText({ ...left, id: "bg-4" }, { status: false, kill: false })}`), "x\n[1 process left running as bg-4]");
+	const two = job({ id: "bg-5", leaderEndedAtMs: 1, alive: [{ pid: 1, command: "a" }, { pid: 2, command: "b" }] });
+	assert.equal(leftRunningPreview(`y\n\n${leftRunningText(two)}`), "y\n[2 processes left running as bg-5]");
+	assert.equal(leftRunningPreview("plain output"), "plain output");
 	const many = job({ leaderEndedAtMs: 5_000, leaderSignal: "SIGTERM", alive: [1, 2, 3, 4, 5].map((pid) => ({ pid, command: "" })) });
 	assert.equal(describeState(many), "running for 12s; its main process was killed by SIGTERM; 5 processes it started are still running (pid 1, pid 2, pid 3, and 2 more)");
 	const ended = job({ state: "exited", exitCode: 0, leaderExitCode: 0, leaderEndedAtMs: 5_000, endedAtMs: 8_000, runtimeMs: 8_000 });
@@ -265,8 +301,8 @@ test("the widget uses the terminal's width; a job Pi's quit stopped says so afte
 	const long = job({ command: `npm run dev -- --port 3000 ${"--flag ".repeat(20)}` });
 	const narrow = widgetLine(long, "y".repeat(200), 100);
 	const wide = widgetLine(long, "y".repeat(200), 160);
-	assert.equal(narrow, `⟳ bg-1  12s  ${long.command.slice(0, 39)}…  › ${"y".repeat(59)}…`, "100 columns: as before");
-	assert.ok(wide.length > narrow.length && wide.length <= 160, `${wide.length}`);
+	assert.equal(narrow.length, 100);
+	assert.equal(wide.length, 160);
 	assert.ok(wide.includes(long.command.slice(0, 55)), wide);
 	const quit = job({ state: "signalled", signal: "SIGTERM", killRequested: true, meta: JSON.stringify({ mode: "bg", stoppedAtQuit: true }) });
 	assert.equal(describeState(quit), "was stopped (SIGTERM) when Pi quit, after 12s");
@@ -277,12 +313,68 @@ test("a follow-up counts the lines it returns (not the setting), in the singular
 	const text = followUpText(job({ state: "exited", exitCode: 0 }), "a\nb\nc\n");
 	assert.equal(followUpDisplay(text, true), text);
 	assert.match(text, /\nLast 3 lines of output \(full log: \/p\/logs\/bg-1\.log\):\na\nb\nc$/);
-	assert.equal(followUpDisplay(text, false, "ctrl+o to expand"), "Background job bg-1 exited with code 0 after 12s.\nCommand: npm run dev\nLast 3 lines of output (full log: /p/logs/bg-1.log), ctrl+o to expand");
+	assert.equal(followUpDisplay(text, false, "ctrl+o to expand"), "Background job bg-1 exited with code 0 after 12s.\nCommand: npm run dev\na\nb\nc", "short output is shown, the log path is not");
 	const one = followUpText(job({ state: "exited", exitCode: 0 }), "only\n");
 	assert.match(one, /\nLast 1 line of output \(full log: [^)]*\):\nonly$/);
-	assert.match(followUpDisplay(one, false), /\nLast 1 line of output \(full log: [^)]*\), expand to see them$/);
+	assert.equal(followUpDisplay(one, false), "Background job bg-1 exited with code 0 after 12s.\nCommand: npm run dev\nonly");
 	const quiet = followUpText(job({ state: "exited", exitCode: 0 }), "");
-	assert.equal(followUpDisplay(quiet, false), quiet);
+	assert.equal(followUpDisplay(quiet, false), "Background job bg-1 exited with code 0 after 12s.\nCommand: npm run dev\n(no output)");
+	const long = followUpText(job({ state: "exited", exitCode: 1 }), Array.from({ length: 20 }, (_, i) => `line ${i + 1}`).join("\n"));
+	assert.equal(
+		followUpDisplay(long, false, "ctrl+o to expand"),
+		"Background job bg-1 exited with code 1 after 12s.\nCommand: npm run dev\n... (15 earlier lines, ctrl+o to expand)\nline 16\nline 17\nline 18\nline 19\nline 20",
+		"the newest lines, as Pi's bash preview",
+	);
+});
+
+test("a background start's collapsed view is the line that says which job started; the model keeps the log path and hints", () => {
+	const text = startedText(job({ id: "bg-4", pid: 4249 }), { timeoutSec: 30, headless: false });
+	assert.match(text, /\nLog: \/p\/logs\/bg-1\.log\n/);
+	assert.equal(startedPreview(text), "Started bg-4 in the background (pid 4249).\nTimeout: it is stopped after 30s.");
+	assert.equal(startedPreview(startedText(job(), { headless: false })), "Started bg-1 in the background (pid 4321).");
+	assert.equal(startedPreview("plain"), "plain");
+});
+
+test("a job's status, collapsed, ends on its newest output", () => {
+	const out = Array.from({ length: 12 }, (_, i) => `out ${i + 1}`).join("\n");
+	const text = `bg-2 running for 3.0s (pid 9): make\n\nOutput since the last read:\n${out}\n\nblank above\n\nRead its new output with shell_status {"id":"bg-2"}; stop it.\n\nLog: /p/logs/bg-2.log`;
+	assert.equal(statusDisplay(text, true), text);
+	assert.equal(statusDisplay(text, false, "ctrl+o to expand"), "bg-2 running for 3.0s (pid 9): make\n... (9 earlier lines, ctrl+o to expand)\nout 10\nout 11\nout 12\n\nblank above");
+	const none = "bg-2 exited with code 0 after 3.0s: make\n\n(no new output since the last read)\n\nLog: /p/logs/bg-2.log";
+	assert.equal(statusDisplay(none, false), "bg-2 exited with code 0 after 3.0s: make\n(no new output since the last read)");
+	const cut = `bg-2 exited with code 0 after 3.0s: make\n\nLast lines of output:\n${out}\n\n[Showing the last 12 lines (80B) of 2.0KB. Full output: /tmp/x.log]\n\nLog: /p/logs/bg-2.log`;
+	assert.match(statusDisplay(cut, false), /\nout 12$/, "the truncation footer is in the expanded view");
+});
+
+test("the job table fits the width it is drawn at: the command and the last output give way", () => {
+	const jobs = [
+		job({ id: "bg-1", command: `npm run dev -- --port 3000 ${"--flag ".repeat(10)}` }),
+		job({ id: "bg-10", state: "signalled", signal: "SIGTERM", timedOut: true, runtimeMs: 185_000, command: "make test" }),
+	];
+	const rows = jobRows(jobs, new Map([["bg-1", `GET /api 200 ${"x".repeat(100)}`], ["bg-10", "ok"]]));
+	for (const width of [60, 78, 80, 138, 140]) {
+		const lines = jobTable(rows, undefined, width).split("\n");
+		assert.equal(lines.length, 3);
+		for (const l of lines) assert.ok(visibleWidth(l) <= width, `${visibleWidth(l)} > ${width}: ${l}`);
+		assert.match(lines[0], /^id +state +exit +runtime +command +last output$/, "the headings are whole");
+		assert.match(lines[1], /^bg-1 +running +- +12s +npm run/);
+		const col = lines[0].indexOf("last output");
+		assert.equal(lines[2].slice(col), "ok", `the last column lines up at ${width}`);
+	}
+	const commandShown = (width: number) => (jobTable(rows, undefined, width).split("\n")[1].match(/npm run dev[^…]*/) ?? [""])[0].length;
+	assert.ok(commandShown(140) > commandShown(80) + 10, "a wide terminal shows more");
+	const cjk = jobTable(jobRows([job()], new Map([["bg-1", "出力".repeat(60)]])), undefined, 80).split("\n");
+	for (const l of cjk) assert.ok(visibleWidth(l) <= 80, `${visibleWidth(l)}: ${l}`);
+	assert.equal(jobTable(rows), jobTable(jobs, new Map([["bg-1", `GET /api 200 ${"x".repeat(100)}`], ["bg-10", "ok"]])), "rows or jobs: one table");
+});
+
+test("Tab in /shell-bg's arguments is for the command, not for file paths", () => {
+	assert.equal(shellBgArgsAt(["/shell-bg kill "], 0, 15), "kill ");
+	assert.equal(shellBgArgsAt(["  /shell-bg "], 0, 12), "");
+	assert.equal(shellBgArgsAt(["/shell-bg"], 0, 9), undefined, "the name is still being typed");
+	assert.equal(shellBgArgsAt(["/shell-bgx kill"], 0, 15), undefined);
+	assert.equal(shellBgArgsAt(["look at ./src", "/shell-bg kill"], 1, 14), undefined);
+	assert.equal(completeShellBgArgs("kill ", [job({ state: "exited", exitCode: 0 })]), null, "no running job: nothing to offer");
 });
 test("a moved command's collapsed preview keeps its output and one short line; the model's notice is one line", () => {
 	const moved = movedText(job({ id: "bg-2", pid: 77 }), { afterSec: 10, timeoutSec: 30 });

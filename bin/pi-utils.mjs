@@ -5,6 +5,7 @@
 
 // Only the defaults are loaded up front (with the addon where it loads: the core owns some of them); each
 // subcommand imports its own tool module when it runs, so --help and usage errors start about as fast as Node does.
+import fs from "node:fs";
 import nodePath from "node:path";
 import { DEFAULTS } from "../extensions/lib/defaults.mjs";
 import { DEFAULT_MAX_BYTES } from "../extensions/lib/truncate.mjs";
@@ -18,7 +19,7 @@ const HELP = `Usage:
   pi-utils grep [options] <pattern> [path]
   pi-utils glob [options] <pattern> [path]
   pi-utils outline [--json] [--max-items N] <file>
-  pi-utils locate [options] <query words...>      (alias: find)
+  pi-utils locate [options] <query words...> [dir] (alias: find)
   pi-utils trace [options] subject:X relation:R [support:S] [kind:K] [path:P]
   pi-utils index status|warm|drop [path]
 
@@ -40,7 +41,8 @@ glob options:
 outline options:
       --max-items N        at most N symbols, deepest dropped first (default ${OUTLINE_DEFAULTS.maxItems})
 locate and trace options:
-      --path DIR           directory to search (default: current directory)
+      --path DIR           directory to search (default: current directory); locate also takes
+                           a last word that is an existing directory (".", "src/") as the path
       --paths-only         one path per line
       --limit N            locate: at most N files (default ${DEFAULTS.locate.limit}); -t and -g filter as for grep
       --max-files N        trace: at most N files (default ${DEFAULTS.trace.maxFiles})
@@ -378,10 +380,34 @@ async function queryCommand(o, name, params) {
   return { out: lines.join("") + jsonLine({ type: "summary", ...summary }), code: found };
 }
 
+/**
+ * locate's words and path: like grep's `<pattern> [path]`, a last word that names an existing directory is
+ * where to search (`locate page fault handler .`), unless --path says where; a lone word is always the query.
+ */
+function locateWords(o) {
+  const words = [...o.positional];
+  let path = o.path;
+  const last = words.at(-1);
+  if (path === undefined && words.length > 1 && last !== undefined && isDirectory(last)) {
+    path = last;
+    words.pop();
+  }
+  return { query: words.join(" "), path };
+}
+
+function isDirectory(p) {
+  try {
+    return fs.statSync(p).isDirectory();
+  } catch {
+    return false;
+  }
+}
+
 function locateCommand(o) {
+  const { query, path } = locateWords(o);
   const params = {
-    query: o.positional.join(" "),
-    path: o.path,
+    query,
+    path,
     limit: intOption(o, "limit", "--limit"),
     noIgnore: !o.respectIgnore,
     pathsOnly: o.pathsOnly === true,

@@ -3,6 +3,7 @@
 // description and run.
 import type { AgentToolResult, ToolDefinition } from "@mariozechner/pi-coding-agent";
 import type { Static, TSchema } from "typebox";
+import { rankedFirst } from "../lib/search/discover-kit.mjs";
 import { formatResultLines, kb, shortenPath } from "../lib/search/render.mjs";
 import { expandHint, textComponent, toolResult } from "./kit.ts";
 
@@ -38,7 +39,7 @@ export function discoverTool<P extends TSchema, D>(spec: DiscoverToolSpec<P, D>)
 			const warnings: string[] = [];
 			if (d?.timedOut) warnings.push("timed out, partial");
 			if (d?.truncation?.truncated) warnings.push(`${kb(d.truncation.maxBytes)} limit`);
-			return textComponent(context.lastComponent, formatResultLines(result, { expanded: options.expanded, maxLines: 20, expandHint: expandHint(), warnings }, theme));
+			return textComponent(context.lastComponent, formatResultLines(result, { expanded: options.expanded, maxLines: 20, expandHint: expandHint(), warnings, collapse: rankedFirst }, theme));
 		},
 	};
 }

@@ -6,7 +6,7 @@ import { createBashToolDefinition, getShellConfig } from "@mariozechner/pi-codin
 import { Text } from "@mariozechner/pi-tui";
 import { Type, type Static } from "typebox";
 import { bashContract, structuredResult, type BashStructured } from "../lib/shell/contract.ts";
-import { leftRunningText, movedPreview, movedText, startedText } from "../lib/shell/format.ts";
+import { leftRunningPreview, leftRunningText, movedPreview, movedText, startedPreview, startedText } from "../lib/shell/format.ts";
 import type { JobsHost } from "../lib/shell/jobs.ts";
 import type { ShellJob } from "../lib/shell/registry.ts";
 import { jobOperations, type RunOutcome } from "../lib/shell/runner.ts";
@@ -82,9 +82,12 @@ export function bashTool(session: ShellSession): ToolDefinition<ReturnType<typeo
 			return new Text(theme.fg("toolTitle", theme.bold(`$ ${String(a?.command ?? "...")}`)), 0, 0);
 		},
 		renderResult(result, options, theme, context) {
-			// A command moved to the background: collapsed, its notice is one short line under the output.
-			const moved = !options.expanded && (result.details as { shellBg?: BackgroundDetails } | undefined)?.shellBg?.auto === true;
-			const shown = moved ? { ...result, content: [{ type: "text" as const, text: movedPreview(textOf(result)) }] } : result;
+			// Collapsed, Pi shows the last lines: a background start shows which job it started (the log path and
+			// the instructions for the model are in the expanded view), a moved command or one that left processes
+			// running one short line under its output.
+			const bg = options.expanded ? undefined : (result.details as { shellBg?: BackgroundDetails } | undefined)?.shellBg;
+			const preview = bg === undefined ? undefined : bg.auto ? leftRunningPreview(movedPreview(textOf(result))) : startedPreview(textOf(result));
+			const shown = preview === undefined ? result : { ...result, content: [{ type: "text" as const, text: preview }] };
 			if (base.renderResult) return base.renderResult(shown as never, options, theme, context as never);
 			return new Text(theme.fg("toolOutput", textOf(shown)), 0, 0);
 		},

@@ -1,6 +1,7 @@
 // /shell-bg: the user's view of the session's background jobs (list, kill, logs, clear).
-import type { ExtensionAPI, ExtensionCommandContext } from "@mariozechner/pi-coding-agent";
-import { completeShellBgArgs, parseShellBgArgs, SHELL_BG_USAGE } from "../lib/shell/format.ts";
+import type { ExtensionAPI, ExtensionCommandContext, ExtensionContext } from "@mariozechner/pi-coding-agent";
+import type { AutocompleteProvider } from "@mariozechner/pi-tui";
+import { completeShellBgArgs, parseShellBgArgs, shellBgArgsAt, SHELL_BG_USAGE, type JobRow } from "../lib/shell/format.ts";
 import { jobRegistryExists } from "../lib/shell/registry.ts";
 import { LISTING_TYPE } from "./messages.ts";
 import type { ShellSession } from "./session.ts";
@@ -17,6 +18,38 @@ export function registerShellBgCommand(pi: ExtensionAPI, session: ShellSession):
 		},
 		handler: (args, ctx) => shellBgCommand(pi, session, args, ctx),
 	});
+	pi.on("session_start", (_event, ctx) => keepPathsOutOfArgs(ctx, session));
+}
+
+/**
+ * Tab in a command's arguments asks Pi's editor for file paths, whatever the command completes. In
+ * `/shell-bg`'s arguments it gets the command's own completions (verbs, job ids), or nothing: `kill <Tab>`
+ * with no running job offers no file names.
+ */
+function keepPathsOutOfArgs(ctx: ExtensionContext, session: ShellSession): void {
+	if (!ctx.hasUI || typeof ctx.ui.addAutocompleteProvider !== "function") return;
+	ctx.ui.addAutocompleteProvider((current: AutocompleteProvider) => {
+		const wrapped: AutocompleteProvider & { readonly triggerCharacters?: string[] } = {
+			get triggerCharacters() {
+				return (current as { triggerCharacters?: string[] }).triggerCharacters;
+			},
+			getSuggestions: async (lines, cursorLine, cursorCol, options) => {
+				const args = options.force ? shellBgArgsAt(lines, cursorLine, cursorCol) : undefined;
+				if (args === undefined) return current.getSuggestions(lines, cursorLine, cursorCol, options);
+				try {
+					const items = completeShellBgArgs(args, session.jobs?.visible() ?? []);
+					return items ? { items, prefix: args } : null;
+				} catch {
+					return null;
+				}
+			},
+			applyCompletion: (lines, cursorLine, cursorCol, item, prefix) => current.applyCompletion(lines, cursorLine, cursorCol, item, prefix),
+			...(current.shouldTriggerFileCompletion
+				? { shouldTriggerFileCompletion: (lines: string[], line: number, col: number) => current.shouldTriggerFileCompletion!(lines, line, col) }
+				: {}),
+		};
+		return wrapped;
+	});
 }
 
 async function shellBgCommand(pi: ExtensionAPI, session: ShellSession, args: string, ctx: ExtensionCommandContext): Promise<void> {
@@ -25,10 +58,10 @@ async function shellBgCommand(pi: ExtensionAPI, session: ShellSession, args: str
 		else process.stderr.write(`${text}\n`);
 	};
 	/** A listing stays in the chat when the session is idle (a message now would wait for the turn otherwise). */
-	const show = (text: string, title: string) => {
+	const show = (text: string, title: string, rows?: JobRow[]) => {
 		if (!ctx.hasUI || !ctx.isIdle()) return say(text);
 		try {
-			pi.sendMessage({ customType: LISTING_TYPE, content: text, display: true, details: { title } });
+			pi.sendMessage({ customType: LISTING_TYPE, content: text, display: true, details: { title, ...(rows ? { rows } : {}) } });
 		} catch {
 			say(text);
 		}
@@ -39,7 +72,11 @@ async function shellBgCommand(pi: ExtensionAPI, session: ShellSession, args: str
 	session.ctx = ctx;
 	const current = session.jobs || jobRegistryExists(session.dir!, session.native) ? session.openJobs() : undefined;
 	try {
-		if (cmd.kind === "list") return current ? show(current.table(), "/shell-bg · background jobs") : say("No background jobs in this session.");
+		if (cmd.kind === "list") {
+			if (!current) return say("No background jobs in this session.");
+			const table = current.table();
+			return show(table.text, "/shell-bg · background jobs", table.rows);
+		}
 		if (!current) return say("No background jobs in this session.", "warning");
 		// A job that ignores SIGTERM: the wait is said at once, and its outcome replaces that notice.
 		if (cmd.kind === "kill") return say((await current.kill(cmd.target, "user", { onSlow: (text) => say(text) })).text);

@@ -3,7 +3,8 @@
 import type { ExtensionAPI } from "@mariozechner/pi-coding-agent";
 import { keyHint } from "@mariozechner/pi-coding-agent";
 import { Box, Text } from "@mariozechner/pi-tui";
-import { followUpDisplay } from "../lib/shell/format.ts";
+import { followUpPreview } from "../lib/shell/format.ts";
+import { PreviewView, rowsOf, tableView } from "./view.ts";
 
 export const MESSAGE_TYPE = "shell-bg";
 export const LISTING_TYPE = "shell-bg-listing";
@@ -12,9 +13,11 @@ type Content = string | readonly { type: string; text?: string }[];
 const textOf = (content: Content) => (typeof content === "string" ? content : content.map((c) => (c.type === "text" ? (c.text ?? "") : "")).join(""));
 
 export function registerMessages(pi: ExtensionAPI): void {
-	// Follow-ups: the status line collapsed, the output lines when expanded (the model gets all of it either way).
+	// Follow-ups: collapsed, the status, the command and the newest output lines, each cut to one screen line;
+	// expanded, all of it (the model gets all of it either way).
 	pi.registerMessageRenderer(MESSAGE_TYPE, (message, { expanded }) => {
-		return new Text(followUpDisplay(textOf(message.content), expanded, keyHint("app.tools.expand", "to expand")), 1, 0);
+		const text = textOf(message.content);
+		return expanded ? new Text(text, 1, 0) : new PreviewView(followUpPreview(text, keyHint("app.tools.expand", "to expand")), undefined, 1);
 	});
 
 	// /shell-bg's listings: a message in the chat (it stays where the user asked for it; a notice is replaced
@@ -22,7 +25,11 @@ export function registerMessages(pi: ExtensionAPI): void {
 	pi.registerMessageRenderer(LISTING_TYPE, (message, _options, theme) => {
 		const title = (message.details as { title?: string } | undefined)?.title ?? "/shell-bg";
 		const box = new Box(1, 1, (t) => theme.bg("customMessageBg", t));
-		box.addChild(new Text(`${theme.fg("customMessageLabel", theme.bold(title))}\n${theme.fg("customMessageText", textOf(message.content))}`, 0, 0));
+		box.addChild(new Text(theme.fg("customMessageLabel", theme.bold(title)), 0, 0));
+		// A job table is laid out at the box's width; other listings (logs) are drawn as written.
+		const rows = rowsOf(message.details);
+		const text = (t: string) => theme.fg("customMessageText", t);
+		box.addChild(rows ? tableView(rows, text) : new Text(text(textOf(message.content)), 0, 0));
 		return box;
 	});
 	pi.on("context", (event) => {

@@ -1,8 +1,10 @@
 // The running jobs above the editor: one line per job (its command and last output line), refreshed each
-// second while any runs, cleared when none does.
+// second while any runs, cleared when none does. In a terminal the rows are laid out at the width Pi draws
+// them at (a row never wraps, however long the output line); RPC clients get them laid out for 100 columns.
 import type { ExtensionContext } from "@mariozechner/pi-coding-agent";
-import { widgetLine } from "../lib/shell/format.ts";
+import { widgetLines, type WidgetRow } from "../lib/shell/format.ts";
 import type { ShellJobs } from "../lib/shell/jobs.ts";
+import { FittedLines } from "./view.ts";
 
 export const WIDGET = "shell-bg";
 
@@ -25,12 +27,13 @@ export class JobsWidget {
 			if (!active || !ctx?.hasUI || !jobs) return this.stop(false);
 			const running = jobs.running();
 			if (running.length === 0) return this.stop(true);
-			// The terminal's width (the widget spans it); 100 columns where it is unknown (RPC).
-			const width = process.stdout.columns || 100;
-			const lines = running.map((j) => widgetLine(j, jobs.lastLineOf(j), width));
-			const text = lines.join("\n");
+			const rows: WidgetRow[] = running.map((job) => ({ job, last: jobs.lastLineOf(job) }));
+			// What the rows say, for the check below: laid out wide enough that nothing is cut.
+			const text = widgetLines(rows, 1_000).join("\n");
 			if (text !== this.#text) {
-				ctx.ui.setWidget(WIDGET, lines, { placement: "aboveEditor" });
+				// Pi's own string widgets have a one-column margin on each side.
+				if (process.stdout.isTTY) ctx.ui.setWidget(WIDGET, () => new FittedLines((width) => widgetLines(rows, width - 1), undefined, 1), { placement: "aboveEditor" });
+				else ctx.ui.setWidget(WIDGET, widgetLines(rows, 98), { placement: "aboveEditor" });
 				this.#text = text;
 			}
 			if (!this.#timer) {

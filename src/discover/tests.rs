@@ -197,6 +197,29 @@ fn called_from_groups_call_sites_under_the_calling_function() {
 }
 
 #[test]
+fn trace_counts_its_reasons_in_words_not_in_brackets() {
+    let t = project();
+    let r = traced(t.path(), "subject:auth_status relation:called_from");
+    assert!(
+        !r.text.contains("occurrence(s)") && !r.text.contains("region(s)"),
+        "{}",
+        r.text
+    );
+    let why: Vec<&String> = r.files.iter().flat_map(|f| &f.why).collect();
+    assert!(
+        why.iter()
+            .all(|w| !w.starts_with("1 occurrences") && !w.starts_with("1 regions")),
+        "{why:?}"
+    );
+    assert!(
+        why.iter()
+            .any(|w| w.ends_with("occurrences of auth_status"))
+            || why.iter().any(|w| w.starts_with("1 occurrence of")),
+        "{why:?}"
+    );
+}
+
+#[test]
 fn populated_and_rendered_come_from_structure_and_names() {
     let t = project();
     let r = traced(t.path(), "subject:auth_status relation:populated");

@@ -496,13 +496,14 @@ fn traced(
         .count();
     if name_regions > 0 {
         why.push(format!(
-            "{name_regions} region(s) inside a symbol named for {}",
+            "{} inside a symbol named for {}",
+            counted(name_regions, "region", "regions"),
             plan.query.relation.name()
         ));
     }
     why.push(format!(
-        "{} occurrence(s) of {}",
-        occ.len(),
+        "{} of {}",
+        counted(occ.len(), "occurrence", "occurrences"),
         plan.query.subject
     ));
     let path_tokens = tokens::split(&path.text);
@@ -900,6 +901,11 @@ fn line_text(lines: &[&[u8]], n: u32) -> String {
     String::from_utf8_lossy(lines.get(n as usize - 1).copied().unwrap_or_default()).into_owned()
 }
 
+/// `1 region`, `3 regions`: a count with its noun in the right number.
+fn counted(n: usize, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
+}
+
 /// Whether occurrence `o` (on a line reading `text`) calls the subject.
 /// The subject's own definition is no call of it, whatever a parser or
 /// the line's shape say (`func (c *Client) Get(` looks like one).
@@ -970,10 +976,9 @@ fn region_body(lines: &[&[u8]], start: u32, end: u32, list: &[&Occurrence]) -> (
             continue;
         }
         if shown == 6 {
-            body.push(format!(
-                "... {} more lines with the subject",
-                list.iter().filter(|x| x.line > previous).count()
-            ));
+            let more = list.iter().filter(|x| x.line > previous).count();
+            let noun = if more == 1 { "line" } else { "lines" };
+            body.push(format!("... {more} more {noun} with the subject"));
             break;
         }
         if o.line > previous + 1 {

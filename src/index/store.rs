@@ -44,8 +44,9 @@ pub const RACY: Duration = Duration::from_secs(2);
 pub struct Store {
     pub dir: PathBuf,
     base: PathBuf,
-    /// The base was given (config, `$PI_UTILS_INDEX_DIR`): it is never
-    /// created again once removed (a test's folder, removed after it).
+    /// The base was given (config, `$PI_UTILS_INDEX_DIR`): it is created
+    /// (0700) like any cache folder, but never again once this process has
+    /// seen it and it was removed (a test's folder, removed after it).
     explicit: bool,
 }
 
@@ -79,6 +80,23 @@ fn base_of(config: &IndexConfig) -> (PathBuf, bool) {
     }
 }
 
+/// Whether this process has used the given `base` (and, with `mark`,
+/// records that it has now).
+fn seen_base(base: &Path, mark: bool) -> bool {
+    use std::collections::HashSet;
+    use std::sync::{Mutex, OnceLock};
+    static SEEN: OnceLock<Mutex<HashSet<PathBuf>>> = OnceLock::new();
+    let mut seen = SEEN
+        .get_or_init(Default::default)
+        .lock()
+        .unwrap_or_else(|e| e.into_inner());
+    if mark {
+        !seen.insert(base.to_path_buf())
+    } else {
+        seen.contains(base)
+    }
+}
+
 impl Store {
     pub fn of(root: &Path, config: &IndexConfig) -> Store {
         use std::hash::{Hash, Hasher};
@@ -92,19 +110,27 @@ impl Store {
         }
     }
 
-    /// Creates the folder (mode 0700) unless its base was given and is
-    /// gone; Err says why it cannot be used.
+    /// Creates the folder (mode 0700, and its base where that is missing)
+    /// unless its base was given and has been removed since this process
+    /// last saw it; Err says why it cannot be used.
     pub fn prepare(&self) -> io::Result<()> {
-        if self.explicit && !self.base.is_dir() {
+        if self.explicit && !self.base.is_dir() && seen_base(&self.base, false) {
             return Err(io::Error::new(
                 io::ErrorKind::NotFound,
-                format!("the index folder {} does not exist", self.base.display()),
+                format!(
+                    "the index folder {} was removed while in use",
+                    self.base.display()
+                ),
             ));
         }
         fs::DirBuilder::new()
             .recursive(true)
             .mode(0o700)
-            .create(&self.dir)
+            .create(&self.dir)?;
+        if self.explicit {
+            seen_base(&self.base, true);
+        }
+        Ok(())
     }
 
     fn lock_file(&self) -> io::Result<File> {
@@ -634,11 +660,28 @@ mod tests {
     }
 
     #[test]
+    fn a_given_base_that_does_not_exist_is_created_private() {
+        use std::os::unix::fs::PermissionsExt;
+        let base = tempfile::tempdir().unwrap();
+        let fresh = base.path().join("new/index");
+        let store = test_store(&fresh, Path::new("/r"));
+        store.prepare().unwrap();
+        assert!(store.dir.is_dir());
+        for dir in [&fresh, &store.dir] {
+            let mode = fs::metadata(dir).unwrap().permissions().mode() & 0o777;
+            assert_eq!(mode, 0o700, "{}", dir.display());
+        }
+    }
+
+    #[test]
     fn a_given_base_that_was_removed_is_not_created_again() {
         let base = tempfile::tempdir().unwrap();
         let gone = base.path().join("gone");
         let store = test_store(&gone, Path::new("/r"));
-        assert!(store.prepare().is_err());
+        store.prepare().unwrap();
+        fs::remove_dir_all(&gone).unwrap();
+        let err = store.prepare().unwrap_err();
+        assert!(err.to_string().contains("removed"), "{err}");
         assert!(!gone.exists());
     }
 }

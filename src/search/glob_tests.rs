@@ -98,6 +98,26 @@ fn when_the_project_fills_the_limit_ignored_roots_are_not_walked() {
 }
 
 #[test]
+fn ignored_files_the_pattern_cannot_take_are_not_named_unsearched() {
+    let t = tempfile::tempdir().unwrap();
+    // The Linux tree's root .gitignore: `.*` sets every dot-file aside.
+    fs::write(t.path().join(".gitignore"), ".*\nnode_modules/\nbuild.js\n").unwrap();
+    for f in [".clang-format", ".editorconfig", "build.js"] {
+        touch(&t.path().join(f), 5);
+    }
+    touch(&t.path().join("node_modules/x/new.js"), 1);
+    touch(&t.path().join("a.js"), 10);
+    let mut o = opts("*.js", 1);
+    o.walk.hidden = true;
+    let r = run(t.path(), None, &o, &CancelToken::new(None)).unwrap();
+    assert_eq!(r.entries.len(), 1);
+    // The directory may hold matches and the ignored `build.js` is one;
+    // `.clang-format` and `.editorconfig` could not have matched.
+    assert_eq!(r.ignored_unsearched, vec!["build.js", "node_modules/"]);
+    assert!(r.limit_reached);
+}
+
+#[test]
 fn directories_can_be_listed() {
     let t = tempfile::tempdir().unwrap();
     touch(&t.path().join("a/b/c.txt"), 10);

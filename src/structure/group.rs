@@ -52,8 +52,9 @@ pub struct Grouping {
 }
 
 /// Groups hits on `lines` (1-based, ascending) of a file with `outline`.
-/// `None` means print the file flat: no hits, no symbols in the file, or
-/// too many hits or groups (see the module table).
+/// `None` means print the file flat: no hits, no symbols in the file, too
+/// many hits or groups (see the module table), or one hit that a heading
+/// would only repeat.
 pub fn group(outline: &Outline, lines: &[u32]) -> Option<Grouping> {
     let n = lines.len();
     if n == 0 || n >= SKIP_AT || outline.symbols.is_empty() {
@@ -75,11 +76,33 @@ pub fn group(outline: &Outline, lines: &[u32]) -> Option<Grouping> {
     }
     let used: Vec<usize> = symbols.iter().flatten().copied().collect();
     let (others, others_omitted) = outline.other_top_level(&used, max_others);
+    if n == 1 && heading_adds_nothing(outline, lines[0], symbols[0], others.is_empty()) {
+        return None;
+    }
     Some(Grouping {
         symbols,
         others,
         others_omitted,
     })
+}
+
+/// A file's only hit, where a heading and a symbol line would add nothing
+/// the hit line does not say: the hit is at file scope, or its symbol is
+/// that one line and the file has no other top-level symbol (a one-line
+/// file of a dependency, each printed as three lines before).
+fn heading_adds_nothing(
+    outline: &Outline,
+    line: u32,
+    symbol: Option<usize>,
+    no_others: bool,
+) -> bool {
+    match symbol {
+        None => true,
+        Some(i) => {
+            let s = &outline.symbols[i];
+            no_others && s.start_line == line && s.end_line == line
+        }
+    }
 }
 
 /// Runs of consecutive hits under the same symbol; file scope is not a

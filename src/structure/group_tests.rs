@@ -61,10 +61,26 @@ fn hits_go_to_the_innermost_symbol_and_file_scope_to_none() {
 #[test]
 fn a_file_without_hits_in_symbols_still_gets_the_hint() {
     let o = rust(SRC);
-    let g = group(&o, &[1]).unwrap();
-    assert_eq!(names(&o, &g), [None]);
+    let g = group(&o, &[1, 2]).unwrap();
+    assert_eq!(names(&o, &g), [None, None]);
     assert_eq!(other_names(&o, &g), ["outer", "S", "S", "lonely"]);
     assert_eq!(g.others_omitted, 3);
+}
+
+#[test]
+fn one_hit_that_a_heading_would_only_repeat_prints_flat() {
+    // One hit at file scope.
+    assert_eq!(group(&rust(SRC), &[1]), None);
+    // A one-line file: its symbol is the hit line.
+    let one = rust("pub const LIMIT: u32 = 10;\n");
+    assert_eq!(one.symbols.len(), 1);
+    assert_eq!(group(&one, &[1]), None);
+    // A one-line symbol in a file with others: the heading still tells what else is there.
+    let o = rust(SRC);
+    let g = group(&o, &[17]).expect("lonely has neighbours");
+    assert_eq!(names(&o, &g), [Some("lonely")]);
+    // One hit inside a longer symbol: grouped.
+    assert!(group(&o, &[4]).is_some());
 }
 
 #[test]

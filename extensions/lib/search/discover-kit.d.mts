@@ -27,3 +27,6 @@ export declare function finishText(
   config: DiscoverRunConfig,
   advice: { truncated: string; timedOut: string },
 ): { text: string; extra: DiscoverExtraDetails };
+
+/** The lines a collapsed locate or trace answer lists: the ranked files and, for trace, the best region. */
+export declare function rankedFirst(lines: string[]): string[];

@@ -50,3 +50,29 @@ export function finishText(body, result, config, advice) {
   const text = notices.length > 0 ? `${truncation.content}\n\n[${notices.join(". ")}]` : truncation.content;
   return { text, extra };
 }
+
+/**
+ * The collapsed view of a locate or trace answer: its head (the query, the counts, trace's best file and the
+ * ranked files, one line each) and, for trace, the best region (the first region listed, with its kind, why
+ * and lines, under its file's heading). The per-file reasons and structure lists are for the model and the expanded view: listing
+ * them in order stopped the collapsed view partway through the first file. A text of another shape (paths
+ * only, an error) is listed as it is.
+ */
+export function rankedFirst(lines) {
+  const head = lines.indexOf("");
+  if (head <= 0) return lines;
+  const regions = lines.indexOf("   regions:", head);
+  if (regions < 0) return lines.slice(0, head);
+  const region = [];
+  for (let i = regions + 1; i < lines.length; i++) {
+    const line = lines[i];
+    if (region.length > 0 && !line.startsWith("     ")) break;
+    if (region.length === 0 && !line.startsWith("   - ")) break;
+    region.push(line);
+  }
+  if (region.length === 0) return lines.slice(0, head);
+  // The region under its file's heading line (`1. src/ui/status_bar.rs`), both as the text has them.
+  let file = regions;
+  while (file > head && !/^\d+\. /.test(lines[file])) file--;
+  return [...lines.slice(0, head + 1), ...(file > head ? [lines[file]] : []), ...region];
+}

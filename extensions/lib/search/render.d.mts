@@ -25,3 +25,5 @@ export declare function shortenPath(p: string): string;
 export declare function displayText(text: string): string;
 export declare function splitNotices(text: string): { body: string; notices: string[] };
 export declare function formatResultLines(result: RenderedResult, options: ResultLinesOptions, theme: RenderTheme): string;
+/** The bracketed notices in Pi's short form on one line (`[Truncated: 20 matches limit; +1 match in ignored paths]`); unknown ones whole. */
+export declare function shortNotices(notices: string[]): string[];

@@ -41,9 +41,50 @@ export function splitNotices(text) {
 }
 
 /**
+ * What each of the tools' notices says in the collapsed view, Pi's short form: `kind` "limit" joins Pi's
+ * `[Truncated: 100 matches limit, 50KB limit]`, a "note" follows it. The model's text keeps the whole notice
+ * (what it means, how to see more); the expanded view shows it too.
+ * @type {[RegExp, (m: RegExpExecArray) => ["limit" | "note", string]][]}
+ */
+const SHORT_FORMS = [
+  [/(\d+ \w+) limit reached/, (m) => ["limit", `${m[1]} limit`]],
+  [/(\d+(?:\.\d+)?[KMG]?B) limit reached/, (m) => ["limit", `${m[1]} limit`]],
+  [/Some lines truncated to/, () => ["limit", "some lines truncated"]],
+  [/\+(\d+ \w+) in ignored paths/, (m) => ["note", `+${m[1]} in ignored paths`]],
+  [/Ignored paths not searched/, () => ["note", "ignored paths not searched"]],
+  [/Search timed out after ([^:]+):/, (m) => ["note", `timed out after ${m[1]}`]],
+  [/Search was cancelled/, () => ["note", "cancelled"]],
+  [/(\d+ paths?) could not be read/, (m) => ["note", `${m[1]} unreadable`]],
+  [/index of this directory could not be saved/, () => ["note", "index not saved"]],
+];
+
+/**
+ * The bracketed notices in Pi's short form, on one line: `[Truncated: 20 matches limit; +1 match in ignored
+ * paths]`. A notice with no known short form is kept whole.
+ */
+export function shortNotices(notices) {
+  const limits = [];
+  const notes = [];
+  const kept = [];
+  for (const n of notices) {
+    let known = false;
+    for (const [re, short] of SHORT_FORMS) {
+      const m = re.exec(n);
+      if (!m) continue;
+      const [kind, text] = short(m);
+      (kind === "limit" ? limits : notes).push(text);
+      known = true;
+    }
+    if (!known) kept.push(n);
+  }
+  const parts = [...(limits.length > 0 ? [`Truncated: ${limits.join(", ")}`] : []), ...notes];
+  return [...(parts.length > 0 ? [`[${parts.join("; ")}]`] : []), ...kept];
+}
+
+/**
  * A tool result as Pi's renderers draw it: the first `maxLines` lines (all when expanded), then how many
- * more there are with Pi's key hint, then the text's notices in the warning colour, so that what limited or
- * shaped the result is visible without expanding. Hiding a single line saves nothing, so it is shown.
+ * more there are with Pi's key hint, then the text's notices in the warning colour (collapsed, in Pi's short
+ * form), so that what limited or shaped the result is visible without expanding. Hiding a single line saves nothing, so it is shown.
  * `collapse(lines)` gives the lines the collapsed view lists, in its order (those it leaves out still count). `warnings` are
  * Pi's `[Truncated: ...]` items from `details`, shown only when the text carries no notice of its own (the
  * notice already says the same, with the advice).
@@ -62,7 +103,10 @@ export function formatResultLines(result, options, theme) {
   if (shown.length < candidates.length) {
     text += `${theme.fg("muted", `\n... (${hidden} more lines,`)} ${expandHint}${theme.fg("muted", ")")}`;
   }
-  for (const n of notices) text += `\n${theme.fg("warning", n)}`;
+  // Collapsed, the bracketed notices in Pi's short form (the mark that all hits are ignored is short already).
+  const bracketed = notices.filter((n) => n !== ALL_IGNORED_MARK);
+  const drawn = expanded ? notices : [...notices.filter((n) => n === ALL_IGNORED_MARK), ...shortNotices(bracketed)];
+  for (const n of drawn) text += `\n${theme.fg("warning", n)}`;
   if (notices.length === 0 && warnings.length > 0) text += `\n${theme.fg("warning", `[Truncated: ${warnings.join(", ")}]`)}`;
   return text;
 }

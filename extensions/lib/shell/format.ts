@@ -41,11 +41,42 @@ export function sanitizeOutput(text: string): string {
 		.join("\n");
 }
 
-/** Cuts to `max` characters with an ellipsis; whitespace runs (newlines included) become one space. */
+/** Cuts to `max` columns with an ellipsis; whitespace runs (newlines included) become one space. */
 export function cut(text: string, max: number): string {
-	const flat = text.replace(/\s+/g, " ").trim();
-	if (flat.length <= max) return flat;
-	return `${flat.slice(0, Math.max(0, max - 1))}…`;
+	return fitLine(text.replace(/\s+/g, " ").trim(), Math.max(1, max));
+}
+
+/** Whitespace runs (newlines included) as one space. */
+const flat = (text: string) => text.replace(/\s+/g, " ").trim();
+
+// Characters a terminal draws two columns wide: East Asian wide and fullwidth forms, and emoji. Close to
+// pi-tui's visibleWidth, which the Pi side still applies to what it draws.
+const WIDE = /[\u1100-\u115f\u2e80-\u303e\u3041-\u33ff\u3400-\u4dbf\u4e00-\u9fff\ua000-\ua4cf\uac00-\ud7a3\uf900-\ufaff\ufe30-\ufe4f\uff00-\uff60\uffe0-\uffe6\u{1f300}-\u{1f64f}\u{1f900}-\u{1f9ff}\u{20000}-\u{3fffd}]/u;
+// Combining marks and zero-width characters take no column of their own.
+const ZERO = /[\p{Mn}\p{Me}\u200b-\u200f\ufe00-\ufe0f]/u;
+
+const columnsOf = (ch: string) => (ZERO.test(ch) ? 0 : WIDE.test(ch) ? 2 : 1);
+
+/** How many terminal columns `text` takes (no escapes in it: the text here is sanitized). */
+export function columns(text: string): number {
+	let n = 0;
+	for (const ch of text) n += columnsOf(ch);
+	return n;
+}
+
+/** A line cut to `width` terminal columns with an ellipsis. */
+export function fitLine(line: string, width: number): string {
+	if (columns(line) <= width) return line;
+	if (width <= 0) return "";
+	let out = "";
+	let used = 0;
+	for (const ch of line) {
+		const w = columnsOf(ch);
+		if (used + w > width - 1) break;
+		out += ch;
+		used += w;
+	}
+	return `${out}…`;
 }
 
 /** The last non-empty line of some output, sanitized. */
@@ -185,14 +216,51 @@ function exitColumn(job: ShellJob): string {
 	return job.exitCode === undefined ? "?" : String(job.exitCode);
 }
 
-/** The no-id `shell_status` answer and `/shell-bg`: one aligned row per job. */
-export function jobTable(jobs: ShellJob[], lastLines: Map<string, string>): string {
+/** One row of the job table: id, state, exit, runtime, command, last output (whole; the layout cuts them). */
+export type JobRow = [string, string, string, string, string, string];
+
+/** The job table's rows, whole: the layout decides what fits. */
+export function jobRows(jobs: ShellJob[], lastLines: Map<string, string>): JobRow[] {
+	return jobs.map((j) => [j.id, j.state, exitColumn(j), formatDuration(j.runtimeMs), flat(j.command), flat(lastLines.get(j.id) ?? "")]);
+}
+
+const TABLE_HEAD: JobRow = ["id", "state", "exit", "runtime", "command", "last output"];
+const GAP = 2;
+
+/**
+ * The no-id `shell_status` answer and `/shell-bg`: one aligned row per job. Without `width` (the model's text)
+ * the command and the last output are cut at 40 and 60 characters; with one (what the user sees), every line
+ * fits it: the command and the last output give up room first, and are never cut below their headings.
+ */
+export function jobTable(jobs: ShellJob[] | JobRow[], lastLines: Map<string, string> = new Map(), width?: number): string {
 	if (jobs.length === 0) return "No background jobs in this session.";
-	const rows = jobs.map((j) => [j.id, j.state, exitColumn(j), formatDuration(j.runtimeMs), cut(j.command, 40), cut(lastLines.get(j.id) ?? "", 60)]);
-	const head = ["id", "state", "exit", "runtime", "command", "last output"];
-	const widths = head.map((h, c) => Math.max(h.length, ...rows.map((r) => r[c].length)));
-	const line = (r: string[]) => r.map((cell, c) => (c === r.length - 1 ? cell : cell.padEnd(widths[c]))).join("  ").trimEnd();
-	return [line(head), ...rows.map(line)].join("\n");
+	const rows = Array.isArray(jobs[0]) ? (jobs as JobRow[]) : jobRows(jobs as ShellJob[], lastLines);
+	const natural = (c: number) => Math.max(TABLE_HEAD[c].length, ...rows.map((r) => columns(r[c])));
+	const widths = TABLE_HEAD.map((_, c) => natural(c));
+	if (width === undefined) {
+		widths[4] = Math.min(widths[4], 40);
+		widths[5] = Math.min(widths[5], 60);
+	} else {
+		const fixed = widths.slice(0, 4).reduce((a, b) => a + b, 0) + GAP * 5;
+		const room = Math.max(0, width - fixed);
+		if (widths[4] + widths[5] > room) {
+			// The command keeps up to 45% of the room; the last output takes the rest, and leaves what it does not need.
+			const cmd = Math.min(widths[4], Math.max(TABLE_HEAD[4].length, Math.floor(room * 0.45)));
+			const last = Math.max(TABLE_HEAD[5].length, Math.min(widths[5], room - cmd));
+			widths[4] = Math.max(TABLE_HEAD[4].length, Math.min(widths[4], room - last));
+			widths[5] = last;
+		}
+	}
+	const line = (r: string[]) =>
+		r
+			.map((cell, c) => {
+				const shown = columns(cell) > widths[c] ? cut(cell, widths[c]) : cell;
+				return c === r.length - 1 ? shown : shown + " ".repeat(Math.max(0, widths[c] - columns(shown)));
+			})
+			.join(" ".repeat(GAP))
+			.trimEnd();
+	const out = [line(TABLE_HEAD), ...rows.map(line)];
+	return (width === undefined ? out : out.map((l) => fitLine(l, width))).join("\n");
 }
 
 /** Which of the job tools the model has: a hint never names a tool it cannot call. */
@@ -265,6 +333,20 @@ export function leftRunningText(job: ShellJob, tools: ToolsOn = ALL_TOOLS): stri
 	return `${stillRunningText(job)} — tracked as ${job.id}${how ? `; ${how}` : ""}`;
 }
 
+const LEFT_RUNNING = /\n\n(\d+) process(?:es)? it started (?:is|are) still running \([^\n]*\) — tracked as (\S+?)(?:;[^\n]*)?$/;
+
+/**
+ * A foreground command that left processes running, as the collapsed bash view draws it: its output, then
+ * one short line (`[1 process left running as bg-3]`) instead of the model's sentence, which wrapped at 80
+ * columns. The model gets `leftRunningText`; the expanded view shows it.
+ */
+export function leftRunningPreview(text: string): string {
+	const m = LEFT_RUNNING.exec(text);
+	if (!m) return text;
+	const n = Number(m[1]);
+	return `${text.slice(0, m.index)}\n[${n} ${n === 1 ? "process" : "processes"} left running as ${m[2]}]`;
+}
+
 export function refusalText(running: ShellJob[], max: number, tools: ToolsOn = ALL_TOOLS): string {
 	const list = running.map((j) => `${j.id} (${formatDuration(j.runtimeMs)}): ${cut(j.command, 60)}`).join("\n");
 	const ways = [tools.kill ? "Stop one with shell_kill, " : "", tools.status ? "wait for one with shell_status and \"wait\", " : ""].join("");
@@ -296,17 +378,81 @@ export function followUpText(job: ShellJob, tail: string): string {
 	].join("\n");
 }
 
+/** How many output lines a collapsed follow-up or status shows: Pi's collapsed bash shows 5. */
+export const PREVIEW_LINES = 5;
+
+/** A collapsed view: prose heading lines (wrapped by words where they must) and output lines (cut, never wrapped). */
+export interface Preview {
+	head: string[];
+	body: string[];
+}
+
+/** A preview as one text (how the tests and a plain renderer read it). */
+export const previewText = (p: Preview) => [...p.head, ...p.body].join("\n");
+
 /**
- * How a follow-up message is drawn in the chat: collapsed, its status and command lines and the output's
- * heading (which already says how many lines it carries) with how to expand; expanded, all of it. The model
- * always gets the whole text.
+ * A collapsed view that ends on the newest output, as Pi's bash preview does: the heading lines, then
+ * `... (N earlier lines, <hint>)` when lines are left out, then the last `maxLines` lines of the output.
  */
-export function followUpDisplay(text: string, expanded: boolean, expandHint = "expand to see them"): string {
-	if (expanded) return text;
+export function tailPreview(head: string[], output: string[], expandHint: string, maxLines = PREVIEW_LINES): Preview {
+	if (output.length <= maxLines) return { head, body: output };
+	const hidden = output.length - maxLines;
+	return { head, body: [`... (${hidden} earlier ${hidden === 1 ? "line" : "lines"}, ${expandHint})`, ...output.slice(-maxLines)] };
+}
+
+/**
+ * A follow-up message collapsed: its status and command lines and the newest output lines (the heading with
+ * the log path is left out: the path is for the model, and split over two lines at 80 columns).
+ */
+export function followUpPreview(text: string, expandHint = "expand to see them", maxLines = PREVIEW_LINES): Preview {
 	const at = text.search(/\nLast \d+ lines? of output/);
-	if (at < 0) return text;
-	const heading = text.slice(at + 1).split("\n")[0].replace(/:$/, "");
-	return `${text.slice(0, at)}\n${heading}, ${expandHint}`;
+	if (at < 0) return { head: text.replace(/\n\(no output; log: [^\n]*\)$/, "\n(no output)").split("\n"), body: [] };
+	const lines = text.slice(0, at).split("\n");
+	// The command is a line of code: cut, not wrapped, like the output; the status and notes are prose.
+	const command = lines.filter((l) => l.startsWith("Command: "));
+	const output = tailPreview([], text.slice(at + 1).split("\n").slice(1), expandHint, maxLines).body;
+	return { head: lines.filter((l) => !l.startsWith("Command: ")), body: [...command, ...output] };
+}
+
+/** How a follow-up message is drawn: collapsed, `followUpPreview`; expanded, all of it. The model always gets the whole text. */
+export function followUpDisplay(text: string, expanded: boolean, expandHint = "expand to see them", maxLines = PREVIEW_LINES): string {
+	return expanded ? text : previewText(followUpPreview(text, expandHint, maxLines));
+}
+
+const STARTED = /^(Started \S+ in the background \(pid \d+\)\.)\n/;
+
+/**
+ * A background start as the collapsed bash view draws it: the line a person needs (which job, which pid)
+ * and its timeout. Pi's collapsed bash shows the last lines, which were the log path and the instructions
+ * for the model; those stay in the text and in the expanded view.
+ */
+export function startedPreview(text: string): string {
+	const m = STARTED.exec(text);
+	if (!m) return text;
+	const timeout = /\n(Timeout: it is stopped after \d+s\.)\n/.exec(text);
+	return timeout ? `${m[1]}\n${timeout[1]}` : m[1];
+}
+
+/**
+ * `shell_status {id}` collapsed: the job's heading (and a wait's outcome), then the newest lines of the
+ * output it returned. Pi's fallback shows the first lines, the oldest; the newest matter. The hint, the
+ * log path and a truncation footer are in the expanded view.
+ */
+export function statusPreview(text: string, expandHint = "expand to see them", maxLines = PREVIEW_LINES): Preview {
+	const label = /\n\n(?:(Output since the last read:|Last lines of output:)\n|(\(no (?:new )?output[^\n]*\)))/.exec(text);
+	if (!label) return { head: text.split("\n"), body: [] };
+	const head = text.slice(0, label.index).split("\n\n").filter((p) => !p.startsWith("Its log outgrew")).join("\n").split("\n");
+	if (label[2]) return { head: [...head, label[2]], body: [] };
+	// The output runs to the footers the status puts after it: a truncation note, the hint, the log path.
+	let rest = text.slice(label.index + label[0].length).replace(/\n\nLog: [^\n]*$/, "");
+	rest = rest.replace(/\n\n(?:Read its new output with shell_status|Stop it with shell_kill)[^\n]*$/, "");
+	rest = rest.replace(/\n\n\[Showing [^\n]*\]$/, "");
+	return tailPreview(head, rest.split("\n"), expandHint, maxLines);
+}
+
+/** `shell_status {id}` as drawn: collapsed, `statusPreview`; expanded, all of it. */
+export function statusDisplay(text: string, expanded: boolean, expandHint = "expand to see them", maxLines = PREVIEW_LINES): string {
+	return expanded ? text : previewText(statusPreview(text, expandHint, maxLines));
 }
 
 export function killLine(report: ShellKillReport, graceMs: number): string {
@@ -320,7 +466,7 @@ export function killLine(report: ShellKillReport, graceMs: number): string {
 			let text = report.sentKill
 				? `${job.id}: did not stop on SIGTERM within ${formatDuration(graceMs)}; killed with SIGKILL.`
 				: `${job.id}: stopped with SIGTERM.`;
-			if (report.escapees.length) text += ` Also signalled ${report.escapees.length} process(es) that had left its group (pids ${report.escapees.join(", ")}).`;
+			if (report.escapees.length) text += ` Also signalled ${report.escapees.length} ${report.escapees.length === 1 ? "process" : "processes"} that had left its group (pids ${report.escapees.join(", ")}).`;
 			if (report.survivors.length) text += ` WARNING: still alive afterwards: pids ${report.survivors.join(", ")}.`;
 			return text;
 		}
@@ -332,20 +478,47 @@ export function stoppingText(ids: string[], graceMs: number): string {
 	return `stopping ${ids.join(", ")} (SIGTERM, SIGKILL after ${formatDuration(graceMs)})…`;
 }
 
+/** A running job and the last line of its output, as the widget draws them. */
+export interface WidgetRow {
+	job: ShellJob;
+	last: string;
+}
+
 /**
- * One widget line per running job: id, elapsed, command and last output line, cut to fit `width` columns: the
- * command gets 40% of the room (at least 40), the last line the rest (at least 60). At 100 columns that is the
- * 40/60 split the widget always had; a wider terminal shows more of both.
+ * The widget's lines, one per running job and each at most `width` columns, so that no row ever wraps: id
+ * and elapsed time in columns of one width for all rows (`bg-9` and `bg-10`, `3.1s` and `14s` line up),
+ * then the command and the last output line sharing what is left (the command 40% of it, at least 16
+ * columns, and what a short last line leaves; a last output with fewer than 8 columns left is not shown).
  */
+export function widgetLines(rows: WidgetRow[], width = 100): string[] {
+	const idWidth = Math.max(0, ...rows.map((r) => r.job.id.length));
+	const timeWidth = Math.max(4, ...rows.map((r) => formatDuration(r.job.runtimeMs).length));
+	return rows.map(({ job, last }) => {
+		const cutNote = job.logDropped ? `log cut, ${formatSize(job.logDropped)} dropped` : "";
+		const flood = job.flooding ? `  ⚠ flooding its log${cutNote ? ` (${cutNote})` : ""}` : cutNote ? `  ⚠ ${cutNote}` : "";
+		const orphans = leaderGone(job) ? `  · main process ended, ${job.alive?.length ?? 0} left` : "";
+		const head = `⟳ ${job.id.padEnd(idWidth)}  ${formatDuration(job.runtimeMs).padStart(timeWidth)}  `;
+		const room = width - head.length - flood.length - orphans.length;
+		const command = flat(job.command);
+		const tail = flat(last);
+		let commandWidth = room;
+		let tailPart = "";
+		if (tail) {
+			// The command gets 40% of the room and whatever a short last line leaves.
+			const wanted = Math.min(columns(command), Math.max(16, Math.floor(room * 0.4), room - 4 - columns(tail)));
+			const tailWidth = room - wanted - 4;
+			if (tailWidth >= 8) {
+				commandWidth = wanted;
+				tailPart = `  › ${cut(tail, tailWidth)}`;
+			}
+		}
+		return fitLine(`${head}${cut(command, Math.max(1, commandWidth))}${orphans}${flood}${tailPart}`, width);
+	});
+}
+
+/** One widget line (a widget of one job). */
 export function widgetLine(job: ShellJob, last: string, width = 100): string {
-	const cutNote = job.logDropped ? `log cut, ${formatSize(job.logDropped)} dropped` : "";
-	const flood = job.flooding ? `  ⚠ flooding its log${cutNote ? ` (${cutNote})` : ""}` : cutNote ? `  ⚠ ${cutNote}` : "";
-	const orphans = leaderGone(job) ? `  · main process ended, ${job.alive?.length ?? 0} left` : "";
-	const head = `⟳ ${job.id}  ${formatDuration(job.runtimeMs)}  `;
-	const room = width - head.length - flood.length - orphans.length;
-	const commandWidth = Math.max(40, Math.floor(room * 0.4));
-	const tailPart = last ? `  › ${cut(last, Math.max(60, room - commandWidth - 4))}` : "";
-	return `${head}${cut(job.command, commandWidth)}${orphans}${flood}${tailPart}`;
+	return widgetLines([{ job, last }], width)[0];
 }
 
 // ---------------------------------------------------------------- /shell-bg
@@ -401,4 +574,14 @@ export function completeShellBgArgs(prefix: string, jobs: ShellJob[]): Completio
 		.map((j) => ({ value: `${verb} ${j.id}`, label: j.id, description: `${j.state} · ${cut(j.command, 40)}` }));
 	if (verb === "kill" && "all".startsWith(partial) && candidates.length) items.push({ value: "kill all", label: "all", description: "stop every running job" });
 	return items.length ? items : null;
+}
+
+/**
+ * The argument text of a `/shell-bg` command the cursor is in (first editor line, after the name and a
+ * space), or undefined. Tab there asks Pi for file paths; a /shell-bg argument is never a path.
+ */
+export function shellBgArgsAt(lines: string[], cursorLine: number, cursorCol: number): string | undefined {
+	if (cursorLine !== 0) return undefined;
+	const m = /^\s*\/shell-bg\s(.*)$/s.exec((lines[0] ?? "").slice(0, cursorCol));
+	return m ? m[1] : undefined;
 }

@@ -18,6 +18,7 @@ import {
 	formatDuration,
 	formatSize,
 	jobHeading,
+	jobRows,
 	jobTable,
 	killLine,
 	lastLine,
@@ -27,6 +28,7 @@ import {
 	stoppingText,
 	trimmedNote,
 	truncateTail,
+	type JobRow,
 	type ToolsOn,
 } from "./format.ts";
 import { commitJobId, logPathFor, nextJobId, type JobRegistry, type ShellJob, type ShellKillReport, type ShellLogChunk } from "./registry.ts";
@@ -216,11 +218,11 @@ export class ShellJobs {
 
 	// ------------------------------------------------------------ shell_status
 
-	/** The no-id answer: one row per visible job. */
-	table(): string {
+	/** The no-id answer: one row per visible job (`rows` for a renderer that fits them to its width). */
+	table(): { text: string; rows: JobRow[] } {
 		const jobs = this.visible();
-		const last = new Map(jobs.map((j) => [j.id, this.lastLineOf(j)]));
-		return jobTable(jobs, last);
+		const rows = jobRows(jobs, new Map(jobs.map((j) => [j.id, this.lastLineOf(j)])));
+		return { text: jobTable(rows), rows };
 	}
 
 	lastLineOf(job: ShellJob): string {

@@ -114,7 +114,11 @@ export async function runGlob(rg, opts) {
 		// which only moves them later in an answer that is flagged incomplete anyway.
 		const roots = noIgnore ? ignoredRoots(projectFiles, candidates, dirs) : [];
 		const ignoredSet = new Set(roots.flatMap((r) => r.files));
-		const allRoots = noIgnore ? ignoredRoots(projectFiles, [...all, ...allDirs], allDirs) : [];
+		// Roots that could hold a match, as the native core names them when it leaves them unwalked: every
+		// directory, and an ignored file only when the pattern takes it.
+		const allRoots = (noIgnore ? ignoredRoots(projectFiles, [...all, ...allDirs], allDirs) : []).filter(
+			(r) => r.isDir || matches(raw(r.root).toString("utf8")),
+		);
 		const rootBytes = Buffer.from(root + path.sep);
 		const entries = [];
 		for (const group of chunks(candidates, STAT_CONCURRENCY)) {
