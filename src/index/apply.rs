@@ -316,24 +316,26 @@ fn replace_runs(
 ) {
     gone.retain(|r| !r.is_empty());
     gone.sort_by_key(|r| r.start);
-    let same_roots = old_roots.len() == roots.len() && !gone_roots.iter().any(|g| *g);
-    if !same_roots {
-        // The old classes' indices in the new list of roots (a root kept is
-        // always in it).
-        let remap: Vec<Option<u32>> = (old_roots.iter().zip(gone_roots))
-            .map(|(r, gone)| match gone {
-                true => None,
-                false => roots
-                    .binary_search_by(|x| x.path.cmp(&r.path))
-                    .ok()
-                    .map(|i| i as u32),
-            })
-            .collect();
-        for e in entries.iter_mut() {
+    // The old classes' indices in the new list of roots (a root kept is
+    // always in it); only the entries from the first class that moved on
+    // are renumbered.
+    let remap: Vec<Option<u32>> = (old_roots.iter().zip(gone_roots))
+        .map(|(r, gone)| match gone {
+            true => None,
+            false => (roots.binary_search_by(|x| x.path.cmp(&r.path)).ok()).map(|i| i as u32),
+        })
+        .collect();
+    if let Some(first) = (0..remap.len()).find(|&i| remap[i] != Some(i as u32)) {
+        let from = class_range(entries, Some(first as u32)).start;
+        for e in &mut entries[from..] {
             e.ignored_root = e.ignored_root.and_then(|c| remap[c as usize]);
         }
     }
-    if gone.len() + fresh.len().min(RUNS_IN_PLACE + 1) > RUNS_IN_PLACE {
+    if gone.len() <= RUNS_IN_PLACE {
+        for r in gone.into_iter().rev() {
+            entries.drain(r);
+        }
+    } else {
         let mut next_gone = gone.iter().peekable();
         let mut i = 0;
         entries.retain(|_| {
@@ -342,21 +344,29 @@ fn replace_runs(
             i += 1;
             keep
         });
+    }
+    // The new entries in runs that go in at one place each (a new folder's
+    // files are one run), placed from the last run back so each insertion
+    // point, found in the entries as they were, still holds.
+    let order = |a: &Entry, b: &Entry| {
+        table::entry_order((a.ignored_root, &a.path), (b.ignored_root, &b.path))
+    };
+    let at: Vec<usize> = (fresh.iter())
+        .map(|f| entries.partition_point(|k| order(k, f).is_lt()))
+        .collect();
+    let runs = at.windows(2).filter(|w| w[0] != w[1]).count() + usize::from(!at.is_empty());
+    if runs > RUNS_IN_PLACE {
         let kept = std::mem::take(entries);
         *entries = merge_in(kept, fresh);
         return;
     }
-    for r in gone.into_iter().rev() {
-        entries.drain(r);
-    }
-    let order = |a: &Entry, b: &Entry| {
-        table::entry_order((a.ignored_root, &a.path), (b.ignored_root, &b.path))
-    };
-    // From the last new entry back, so each insertion point is found in the
-    // entries as they were (the later ones already placed lie after it).
-    for f in fresh.into_iter().rev() {
-        let at = entries.partition_point(|k| order(k, &f).is_lt());
-        entries.insert(at, f);
+    let mut fresh = fresh;
+    let mut end = fresh.len();
+    while end > 0 {
+        let start = at[..end].partition_point(|&a| a < at[end - 1]);
+        let run: Vec<Entry> = fresh.drain(start..end).collect();
+        entries.splice(at[start]..at[start], run);
+        end = start;
     }
 }
 
