@@ -133,6 +133,15 @@ fn read_unsized(
     read_to_eof(file, buf, filled).map(Unsized::Whole)
 }
 
+/// Whether the searcher sniffs a byte order mark at the start of `bytes`
+/// and searches the text transcoded to UTF-8 (grep-searcher's BOM
+/// sniffing, the same marks: UTF-8, UTF-16LE, UTF-16BE).
+fn starts_with_bom(bytes: &[u8]) -> bool {
+    bytes.starts_with(&[0xef, 0xbb, 0xbf])
+        || bytes.starts_with(&[0xff, 0xfe])
+        || bytes.starts_with(&[0xfe, 0xff])
+}
+
 /// Per-thread search state: the buffer is reused across files.
 pub(super) struct FileSearcher<'a> {
     opts: &'a GrepOptions,
@@ -223,7 +232,10 @@ impl<'a> FileSearcher<'a> {
             Ok(Unsized::NotRegular) => return FileOutcome::Skipped,
             Ok(Unsized::Whole(n)) => {
                 self.filled = n;
-                if memchr::memchr(0, &buf[..n]).is_some() {
+                // A file that starts with a byte order mark is transcoded
+                // by the searcher (as rg does) and its NULs judged after
+                // that: UTF-16 holding ASCII has a NUL in every other byte.
+                if !starts_with_bom(&buf[..n]) && memchr::memchr(0, &buf[..n]).is_some() {
                     return FileOutcome::Binary;
                 }
                 let r = self

@@ -209,6 +209,54 @@ fn binary_files_are_skipped_and_counted() {
     assert_eq!(s.binary_skipped, 1);
 }
 
+/// The text with a byte order mark, in UTF-16 (`le`/`be`).
+fn utf16_with_bom(text: &str, le: bool) -> Vec<u8> {
+    let mut out = if le {
+        vec![0xff, 0xfe]
+    } else {
+        vec![0xfe, 0xff]
+    };
+    for u in text.encode_utf16() {
+        out.extend(if le { u.to_le_bytes() } else { u.to_be_bytes() });
+    }
+    out
+}
+
+/// Regression (rg's `feature.rs` f128/BOM cases): UTF-16 holding ASCII has
+/// a NUL in every other byte; with a byte order mark it is transcoded and
+/// searched, as rg does, not skipped as binary. A NUL in the text itself
+/// still makes it binary after transcoding.
+#[test]
+fn text_with_a_byte_order_mark_is_transcoded_not_skipped_as_binary() {
+    let t = tempfile::tempdir().unwrap();
+    fs::write(
+        t.path().join("le"),
+        utf16_with_bom("hello Sherlock\n", true),
+    )
+    .unwrap();
+    fs::write(
+        t.path().join("be"),
+        utf16_with_bom("hello Sherlock\n", false),
+    )
+    .unwrap();
+    fs::write(t.path().join("u8"), b"\xef\xbb\xbfhello Sherlock\n").unwrap();
+    fs::write(t.path().join("nul"), utf16_with_bom("Sherlock\0\n", true)).unwrap();
+    // Streamed rather than read whole.
+    let big = "filler line\n".repeat(80_000) + "hello Sherlock\n";
+    fs::write(t.path().join("x_big"), utf16_with_bom(&big, true)).unwrap();
+    let (hits, s) = search(t.path(), opts("Sherlock"));
+    assert_eq!(
+        lines(&hits),
+        vec![
+            "be:1:hello Sherlock",
+            "le:1:hello Sherlock",
+            "u8:1:hello Sherlock",
+            "x_big:80001:hello Sherlock",
+        ]
+    );
+    assert_eq!(s.binary_skipped, 1);
+}
+
 #[test]
 fn crlf_is_stripped_and_columns_are_byte_based() {
     let t = tempfile::tempdir().unwrap();
