@@ -88,6 +88,69 @@ fn overlapping_context_windows_show_each_line_once() {
     assert_eq!(after1, vec![7, 8]);
 }
 
+/// Hits as rg prints them with `-n`: `path:line:text` for a matching line,
+/// `path-line-text` for context.
+fn rg_lines(hits: &[Hit]) -> Vec<String> {
+    let mut out = Vec::new();
+    for h in hits {
+        let p = &h.path.text;
+        out.extend(
+            h.before
+                .iter()
+                .map(|c| format!("{p}-{}-{}", c.line, c.text)),
+        );
+        out.push(format!("{p}:{}:{}", h.line, h.text));
+        out.extend(h.after.iter().map(|c| format!("{p}-{}-{}", c.line, c.text)));
+    }
+    out
+}
+
+/// Regression (rg 15, `-A2 -m1` and `-A3 -m1` over a..e, d, e, d, e): the
+/// after-context of the last counted match is printed in full, and a
+/// matching line inside it is shown as a match that is not counted.
+#[test]
+fn max_count_keeps_the_after_context_of_the_last_match_matching_lines_included() {
+    let t = tempfile::tempdir().unwrap();
+    fs::write(t.path().join("m"), "a\nb\nc\nd\ne\nd\ne\nd\ne\n").unwrap();
+    let run = |after: usize, max: u64| {
+        let mut o = opts("d");
+        o.after = after;
+        o.max_count = Some(max);
+        search(t.path(), o)
+    };
+    let (hits, s) = run(2, 1);
+    assert_eq!(rg_lines(&hits), vec!["m:4:d", "m-5-e", "m:6:d"]);
+    assert_eq!((s.matches, s.limit_reached), (1, true));
+    assert_eq!(hits.iter().map(|h| h.count).collect::<Vec<_>>(), vec![1, 0]);
+    let (hits, _) = run(3, 1);
+    assert_eq!(rg_lines(&hits), vec!["m:4:d", "m-5-e", "m:6:d", "m-7-e"]);
+    // rg -m2 -A1: 4:d 5-e 6:d 7-e.
+    let (hits, s) = run(1, 2);
+    assert_eq!(rg_lines(&hits), vec!["m:4:d", "m-5-e", "m:6:d", "m-7-e"]);
+    assert_eq!(s.matches, 2);
+    // Every line matching: rg -m1 -A2 prints 1:d 2:d 3:d.
+    fs::write(t.path().join("m"), "d\nd\nd\nd\nd\n").unwrap();
+    let (hits, s) = run(2, 1);
+    assert_eq!(rg_lines(&hits), vec!["m:1:d", "m:2:d", "m:3:d"]);
+    assert_eq!(s.matches, 1);
+}
+
+/// The limit reached in a later file cuts it the same way: the last
+/// counted match keeps its after-context window, matches in it shown but
+/// not counted, and nothing past it.
+#[test]
+fn a_limit_reached_across_files_keeps_the_last_matchs_after_context() {
+    let t = tempfile::tempdir().unwrap();
+    fs::write(t.path().join("1"), "d\n").unwrap();
+    fs::write(t.path().join("2"), "a\nb\nc\nd\ne\nd\ne\nd\ne\n").unwrap();
+    let mut o = opts("d");
+    o.after = 2;
+    o.max_count = Some(2);
+    let (hits, s) = search(t.path(), o);
+    assert_eq!(rg_lines(&hits), vec!["1:1:d", "2:4:d", "2-5-e", "2:6:d"]);
+    assert_eq!((s.matches, s.limit_reached), (2, true));
+}
+
 #[test]
 fn global_limit_stops_early_and_is_reported() {
     let t = tempfile::tempdir().unwrap();
