@@ -342,7 +342,10 @@ export interface GrepOptions {
   after?: number
   /** Include globs, ripgrep style (`*.ts`, `src/**`); a `!` prefix excludes. */
   glob?: Array<string>
-  /** ripgrep type names from the default type table (`rust`, `ts`, `py`, ...). */
+  /**
+   * ripgrep type names from the default type table (`rust`, `ts`, `py`, ...),
+   * or `all` (every file of a known type), as `rg -t` takes them.
+   */
   type?: string | Array<string>
   /** Search dot-files and dot-directories. Default true. `.git` is never searched. */
   hidden?: boolean

@@ -195,7 +195,8 @@ impl Walker {
             let mut tb = TypesBuilder::new();
             tb.add_defaults();
             for t in &opts.types {
-                if !tb.definitions().iter().any(|d| d.name() == t) {
+                // `all`, as rg's `-t all`: every file of some known type.
+                if t != "all" && !tb.definitions().iter().any(|d| d.name() == t) {
                     return Err(SearchError::UnknownType(t.clone()));
                 }
                 tb.select(t);
@@ -532,6 +533,24 @@ mod tests {
         let w = Walker::new(r.to_path_buf(), WalkOptions::default()).unwrap();
         let (seen, _) = files(&w);
         assert_eq!(seen, vec!["a.txt"]);
+    }
+
+    /// Regression: rg's `-t all` (every file with a known type) was
+    /// rejected as an unknown type. rg 15 lists Makefile, a.rs and b.txt.
+    #[test]
+    fn type_all_selects_every_file_with_a_known_type() {
+        let t = tempfile::tempdir().unwrap();
+        for name in ["a.rs", "b.txt", "c.zzz", "Makefile", "noext"] {
+            fs::write(t.path().join(name), "x").unwrap();
+        }
+        for types in [vec!["all"], vec!["all", "rust"]] {
+            let opts = WalkOptions {
+                types: types.iter().map(|t| t.to_string()).collect(),
+                ..Default::default()
+            };
+            let w = Walker::new(t.path().to_path_buf(), opts).unwrap();
+            assert_eq!(files(&w).0, vec!["Makefile", "a.rs", "b.txt"], "{types:?}");
+        }
     }
 
     #[test]
