@@ -75,6 +75,8 @@ mod grep_tests;
 #[cfg(test)]
 mod grouping_tests;
 #[cfg(test)]
+mod ignored_tests;
+#[cfg(test)]
 mod scan_tests;
 #[cfg(test)]
 mod source_tests;

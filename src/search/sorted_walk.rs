@@ -1,6 +1,6 @@
-//! The path-ordered walk of the ordered grep pipeline, when no ignore rule
-//! filters the walk (our default: ignored entries are classified and set
-//! aside, not dropped).
+//! The path-ordered walk of the ordered grep pipeline, in both modes:
+//! entries the ignore rules exclude are set aside (our default, searched
+//! after the project's own) or dropped (`noIgnore: false`), one decision.
 //!
 //! The ordered pipeline has one walker thread feeding the searchers, and on
 //! two cores the scheduler gives it a third of a core at best, so every
@@ -108,7 +108,7 @@ pub(super) fn walk(
     let before = ignored.len();
     let mut set_aside = |mut entries: Vec<Entry>, chain: Option<&RuleChain>| -> Vec<Entry> {
         if let Some(chain) = chain {
-            let out = entries.extract_if(.., |e| chain.is_ignored(&e.path, e.is_dir));
+            let out = entries.extract_if(.., |e| walker.excludes(chain, &e.path, e.is_dir));
             ignored.extend(out.map(|e| IgnoredRoot {
                 path: e.path,
                 is_dir: e.is_dir,
