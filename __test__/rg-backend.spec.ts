@@ -166,6 +166,17 @@ test("the limit keeps the last counted match's after-context, a match in it show
 	}
 });
 
+test("a parent's .ignore holds when the search starts in a subfolder, in both modes and both backends", needsBoth, async (t) => {
+	const tree = makeTree({ ".ignore": "/a/b\n", "a/b/test.txt": "needle\n", "a/x.txt": "needle\n" });
+	t.after(tree.cleanup);
+	for (const backend of [native!, rgBackend]) {
+		const all = await grepAll(backend, { pattern: "needle", cwd: tree.root, path: "a", index: false });
+		assert.deepEqual(all.hits.map(at), ["x.txt:1", "b/test.txt:1 (ignored)"]);
+		const kept = await grepAll(backend, { pattern: "needle", cwd: tree.root, path: "a", noIgnore: false, index: false });
+		assert.deepEqual(kept.hits.map(at), ["x.txt:1"]);
+	}
+});
+
 test(".git is never searched, whatever the globs say", needsRg, async (t) => {
 	const tree = projectTree();
 	t.after(tree.cleanup);
