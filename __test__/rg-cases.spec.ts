@@ -29,6 +29,20 @@ and exhibited clearly, with a label attached.
 const S1 = "For the Doctor Watsons of this world, as opposed to the Sherlock";
 const S3 = "be, to a very large extent, the result of luck. Sherlock Holmes";
 
+const HAY1 = "The Project Gutenberg EBook of A Study In Scarlet, by Arthur Conan Doyle";
+const HAY = [
+  HAY1,
+  ...Array.from({ length: 1865 }, (_, i) => `filler line ${i} of the study, long enough to pass 64 KiB`),
+  '"And yet you say he is not a medical student?"',
+  "filler",
+  "filler",
+  "abcdef\u0000",
+  '"No. Heaven knows what the objects of his studies are. But here we',
+  "the end",
+].join("\n") + "\n";
+const CAT_NUL = "cat here\n" + "padding line\n".repeat(150_000) + "\u0000";
+const BINARY_WHOLE = "a file with a NUL byte is skipped whole (read once, NUL found, nothing shown); rg prints what it matched before it met the NUL";
+
 interface Case {
   /** The rg test: file and name. */
   src: string;
@@ -153,6 +167,30 @@ const cases: Case[] = [
   { src: "regression.rs r2236", files: { ".ignore": "foo\\/", "foo/bar": "test\n" }, pattern: "test", expected: "" },
   { src: "regression.rs r2770_gitignore_error", files: { ".git": "", ".gitignore": "**/bar/*", "foo/bar/baz": "quux" }, pattern: "quux", opts: { mode: "files" }, expected: "" },
   { src: "regression.rs r2770_gitignore_error (from foo)", files: { ".git": "", ".gitignore": "**/bar/*", "foo/bar/baz": "quux" }, cwd: "foo", pattern: "quux", opts: { mode: "files" }, expected: "" },
+  // tests/binary.rs. Its haystack is a Gutenberg text with a NUL byte past the first 64 KiB; HAY keeps the
+  // landmarks the cases depend on (line 1, "a medical student" on 1867, the NUL on 1870, "Heaven" on 1871).
+  { src: "binary.rs after_match1_implicit_count", files: { hay: HAY }, pattern: "Project Gutenberg EBook", opts: { glob: ["hay"], mode: "count" }, expected: "" },
+  { src: "binary.rs before_match1_implicit", files: { hay: HAY }, pattern: "Heaven", opts: { glob: ["hay"] }, n: true, expected: "" },
+  { src: "binary.rs before_match2_implicit", files: { hay: HAY }, pattern: "a medical student", opts: { glob: ["hay"] }, n: true, expected: "" },
+  {
+    src: "binary.rs matching_files_inconsistent_with_count (-c)", files: { "file1.txt": CAT_NUL, "file2.txt": "cat here" }, pattern: "cat", opts: { mode: "count" },
+    expected: "file2.txt:1\n",
+  },
+  {
+    src: "binary.rs after_match1_implicit", files: { hay: HAY }, pattern: "Project Gutenberg EBook", opts: { glob: ["hay"] }, n: true,
+    expected: `hay:1:${HAY1}\nhay: WARNING: stopped searching binary file after match (found "\\0" byte around offset 77041)\n`,
+    todo: BINARY_WHOLE,
+  },
+  { src: "binary.rs after_match1_implicit_path", files: { hay: HAY }, pattern: "Project Gutenberg EBook", opts: { glob: ["hay"], mode: "files" }, expected: "hay\n", todo: BINARY_WHOLE },
+  {
+    src: "binary.rs after_match2_implicit", files: { hay: HAY }, pattern: "Project Gutenberg EBook|a medical student", opts: { glob: ["hay"] }, n: true,
+    expected: `hay:1:${HAY1}\nhay: WARNING: stopped searching binary file after match (found "\\0" byte around offset 77041)\n`,
+    todo: BINARY_WHOLE,
+  },
+  {
+    src: "binary.rs matching_files_inconsistent_with_count (-l)", files: { "file1.txt": CAT_NUL, "file2.txt": "cat here" }, pattern: "cat", opts: { mode: "files" },
+    expected: "file1.txt\nfile2.txt\n", todo: BINARY_WHOLE,
+  },
   // tests/multiline.rs
   { src: "multiline.rs overlap1", files: { test: "xxx\nabc\ndefxxxabc\ndefxxx\nxxx" }, path: "test", pattern: "abc\ndef", opts: { multiline: true }, n: true, expected: "2:abc\n3:defxxxabc\n4:defxxx\n" },
   { src: "multiline.rs overlap2", files: { test: "xxx\nabc\ndefabc\ndefxxx\nxxx" }, path: "test", pattern: "abc\ndef", opts: { multiline: true }, n: true, expected: "2:abc\n3:defabc\n4:defxxx\n" },
