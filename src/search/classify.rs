@@ -75,6 +75,15 @@ fn first(m: &mut Match<()>, rules: &Option<Arc<Gitignore>>, path: &Path, is_dir:
 
 impl RuleChain {
     pub fn is_ignored(&self, path: &Path, is_dir: bool) -> bool {
+        self.matched(path, is_dir).is_ignore()
+    }
+
+    /// Whether a `!` rule decides that `path` is not ignored.
+    pub fn is_whitelisted(&self, path: &Path, is_dir: bool) -> bool {
+        self.matched(path, is_dir).is_whitelist()
+    }
+
+    fn matched(&self, path: &Path, is_dir: bool) -> Match<()> {
         let (mut rg, mut ig, mut gi, mut ex, mut global) = (
             Match::None,
             Match::None,
@@ -101,7 +110,7 @@ impl RuleChain {
             }
             current = chain.parent.as_deref();
         }
-        rg.or(ig).or(gi).or(ex).or(global).is_ignore()
+        rg.or(ig).or(gi).or(ex).or(global)
     }
 }
 
@@ -188,6 +197,11 @@ fn global_rules() -> Option<Arc<Gitignore>> {
             (!g.is_empty()).then(|| Arc::new(g))
         })
         .clone()
+}
+
+/// Whether the user's global git excludes hold any rule.
+pub fn global_excludes_apply() -> bool {
+    global_rules().is_some()
 }
 
 /// Whether a name was seen in a directory listing: absent, there with the

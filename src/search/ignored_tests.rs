@@ -19,10 +19,15 @@ fn write(root: &Path, rel: &str, body: &str) {
 /// project files, its ignored files (every file under each ignored root),
 /// and the files of `noIgnore: false`.
 fn both_modes(start: &Path) -> (Vec<String>, Vec<String>, Vec<String>) {
+    both_modes_with(start, true)
+}
+
+fn both_modes_with(start: &Path, hidden: bool) -> (Vec<String>, Vec<String>, Vec<String>) {
     let rel = |p: &Path| p.strip_prefix(start).unwrap().display().to_string();
     let walk = |no_ignore: bool| {
         let opts = WalkOptions {
             no_ignore,
+            hidden,
             threads: 2,
             ..Default::default()
         };
@@ -53,9 +58,13 @@ fn both_modes(start: &Path) -> (Vec<String>, Vec<String>, Vec<String>) {
 /// parents, `.git/info/exclude`, global excludes, `.rgignore`, and a
 /// `.gitignore` only inside a repository), files relative to `start`.
 fn rg_walk(start: &Path) -> Vec<String> {
+    rg_walk_with(start, true)
+}
+
+fn rg_walk_with(start: &Path, hidden: bool) -> Vec<String> {
     let mut b = WalkBuilder::new(start);
     b.standard_filters(false)
-        .hidden(false)
+        .hidden(!hidden)
         .git_ignore(true)
         .git_exclude(true)
         .git_global(true)
@@ -140,6 +149,49 @@ fn an_ignore_file_above_the_repository_outranks_a_deeper_gitignore() {
     assert_eq!(rg_walk(&start), project);
 }
 
+/// Regression (rg's `regression.rs` r90): `.gitignore` = `!.foo` brings
+/// the dot-file `.foo` back without `--hidden`; we skipped it with
+/// `hidden: false`. Both modes and both walks now keep it, and the
+/// parallel walk (glob) too.
+#[test]
+fn a_dot_file_named_by_a_negated_rule_is_searched_without_hidden() {
+    let t = tempfile::tempdir().unwrap();
+    fs::create_dir_all(t.path().join(".git")).unwrap();
+    write(t.path(), ".gitignore", "!.foo\n!.dir/\n");
+    write(t.path(), ".foo", "test\n");
+    write(t.path(), ".bar", "test\n");
+    write(t.path(), ".dir/x", "test\n");
+    write(t.path(), "a", "test\n");
+    let (project, ignored, kept) = both_modes_with(t.path(), false);
+    assert_eq!(project, vec![".dir/x", ".foo", "a"]);
+    assert!(ignored.is_empty());
+    assert_eq!(kept, project);
+    assert_eq!(rg_walk_with(t.path(), false), project);
+    for no_ignore in [true, false] {
+        let opts = WalkOptions {
+            no_ignore,
+            hidden: false,
+            threads: 2,
+            ..Default::default()
+        };
+        let w = Walker::new(t.path().to_path_buf(), opts).unwrap();
+        let seen = std::sync::Mutex::new(Vec::new());
+        let errors = std::sync::Mutex::new(ErrorLog::default());
+        w.walk_parallel(&[], &CancelToken::new(None), &errors, || {
+            |e: &super::walk::WalkEntry<'_>| {
+                if e.is_file() {
+                    let p = e.path().strip_prefix(t.path()).unwrap();
+                    seen.lock().unwrap().push(p.display().to_string());
+                }
+                true
+            }
+        });
+        let mut seen = seen.into_inner().unwrap();
+        seen.sort();
+        assert_eq!(seen, project, "parallel, no_ignore {no_ignore}");
+    }
+}
+
 /// A tree under test: a parent directory `p` with ignore files of its own,
 /// a repository `p/r` with nested repositories, rule files and excludes.
 #[derive(Debug, Clone)]
@@ -154,8 +206,8 @@ struct Case {
 }
 
 const DIRS: [&str; 7] = ["..", "", "a", "a/b", "a/b/c", "d", "d/e"];
-const FILES: [&str; 5] = ["x.log", "keep.log", "y.txt", "z.rs", "f"];
-const PATTERNS: [&str; 12] = [
+const FILES: [&str; 6] = ["x.log", "keep.log", "y.txt", "z.rs", "f", ".h"];
+const PATTERNS: [&str; 13] = [
     "*.log",
     "!keep.log",
     "/y.txt",
@@ -168,6 +220,7 @@ const PATTERNS: [&str; 12] = [
     "x.log",
     "!c",
     "/a",
+    "!.h",
 ];
 
 fn case() -> impl Strategy<Value = Case> {
@@ -227,11 +280,14 @@ proptest! {
     /// files are exactly `noIgnore: false`'s and rg's walk, and what it
     /// sets aside is everything else.
     #[test]
-    fn both_modes_classify_every_file_as_rg_does(c in case()) {
+    fn both_modes_classify_every_file_as_rg_does(c in case(), hidden in any::<bool>()) {
         let (_t, start) = build(&c);
-        let (project, ignored, kept) = both_modes(&start);
+        let (project, ignored, kept) = both_modes_with(&start, hidden);
         prop_assert_eq!(&project, &kept);
-        prop_assert_eq!(&project, &rg_walk(&start));
+        prop_assert_eq!(&project, &rg_walk_with(&start, hidden));
+        if !hidden {
+            return Ok(());
+        }
         let mut all: Vec<String> = project.iter().chain(&ignored).cloned().collect();
         all.sort();
         let mut every = Vec::new();

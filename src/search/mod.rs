@@ -29,7 +29,7 @@ mod unordered;
 mod walk;
 
 pub use cancel::{CancelToken, StopReason};
-pub use classify::{classifies_alike, IGNORE_FILES};
+pub use classify::{classifies_alike, global_excludes_apply, IGNORE_FILES};
 pub use dir_open::{DirOpener, DirStat};
 pub use display::{display_bytes, relative_bytes, DisplayPath};
 pub use error::{CodedError, ErrorCode, SearchError};

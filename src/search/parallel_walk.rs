@@ -160,13 +160,14 @@ fn list_one(
     if cancel.is_stopped() {
         return None;
     }
-    let Some(listing) = list(walker, &work.dir, false, errors) else {
+    let Some(mut listing) = list(walker, &work.dir, false, errors) else {
         return Some(Vec::new());
     };
     let chain = match work.chain {
         Some(parent) if work.enter => Some(parent.enter(&work.dir, &listing.present)),
         other => other,
     };
+    listing.rescue(walker, chain.as_deref());
     let mut subdirs = Vec::new();
     let dir = DirStat::new(&work.dir);
     for entry in listing.entries {

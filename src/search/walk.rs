@@ -151,6 +151,15 @@ pub fn resolve_target(cwd: &Path, path: Option<&str>) -> Result<Target, SearchEr
     }
 }
 
+/// See [`Walker::filter`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Filtered {
+    Keep,
+    Skip,
+    /// Skipped for its dot-name alone.
+    Hidden,
+}
+
 /// See [`Walker::filters`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Filters {
@@ -225,21 +234,40 @@ impl Walker {
     /// unless a type whitelisted it. For `sorted_walk` and `parallel_walk`,
     /// which do the walk `ignore` would do when no ignore rule is on.
     pub(super) fn skips(&self, path: &Path, name: &std::ffi::OsStr, is_dir: bool) -> bool {
+        self.filter(path, name, is_dir) != Filtered::Keep
+    }
+
+    /// What [`Walker::skips`] decides, telling apart an entry skipped only
+    /// for its dot-name: an ignore rule that names it (`!.foo`) brings it
+    /// back, as in `ignore`'s walk (see [`Walker::rescues`]).
+    pub(super) fn filter(&self, path: &Path, name: &std::ffi::OsStr, is_dir: bool) -> Filtered {
+        let skip = |s: bool| if s { Filtered::Skip } else { Filtered::Keep };
         if !self.overrides.is_empty() {
             let m = self.overrides.matched(path, is_dir);
             if m.is_ignore() || m.is_whitelist() {
-                return m.is_ignore();
+                return skip(m.is_ignore());
             }
         }
         let mut whitelisted = false;
         if !self.types.is_empty() {
             let m = self.types.matched(path, is_dir);
             if m.is_ignore() {
-                return true;
+                return Filtered::Skip;
             }
             whitelisted = m.is_whitelist();
         }
-        !whitelisted && !self.opts.hidden && name.as_encoded_bytes().starts_with(b".")
+        if !whitelisted && !self.opts.hidden && name.as_encoded_bytes().starts_with(b".") {
+            Filtered::Hidden
+        } else {
+            Filtered::Keep
+        }
+    }
+
+    /// Whether a dot-entry the hidden filter skipped is walked after all:
+    /// the ignore rules in force in its directory (`chain`) name it with a
+    /// `!` rule, the one decision of [`Walker::excludes`] read the other way.
+    pub(super) fn rescues(&self, chain: &RuleChain, path: &Path, is_dir: bool) -> bool {
+        chain.is_whitelisted(path, is_dir)
     }
 
     /// What `admits` has to look at: nothing (every entry below the root
