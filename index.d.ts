@@ -300,7 +300,11 @@ export interface GrepHit {
   contextBefore: Array<ContextLine>
   /** Context lines after this match not shown with a later match. */
   contextAfter: Array<ContextLine>
-  /** Matching lines this entry stands for (1 in content mode). */
+  /**
+   * Matching lines this entry stands for: 1 in content mode, 0 for a
+   * matching line shown in the after-context of the last match `maxCount`
+   * counted (as `rg -m N -A M` shows it).
+   */
   count: number
   /**
    * With `group`, in a grouped file: the symbol this hit is shown under,
@@ -338,7 +342,10 @@ export interface GrepOptions {
   after?: number
   /** Include globs, ripgrep style (`*.ts`, `src/**`); a `!` prefix excludes. */
   glob?: Array<string>
-  /** ripgrep type names from the default type table (`rust`, `ts`, `py`, ...). */
+  /**
+   * ripgrep type names from the default type table (`rust`, `ts`, `py`, ...),
+   * or `all` (every file of a known type), as `rg -t` takes them.
+   */
   type?: string | Array<string>
   /** Search dot-files and dot-directories. Default true. `.git` is never searched. */
   hidden?: boolean

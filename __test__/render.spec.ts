@@ -95,6 +95,17 @@ test("content with context: Pi's line format, overlapping windows merged, no lin
   assert.equal(r.details, undefined);
 });
 
+test("the limit keeps the last match's after-context, a match inside it printed as rg -m1 -C2 prints it", async (t) => {
+  const tree = makeTree({ m: "a\nb\nc\nd\ne\nd\ne\nd\ne\n" });
+  t.after(tree.cleanup);
+  const r = await runGrepTool(native, { pattern: "d", context: 2, limit: 1 }, grepConfig(tree.root));
+  assert.equal(
+    r.text,
+    ["m-2- b", "m-3- c", "m:4: d", "m-5- e", "m:6: d", "", "[1 matches limit reached. Use limit=2 for more, or refine pattern]"].join("\n"),
+  );
+  assert.deepEqual(r.details, { matchLimitReached: 1 });
+});
+
 test("files and count modes print one path per line and path:N", async (t) => {
   const tree = makeTree({ "a.txt": "x\nx\n", "sub/b.txt": "x\n", "c.txt": "nothing\n" });
   t.after(tree.cleanup);

@@ -152,6 +152,31 @@ test("the limit stops the search, keeps the last hit's context and names the ign
 	assert.deepEqual(counts.hits.map((h) => `${h.path}=${h.count}`), [".config/settings.json=1", "src/main.ts=2", "src/util.ts=1"]);
 });
 
+test("the limit keeps the last counted match's after-context, a match in it shown but not counted, as rg -m1 -A2 prints 4:d 5-e 6:d", needsBoth, async (t) => {
+	const tree = makeTree({ m: "a\nb\nc\nd\ne\nd\ne\nd\ne\n" });
+	t.after(tree.cleanup);
+	const shown = (hits: Awaited<ReturnType<typeof grepAll>>["hits"]) =>
+		hits.flatMap((h) => [`${h.line}:${h.text}/${h.count}`, ...h.contextAfter.map((c) => `${c.line}-${c.text}`)]);
+	for (const backend of [native!, rgBackend]) {
+		const one = await grepAll(backend, { pattern: "d", cwd: tree.root, after: 2, maxCount: 1, index: false });
+		assert.deepEqual(shown(one.hits), ["4:d/1", "5-e", "6:d/0"]);
+		assert.equal(one.summary.matches, 1);
+		const three = await grepAll(backend, { pattern: "d", cwd: tree.root, after: 3, maxCount: 1, index: false });
+		assert.deepEqual(shown(three.hits), ["4:d/1", "5-e", "6:d/0", "7-e"]);
+	}
+});
+
+test("a parent's .ignore holds when the search starts in a subfolder, in both modes and both backends", needsBoth, async (t) => {
+	const tree = makeTree({ ".ignore": "/a/b\n", "a/b/test.txt": "needle\n", "a/x.txt": "needle\n" });
+	t.after(tree.cleanup);
+	for (const backend of [native!, rgBackend]) {
+		const all = await grepAll(backend, { pattern: "needle", cwd: tree.root, path: "a", index: false });
+		assert.deepEqual(all.hits.map(at), ["x.txt:1", "b/test.txt:1 (ignored)"]);
+		const kept = await grepAll(backend, { pattern: "needle", cwd: tree.root, path: "a", noIgnore: false, index: false });
+		assert.deepEqual(kept.hits.map(at), ["x.txt:1"]);
+	}
+});
+
 test(".git is never searched, whatever the globs say", needsRg, async (t) => {
 	const tree = projectTree();
 	t.after(tree.cleanup);

@@ -15,7 +15,7 @@
 //!
 //! ```text
 //! table (from offset 0; its length is `at`)
-//!   magic            8 bytes  "PIUGEN05"
+//!   magic            8 bytes  "PIUGEN06"
 //!   walk start       time     when the walk that stamped the table began
 //!   built at         time
 //!   next document    u32      greater than every document in the postings
@@ -100,7 +100,11 @@ use table_codec::{parse_table, put_table};
 /// 05: files of up to 64 MiB indexed (16 before): a saved table keeps a
 /// bigger file as unindexable until it changes, so older stores are built
 /// again.
-const MAGIC: &[u8; 8] = b"PIUGEN05";
+/// 06: one definition of "ignored" (`search::classify`): parents'
+/// `.ignore`/`.rgignore` up to `/`, `.gitignore` stopping at a nested
+/// repository's root, the global excludes, a worktree's exclude file; a
+/// table classified before is built again.
+const MAGIC: &[u8; 8] = b"PIUGEN06";
 const DONE: &[u8; 8] = b"PIUGENOK";
 const TABLE_DONE: &[u8; 8] = b"PIUTABOK";
 const TRAILER: usize = 48;
@@ -285,7 +289,7 @@ mod tests {
         file.read_exact_at(&mut bytes, 0).unwrap();
         let u32_at = |i: usize| u32::from_le_bytes(bytes[i..i + 4].try_into().unwrap());
         let u64_at = |i: usize| u64::from_le_bytes(bytes[i..i + 8].try_into().unwrap());
-        assert_eq!(&bytes[..8], b"PIUGEN05");
+        assert_eq!(&bytes[..8], b"PIUGEN06");
         assert_eq!((u64_at(8), u32_at(16)), (1_800_000_000, 7), "walk start");
         assert_eq!((u64_at(20), u32_at(28)), (1_800_000_001, 8), "built at");
         assert_eq!(u32_at(32), 10, "next document");

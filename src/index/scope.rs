@@ -9,7 +9,7 @@
 //! `classifies_alike`) and the table reached the subdirectory as a plain
 //! directory; otherwise there is no scope and the search scans.
 
-use super::table::{Entry, Table};
+use super::table::{names_rules, Entry, Table};
 use crate::search::{classifies_alike, Filters, IgnoredRoot, Walker};
 use std::ops::Range;
 use std::path::{Component, Path};
@@ -68,6 +68,15 @@ fn gallop<T>(items: &[T], before: impl Fn(&T) -> bool) -> usize {
     lo + items[lo..end].partition_point(&before)
 }
 
+/// Whether any ignore rule may apply to the table's files: an ignore file
+/// among them or above the root, an exclude file, the global excludes.
+fn any_rules(table: &Table) -> bool {
+    crate::search::global_excludes_apply()
+        || (table.rule_files.iter())
+            .any(|(p, s)| s.is_some() && p.file_name().is_some_and(|n| n != ".git"))
+        || table.entries.iter().any(|e| names_rules(&e.path))
+}
+
 impl Scope {
     /// The scope of `walker`'s walk (of the root or a directory below it)
     /// over the table of `root`; `None` when the table cannot give exactly
@@ -77,6 +86,11 @@ impl Scope {
         // With ignore rules on, the walk drops what they exclude (and globs
         // may re-include it): that walk is `ignore`'s, not the table's.
         if !walker.options().no_ignore {
+            return None;
+        }
+        // Without hidden files, a `!` rule can bring a dot-file back, which
+        // the table does not record: scan when any rule could.
+        if !walker.options().hidden && any_rules(table) {
             return None;
         }
         let dir = walker.root();

@@ -53,7 +53,8 @@ pub struct GrepOptions<'a> {
     pub after: Option<u32>,
     /// Include globs, ripgrep style (`*.ts`, `src/**`); a `!` prefix excludes.
     pub glob: Option<Vec<String>>,
-    /// ripgrep type names from the default type table (`rust`, `ts`, `py`, ...).
+    /// ripgrep type names from the default type table (`rust`, `ts`, `py`, ...),
+    /// or `all` (every file of a known type), as `rg -t` takes them.
     #[napi(js_name = "type")]
     pub file_type: Option<Either<String, Vec<String>>>,
     /// Search dot-files and dot-directories. Default true. `.git` is never searched.

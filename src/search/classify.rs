@@ -1,66 +1,207 @@
-//! Decides, during one walk with every ignore rule switched off, whether an
-//! entry *would* have been excluded by `.gitignore`, `.ignore`, `.rgignore`
-//! or `.git/info/exclude`.
+//! Decides whether an entry is excluded by `.gitignore`, `.ignore`,
+//! `.rgignore`, `.git/info/exclude` or the user's global git excludes: the
+//! one definition of "ignored". The default mode (`noIgnore: true`) sets the
+//! entries it names aside and searches them after the project's own files;
+//! `noIgnore: false` drops the very same entries (one walk, one decision).
 //!
-//! The owner's default is to search ignored files, but a fresh `node_modules`
-//! must not crowd out the project's own hits. So the walker asks this module
-//! about each entry, defers the ignored ones, and searches them only after the
-//! project's files — one walk, each entry visited once.
-//!
-//! Semantics follow git: the deepest directory whose rules match decides
-//! (a `!negation` re-includes), and nothing below an ignored directory can be
-//! re-included (we never descend into one during the first phase). Within one
-//! directory `.rgignore` beats `.ignore` beats `.gitignore`. Rules of the
-//! search root's ancestors apply up to the enclosing repository root. The
-//! user's global git excludes file is not read (documented difference from rg).
+//! The semantics are the `ignore` crate's (ripgrep's), kind by kind: for an
+//! entry, the directories from its parent up to `/` are tried innermost
+//! first, and the first match of each kind of file counts; `.rgignore`
+//! beats `.ignore` beats `.gitignore` beats `.git/info/exclude` beats the
+//! global excludes, whichever directory each match came from. `.ignore`
+//! and `.rgignore` apply from every ancestor; `.gitignore` and the
+//! repository's exclude file stop at the repository root (a directory with
+//! a `.git`), so a nested repository does not inherit its parent's. One
+//! deliberate difference from rg: a `.gitignore` outside any repository
+//! applies too (as `rg --no-require-git`), in both modes alike. Nothing
+//! below an ignored directory can be re-included (the walk never enters
+//! one), and the rules do not depend on where a search starts.
 
 use super::rules_cache::rules_of_dir;
 use super::walk::IgnoredRoot;
-use ignore::gitignore::Gitignore;
+use ignore::gitignore::{Gitignore, GitignoreBuilder};
 use ignore::Match;
-use std::path::Path;
-use std::sync::Arc;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, OnceLock};
 
-/// In precedence order: later files win within one directory, so
-/// `.rgignore` has the last word, as in ripgrep.
+/// The ignore files a directory may hold, lowest precedence first.
 pub const IGNORE_FILES: [&str; 3] = [".gitignore", ".ignore", ".rgignore"];
 
-/// The rules in force in one directory: its own (if any) plus its parent's.
+/// One directory's rules, by kind, and whether it is a repository root.
+#[derive(Debug, Default)]
+struct DirRules {
+    rgignore: Option<Arc<Gitignore>>,
+    ignore: Option<Arc<Gitignore>>,
+    gitignore: Option<Arc<Gitignore>>,
+    exclude: Option<Arc<Gitignore>>,
+    /// The user's global git excludes (only on the outermost link).
+    global: Option<Arc<Gitignore>>,
+    /// Has a `.git`: `.gitignore` and exclude files above it do not apply.
+    repo: bool,
+}
+
+impl DirRules {
+    fn is_empty(&self) -> bool {
+        !self.repo
+            && self.rgignore.is_none()
+            && self.ignore.is_none()
+            && self.gitignore.is_none()
+            && self.exclude.is_none()
+            && self.global.is_none()
+    }
+
+    /// Whether this directory or any above it holds a `.rgignore` or
+    /// `.ignore` (whose matches outrank a `.gitignore`'s found deeper).
+    fn outranking(&self) -> bool {
+        self.rgignore.is_some() || self.ignore.is_some()
+    }
+}
+
+/// The rules in force in one directory: its own (if any) plus its parents'.
 #[derive(Debug)]
 pub struct RuleChain {
-    rules: Option<Arc<Gitignore>>,
+    rules: DirRules,
+    /// `rules` or a link above holds `.rgignore`/`.ignore` rules.
+    outranking_above: bool,
     parent: Option<Arc<RuleChain>>,
+}
+
+/// Sets `m` to `rules`' match of `path` unless an earlier one was found.
+fn first(m: &mut Match<()>, rules: &Option<Arc<Gitignore>>, path: &Path, is_dir: bool) {
+    if let (Match::None, Some(g)) = (&m, rules) {
+        *m = g.matched(path, is_dir).map(|_| ());
+    }
 }
 
 impl RuleChain {
     pub fn is_ignored(&self, path: &Path, is_dir: bool) -> bool {
+        self.matched(path, is_dir).is_ignore()
+    }
+
+    /// Whether a `!` rule decides that `path` is not ignored.
+    pub fn is_whitelisted(&self, path: &Path, is_dir: bool) -> bool {
+        self.matched(path, is_dir).is_whitelist()
+    }
+
+    fn matched(&self, path: &Path, is_dir: bool) -> Match<()> {
+        let (mut rg, mut ig, mut gi, mut ex, mut global) = (
+            Match::None,
+            Match::None,
+            Match::None,
+            Match::None,
+            Match::None,
+        );
+        let mut in_repo_above = false;
         let mut current = Some(self);
         while let Some(chain) = current {
-            if let Some(rules) = &chain.rules {
-                match rules.matched(path, is_dir) {
-                    Match::Ignore(_) => return true,
-                    Match::Whitelist(_) => return false,
-                    Match::None => {}
-                }
+            let r = &chain.rules;
+            first(&mut rg, &r.rgignore, path, is_dir);
+            first(&mut ig, &r.ignore, path, is_dir);
+            if !in_repo_above {
+                first(&mut gi, &r.gitignore, path, is_dir);
+                first(&mut ex, &r.exclude, path, is_dir);
+            }
+            first(&mut global, &r.global, path, is_dir);
+            in_repo_above |= r.repo;
+            // Stop once nothing further up can outrank what was found.
+            let outranked_above = (chain.parent.as_ref()).is_some_and(|p| p.outranking_above);
+            if !rg.is_none() || (!outranked_above && (!ig.is_none() || !gi.is_none())) {
+                break;
             }
             current = chain.parent.as_deref();
         }
-        false
+        rg.or(ig).or(gi).or(ex).or(global)
+    }
+}
+
+/// How a directory's `.git` was seen.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum GitMark {
+    None,
+    Dir,
+    /// A worktree's or submodule's `gitdir:` file.
+    File,
+}
+
+fn git_mark(dir: &Path) -> GitMark {
+    match std::fs::metadata(dir.join(".git")) {
+        Ok(m) if m.is_file() => GitMark::File,
+        Ok(_) => GitMark::Dir,
+        Err(_) => GitMark::None,
+    }
+}
+
+/// The exclude file of the repository whose root is `dir`: `.git/info/
+/// exclude`, or for a worktree the common directory's (`gitdir:` then its
+/// `commondir`), as the `ignore` crate finds it. `None`: no such file.
+fn exclude_file(dir: &Path, git: GitMark) -> Option<PathBuf> {
+    match git {
+        GitMark::None => None,
+        GitMark::Dir => Some(dir.join(".git/info/exclude")),
+        GitMark::File => {
+            let first_line = |p: &Path| {
+                let text = std::fs::read_to_string(p).ok()?;
+                Some(text.lines().next()?.to_string())
+            };
+            let gitdir = first_line(&dir.join(".git"))?;
+            let gitdir = dir.join(gitdir.strip_prefix("gitdir: ")?);
+            let common = gitdir.join(first_line(&gitdir.join("commondir"))?);
+            Some(common.join("info/exclude"))
+        }
+    }
+}
+
+fn dir_rules(dir: &Path, git: GitMark, has_file: impl Fn(&str) -> bool) -> DirRules {
+    let one = |name: &str| {
+        if has_file(name) {
+            rules_of_dir(dir, None, &[name], |_| true)
+        } else {
+            None
+        }
+    };
+    DirRules {
+        gitignore: one(IGNORE_FILES[0]),
+        ignore: one(IGNORE_FILES[1]),
+        rgignore: one(IGNORE_FILES[2]),
+        exclude: exclude_file(dir, git).and_then(|f| rules_of_dir(dir, Some(&f), &[], |_| false)),
+        global: None,
+        repo: git != GitMark::None,
     }
 }
 
 fn chain_with(parent: Option<Arc<RuleChain>>, dir: &Path) -> Arc<RuleChain> {
-    let rules = rules_of_dir(dir, dir.join(".git").exists(), &IGNORE_FILES, |name| {
-        dir.join(name).is_file()
-    });
+    let rules = dir_rules(dir, git_mark(dir), |name| dir.join(name).is_file());
     linked(rules, parent)
 }
 
-fn linked(rules: Option<Arc<Gitignore>>, parent: Option<Arc<RuleChain>>) -> Arc<RuleChain> {
-    match (rules, parent) {
-        (None, Some(parent)) => parent,
-        (rules, parent) => Arc::new(RuleChain { rules, parent }),
+fn linked(rules: DirRules, parent: Option<Arc<RuleChain>>) -> Arc<RuleChain> {
+    match parent {
+        Some(parent) if rules.is_empty() => parent,
+        parent => Arc::new(RuleChain {
+            outranking_above: rules.outranking()
+                || parent.as_ref().is_some_and(|p| p.outranking_above),
+            rules,
+            parent,
+        }),
     }
+}
+
+/// The user's global git excludes (`core.excludesFile`, else
+/// `$XDG_CONFIG_HOME/git/ignore`), read once per process as the `ignore`
+/// crate reads them.
+fn global_rules() -> Option<Arc<Gitignore>> {
+    static GLOBAL: OnceLock<Option<Arc<Gitignore>>> = OnceLock::new();
+    GLOBAL
+        .get_or_init(|| {
+            let (g, _) = GitignoreBuilder::new("/").build_global();
+            (!g.is_empty()).then(|| Arc::new(g))
+        })
+        .clone()
+}
+
+/// Whether the user's global git excludes hold any rule.
+pub fn global_excludes_apply() -> bool {
+    global_rules().is_some()
 }
 
 /// Whether a name was seen in a directory listing: absent, there with the
@@ -80,6 +221,7 @@ enum Seen {
 #[derive(Debug, Clone, Copy, Default)]
 pub struct IgnoreFilesPresent {
     git: Seen,
+    git_file: bool,
     files: [Seen; 3],
 }
 
@@ -94,6 +236,7 @@ impl IgnoreFilesPresent {
         if name == ".git" {
             // Any kind: a worktree or submodule has a `.git` file.
             self.git = seen(true);
+            self.git_file = kind.is_file();
         } else if let Some(i) = IGNORE_FILES.iter().position(|f| name == *f) {
             self.files[i] = seen(kind.is_file());
         }
@@ -105,11 +248,12 @@ impl RuleChain {
     /// in force in, given what `dir`'s listing showed.
     pub fn enter(self: &Arc<Self>, dir: &Path, present: &IgnoreFilesPresent) -> Arc<RuleChain> {
         let git = match present.git {
-            Seen::Absent => false,
-            Seen::Yes => true,
-            Seen::Symlink => dir.join(".git").exists(),
+            Seen::Absent => GitMark::None,
+            Seen::Yes if present.git_file => GitMark::File,
+            Seen::Yes => GitMark::Dir,
+            Seen::Symlink => git_mark(dir),
         };
-        let rules = rules_of_dir(dir, git, &IGNORE_FILES, |name| {
+        let rules = dir_rules(dir, git, |name| {
             let i = IGNORE_FILES.iter().position(|f| *f == name);
             match i.map(|i| present.files[i]) {
                 Some(Seen::Yes) => true,
@@ -121,8 +265,8 @@ impl RuleChain {
     }
 }
 
-/// The rules in force in a search root: its own and its ancestors' up to
-/// the enclosing repository root. The walks carry each directory's chain
+/// The rules in force in a search root: its own, every ancestor's up to
+/// `/` and the global excludes. The walks carry each directory's chain
 /// down from here themselves ([`RuleChain::enter`]).
 #[derive(Debug)]
 pub struct Classifier {
@@ -131,20 +275,12 @@ pub struct Classifier {
 
 impl Classifier {
     pub fn new(root: &Path) -> Self {
-        // Ancestors up to the repository root, outermost first.
-        let mut ancestors: Vec<&Path> = Vec::new();
-        let mut found_repo = false;
-        for dir in root.ancestors().skip(1) {
-            ancestors.push(dir);
-            if dir.join(".git").exists() {
-                found_repo = true;
-                break;
-            }
-        }
-        if !found_repo {
-            ancestors.clear();
-        }
-        let mut chain: Option<Arc<RuleChain>> = None;
+        let global = DirRules {
+            global: global_rules(),
+            ..Default::default()
+        };
+        let mut chain = (!global.is_empty()).then(|| linked(global, None));
+        let ancestors: Vec<&Path> = root.ancestors().skip(1).collect();
         for dir in ancestors.iter().rev() {
             chain = Some(chain_with(chain, dir));
         }
@@ -157,19 +293,6 @@ impl Classifier {
     pub fn root_chain(&self) -> Arc<RuleChain> {
         self.root_chain.clone()
     }
-}
-
-/// The directories whose rules a chain holds, innermost first.
-fn rule_dirs(chain: &RuleChain) -> Vec<&Path> {
-    let mut dirs = Vec::new();
-    let mut current = Some(chain);
-    while let Some(c) = current {
-        if let Some(rules) = &c.rules {
-            dirs.push(rules.path());
-        }
-        current = c.parent.as_deref();
-    }
-    dirs
 }
 
 /// The chain `chain` (in force in `from`) becomes in `to`, a directory
@@ -195,33 +318,13 @@ pub fn chain_in(root_chain: &Arc<RuleChain>, root: &Path, dir: &Path) -> Arc<Rul
 
 /// Whether a walk started at `sub`, a directory below `root`, classifies
 /// everything below `sub` as the walk from `root` did, given the entries
-/// below `sub` that the walk from `root` set aside as ignored (`ignored`).
-///
-/// A walk takes its ancestors' rules only up to the enclosing repository
-/// root, so the walk from `sub` may lack the outermost rules the walk from
-/// `root` had (no repository above `root`, or a nested one between them);
-/// it never has rules the other lacks. Rules are tried innermost first and
-/// the first that matches decides, so dropping the outermost ones changes
-/// only what they ignored: the answer is yes when every ignored entry is
-/// also ignored by the rules the walk from `sub` has. What lets a search of
-/// `sub` use a table made by the walk of `root`.
-pub fn classifies_alike(root: &Path, sub: &Path, ignored: &[IgnoredRoot]) -> bool {
-    if !sub.starts_with(root) {
-        return false;
-    }
-    let from_sub = Classifier::new(sub).root_chain();
-    let from_root = chain_down(Classifier::new(root).root_chain(), root, sub);
-    let (s, r) = (rule_dirs(&from_sub), rule_dirs(&from_root));
-    if s == r {
-        return true;
-    }
-    if !r.starts_with(&s) {
-        return false;
-    }
-    ignored.iter().all(|x| {
-        let parent = x.path.parent().unwrap_or(sub);
-        chain_down(from_sub.clone(), sub, parent).is_ignored(&x.path, x.is_dir)
-    })
+/// below `sub` that the walk from `root` set aside as ignored. Always, for
+/// a directory below `root`: an entry's rules are those of its ancestors
+/// up to `/`, wherever the walk started (ripgrep reads the parents' ignore
+/// files too). What lets a search of `sub` use a table made by the walk of
+/// `root`.
+pub fn classifies_alike(root: &Path, sub: &Path, _ignored: &[IgnoredRoot]) -> bool {
+    sub.starts_with(root)
 }
 
 /// The classifier as `ignore`'s walk used it, looking each entry's parent

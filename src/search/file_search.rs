@@ -133,6 +133,15 @@ fn read_unsized(
     read_to_eof(file, buf, filled).map(Unsized::Whole)
 }
 
+/// Whether the searcher sniffs a byte order mark at the start of `bytes`
+/// and searches the text transcoded to UTF-8 (grep-searcher's BOM
+/// sniffing, the same marks: UTF-8, UTF-16LE, UTF-16BE).
+fn starts_with_bom(bytes: &[u8]) -> bool {
+    bytes.starts_with(&[0xef, 0xbb, 0xbf])
+        || bytes.starts_with(&[0xff, 0xfe])
+        || bytes.starts_with(&[0xfe, 0xff])
+}
+
 /// Per-thread search state: the buffer is reused across files.
 pub(super) struct FileSearcher<'a> {
     opts: &'a GrepOptions,
@@ -214,6 +223,7 @@ impl<'a> FileSearcher<'a> {
             pending_before: Vec::new(),
             lines_matched: 0,
             cap: self.opts.max_count.unwrap_or(u64::MAX),
+            trailing_left: self.opts.after,
             count_past_cap: ignored_root.is_some() && self.opts.ignored_count_only,
             binary: false,
             stop,
@@ -223,7 +233,10 @@ impl<'a> FileSearcher<'a> {
             Ok(Unsized::NotRegular) => return FileOutcome::Skipped,
             Ok(Unsized::Whole(n)) => {
                 self.filled = n;
-                if memchr::memchr(0, &buf[..n]).is_some() {
+                // A file that starts with a byte order mark is transcoded
+                // by the searcher (as rg does) and its NULs judged after
+                // that: UTF-16 holding ASCII has a NUL in every other byte.
+                if !starts_with_bom(&buf[..n]) && memchr::memchr(0, &buf[..n]).is_some() {
                     return FileOutcome::Binary;
                 }
                 let r = self
@@ -309,6 +322,10 @@ struct HitSink<'a> {
     pending_before: Vec<ContextLine>,
     lines_matched: u64,
     cap: u64,
+    /// Lines still shown after the cap: the after-context of the last
+    /// counted match, matching lines in it shown as matches that are not
+    /// counted (`count` 0), as `rg -m N -A M` prints them.
+    trailing_left: usize,
     /// Keep counting (without building hits) after the cap.
     count_past_cap: bool,
     binary: bool,
@@ -354,12 +371,18 @@ impl Sink for HitSink<'_> {
         }
         let first_line = m.line_number().unwrap_or(0);
         for (i, raw) in m.lines().enumerate() {
-            if self.lines_matched >= self.cap {
+            let past_cap = self.lines_matched >= self.cap;
+            if past_cap {
                 if self.count_past_cap {
                     self.lines_matched += 1;
-                    continue;
                 }
-                return Ok(false);
+                if self.trailing_left == 0 {
+                    if self.count_past_cap {
+                        continue;
+                    }
+                    return Ok(false);
+                }
+                self.trailing_left -= 1;
             }
             let line = trim_terminator(raw);
             let focus = self
@@ -369,7 +392,9 @@ impl Sink for HitSink<'_> {
                 .flatten()
                 .map(|mat| mat.start());
             let w = window(line, focus, self.opts.max_line_length);
-            self.lines_matched += 1;
+            if !past_cap {
+                self.lines_matched += 1;
+            }
             let path = self.display();
             self.hits.push(Hit {
                 path,
@@ -385,18 +410,30 @@ impl Sink for HitSink<'_> {
                     Vec::new()
                 },
                 after: Vec::new(),
-                count: 1,
+                count: u64::from(!past_cap),
                 symbol: None,
                 structure: None,
             });
         }
-        Ok(self.lines_matched < self.cap || self.opts.after > 0 || self.count_past_cap)
+        Ok(self.lines_matched < self.cap || self.trailing_left > 0 || self.count_past_cap)
     }
 
     fn context(&mut self, _s: &Searcher, c: &SinkContext<'_>) -> Result<bool, Self::Error> {
         let line = self.context_line(c.line_number().unwrap_or(0), c.bytes());
         match c.kind() {
             SinkContextKind::Before => self.pending_before.push(line),
+            SinkContextKind::After if self.lines_matched >= self.cap => {
+                // Past the cap only the last counted match's window is
+                // shown; a file still counted goes on without showing more.
+                if self.trailing_left == 0 {
+                    return Ok(self.count_past_cap);
+                }
+                self.trailing_left -= 1;
+                if let Some(last) = self.hits.last_mut() {
+                    last.after.push(line);
+                }
+                return Ok(self.trailing_left > 0 || self.count_past_cap);
+            }
             SinkContextKind::After => {
                 if let Some(last) = self.hits.last_mut() {
                     last.after.push(line);

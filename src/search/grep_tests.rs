@@ -88,6 +88,69 @@ fn overlapping_context_windows_show_each_line_once() {
     assert_eq!(after1, vec![7, 8]);
 }
 
+/// Hits as rg prints them with `-n`: `path:line:text` for a matching line,
+/// `path-line-text` for context.
+fn rg_lines(hits: &[Hit]) -> Vec<String> {
+    let mut out = Vec::new();
+    for h in hits {
+        let p = &h.path.text;
+        out.extend(
+            h.before
+                .iter()
+                .map(|c| format!("{p}-{}-{}", c.line, c.text)),
+        );
+        out.push(format!("{p}:{}:{}", h.line, h.text));
+        out.extend(h.after.iter().map(|c| format!("{p}-{}-{}", c.line, c.text)));
+    }
+    out
+}
+
+/// Regression (rg 15, `-A2 -m1` and `-A3 -m1` over a..e, d, e, d, e): the
+/// after-context of the last counted match is printed in full, and a
+/// matching line inside it is shown as a match that is not counted.
+#[test]
+fn max_count_keeps_the_after_context_of_the_last_match_matching_lines_included() {
+    let t = tempfile::tempdir().unwrap();
+    fs::write(t.path().join("m"), "a\nb\nc\nd\ne\nd\ne\nd\ne\n").unwrap();
+    let run = |after: usize, max: u64| {
+        let mut o = opts("d");
+        o.after = after;
+        o.max_count = Some(max);
+        search(t.path(), o)
+    };
+    let (hits, s) = run(2, 1);
+    assert_eq!(rg_lines(&hits), vec!["m:4:d", "m-5-e", "m:6:d"]);
+    assert_eq!((s.matches, s.limit_reached), (1, true));
+    assert_eq!(hits.iter().map(|h| h.count).collect::<Vec<_>>(), vec![1, 0]);
+    let (hits, _) = run(3, 1);
+    assert_eq!(rg_lines(&hits), vec!["m:4:d", "m-5-e", "m:6:d", "m-7-e"]);
+    // rg -m2 -A1: 4:d 5-e 6:d 7-e.
+    let (hits, s) = run(1, 2);
+    assert_eq!(rg_lines(&hits), vec!["m:4:d", "m-5-e", "m:6:d", "m-7-e"]);
+    assert_eq!(s.matches, 2);
+    // Every line matching: rg -m1 -A2 prints 1:d 2:d 3:d.
+    fs::write(t.path().join("m"), "d\nd\nd\nd\nd\n").unwrap();
+    let (hits, s) = run(2, 1);
+    assert_eq!(rg_lines(&hits), vec!["m:1:d", "m:2:d", "m:3:d"]);
+    assert_eq!(s.matches, 1);
+}
+
+/// The limit reached in a later file cuts it the same way: the last
+/// counted match keeps its after-context window, matches in it shown but
+/// not counted, and nothing past it.
+#[test]
+fn a_limit_reached_across_files_keeps_the_last_matchs_after_context() {
+    let t = tempfile::tempdir().unwrap();
+    fs::write(t.path().join("1"), "d\n").unwrap();
+    fs::write(t.path().join("2"), "a\nb\nc\nd\ne\nd\ne\nd\ne\n").unwrap();
+    let mut o = opts("d");
+    o.after = 2;
+    o.max_count = Some(2);
+    let (hits, s) = search(t.path(), o);
+    assert_eq!(rg_lines(&hits), vec!["1:1:d", "2:4:d", "2-5-e", "2:6:d"]);
+    assert_eq!((s.matches, s.limit_reached), (2, true));
+}
+
 #[test]
 fn global_limit_stops_early_and_is_reported() {
     let t = tempfile::tempdir().unwrap();
@@ -206,6 +269,54 @@ fn binary_files_are_skipped_and_counted() {
     fs::write(t.path().join("text"), "needle\n").unwrap();
     let (hits, s) = search(t.path(), opts("needle"));
     assert_eq!(lines(&hits), vec!["text:1:needle"]);
+    assert_eq!(s.binary_skipped, 1);
+}
+
+/// The text with a byte order mark, in UTF-16 (`le`/`be`).
+fn utf16_with_bom(text: &str, le: bool) -> Vec<u8> {
+    let mut out = if le {
+        vec![0xff, 0xfe]
+    } else {
+        vec![0xfe, 0xff]
+    };
+    for u in text.encode_utf16() {
+        out.extend(if le { u.to_le_bytes() } else { u.to_be_bytes() });
+    }
+    out
+}
+
+/// Regression (rg's `feature.rs` f128/BOM cases): UTF-16 holding ASCII has
+/// a NUL in every other byte; with a byte order mark it is transcoded and
+/// searched, as rg does, not skipped as binary. A NUL in the text itself
+/// still makes it binary after transcoding.
+#[test]
+fn text_with_a_byte_order_mark_is_transcoded_not_skipped_as_binary() {
+    let t = tempfile::tempdir().unwrap();
+    fs::write(
+        t.path().join("le"),
+        utf16_with_bom("hello Sherlock\n", true),
+    )
+    .unwrap();
+    fs::write(
+        t.path().join("be"),
+        utf16_with_bom("hello Sherlock\n", false),
+    )
+    .unwrap();
+    fs::write(t.path().join("u8"), b"\xef\xbb\xbfhello Sherlock\n").unwrap();
+    fs::write(t.path().join("nul"), utf16_with_bom("Sherlock\0\n", true)).unwrap();
+    // Streamed rather than read whole.
+    let big = "filler line\n".repeat(80_000) + "hello Sherlock\n";
+    fs::write(t.path().join("x_big"), utf16_with_bom(&big, true)).unwrap();
+    let (hits, s) = search(t.path(), opts("Sherlock"));
+    assert_eq!(
+        lines(&hits),
+        vec![
+            "be:1:hello Sherlock",
+            "le:1:hello Sherlock",
+            "u8:1:hello Sherlock",
+            "x_big:80001:hello Sherlock",
+        ]
+    );
     assert_eq!(s.binary_skipped, 1);
 }
 

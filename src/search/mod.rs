@@ -29,7 +29,9 @@ mod unordered;
 mod walk;
 
 pub use cancel::{CancelToken, StopReason};
-pub use classify::{chain_in, classifies_alike, Classifier, RuleChain, IGNORE_FILES};
+pub use classify::{
+    chain_in, classifies_alike, global_excludes_apply, Classifier, RuleChain, IGNORE_FILES,
+};
 pub use dir_open::{DirOpener, DirStat};
 pub use display::{display_bytes, relative_bytes, DisplayPath};
 pub use error::{CodedError, ErrorCode, SearchError};
@@ -75,6 +77,8 @@ mod glob_tests;
 mod grep_tests;
 #[cfg(test)]
 mod grouping_tests;
+#[cfg(test)]
+mod ignored_tests;
 #[cfg(test)]
 mod scan_tests;
 #[cfg(test)]

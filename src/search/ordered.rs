@@ -370,7 +370,7 @@ impl<'a, E: FnMut(Vec<Hit>) -> bool> Collector<'a, E> {
         let progress = self.progress;
         let count_only = progress.counted_only(opts, root);
         let file_matches: u64 = if opts.mode == GrepMode::Content {
-            full_count.max(hits.len() as u64)
+            full_count.max(hits.iter().map(|h| h.count).sum())
         } else {
             hits.iter().map(|h| h.count).sum()
         };
@@ -389,9 +389,7 @@ impl<'a, E: FnMut(Vec<Hit>) -> bool> Collector<'a, E> {
             return;
         }
         let room = opts.max_count.unwrap_or(u64::MAX) - self.listed;
-        if hits.len() as u64 > room {
-            hits.truncate(room as usize);
-        }
+        cut_to_room(&mut hits, room, opts);
         // After the cut: groups describe the hits shown.
         let lines_before = progress.listed_lines.load(Ordering::Relaxed);
         if let Some(outline) = outline {
@@ -411,7 +409,7 @@ impl<'a, E: FnMut(Vec<Hit>) -> bool> Collector<'a, E> {
         if let Some(r) = root {
             self.per_root.entry(r).or_default().matches += kept;
         }
-        self.listed += hits.len() as u64;
+        self.listed += hits.iter().map(|h| listed_units(h, opts)).sum::<u64>();
         self.batch.extend(hits);
         if self.listed >= opts.max_count.unwrap_or(u64::MAX) {
             self.summary.limit_reached = true;
@@ -528,4 +526,46 @@ pub(super) fn run(
     let mut summary = collector.finish(&roots, &plan.display_root);
     summary.close(walk_errors, cancel, started);
     summary
+}
+
+/// What one hit takes of the limit: a counted matching line in content
+/// mode (a line shown in the trailing after-context takes nothing), a file
+/// in the files and count modes.
+fn listed_units(hit: &Hit, opts: &GrepOptions) -> u64 {
+    if opts.mode == GrepMode::Content {
+        hit.count
+    } else {
+        1
+    }
+}
+
+/// Cuts one file's hits to the `room` left under the limit. In content
+/// mode the last hit kept keeps its after-context window as `rg -m N -A M`
+/// prints it: the `after` lines that follow it, matching ones shown as
+/// matches that are not counted (`count` 0), and nothing past the window.
+fn cut_to_room(hits: &mut Vec<Hit>, room: u64, opts: &GrepOptions) {
+    if opts.mode != GrepMode::Content {
+        hits.truncate(room.min(hits.len() as u64) as usize);
+        return;
+    }
+    if room == 0 {
+        hits.clear();
+        return;
+    }
+    let mut counted = 0;
+    let Some(last) = hits.iter().position(|h| {
+        counted += h.count;
+        h.count > 0 && counted == room
+    }) else {
+        return;
+    };
+    let end = hits[last].line + opts.after as u64;
+    let mut keep = last + 1;
+    while keep < hits.len() && hits[keep].line <= end {
+        let h = &mut hits[keep];
+        h.count = 0;
+        h.after.retain(|c| c.line <= end);
+        keep += 1;
+    }
+    hits.truncate(keep);
 }

@@ -1,5 +1,5 @@
-//! The unordered parallel walk (glob, whole-tree file and count listings)
-//! when no ignore rule filters the walk: the same listing and filters as
+//! The unordered parallel walk (glob, whole-tree file and count listings),
+//! in both modes (see `sorted_walk`): the same listing and filters as
 //! `sorted_walk`, on several threads, each directory's rule chain handed to
 //! the thread that lists it. `ignore::WalkParallel` did the same walk with
 //! our classifier behind a shared, locked map of every directory's chain,
@@ -160,18 +160,19 @@ fn list_one(
     if cancel.is_stopped() {
         return None;
     }
-    let Some(listing) = list(walker, &work.dir, false, errors) else {
+    let Some(mut listing) = list(walker, &work.dir, false, errors) else {
         return Some(Vec::new());
     };
     let chain = match work.chain {
         Some(parent) if work.enter => Some(parent.enter(&work.dir, &listing.present)),
         other => other,
     };
+    listing.rescue(walker, chain.as_deref());
     let mut subdirs = Vec::new();
     let dir = DirStat::new(&work.dir);
     for entry in listing.entries {
         if let Some(chain) = &chain {
-            if chain.is_ignored(&entry.path, entry.is_dir) {
+            if walker.excludes(chain, &entry.path, entry.is_dir) {
                 ignored
                     .lock()
                     .unwrap_or_else(|e| e.into_inner())

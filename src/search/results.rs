@@ -19,7 +19,9 @@ pub struct ContextLine {
 }
 
 /// One matching line (content mode) or one file (files / count modes,
-/// where `line` is 0 and `count` holds the number of matching lines).
+/// where `line` is 0 and `count` holds the number of matching lines). In
+/// content mode `count` is 1, or 0 for a matching line shown only as part
+/// of the after-context past `max_count` (as `rg -m N -A M` shows it).
 #[derive(Debug, Clone)]
 pub struct Hit {
     pub path: Arc<DisplayPath>,

@@ -53,12 +53,13 @@ fn settled(m: &std::fs::Metadata, now: SystemTime) -> bool {
     m.mtime() < before && m.ctime() < before
 }
 
-/// The compiled rules of `dir`: its `.git/info/exclude` when asked for, then
-/// each of `names` that `has_file` says is a regular file there (later files
-/// win, so the caller orders them by precedence). `None` when there are none.
+/// The compiled rules of `dir`: the repository's exclude file `exclude`
+/// when given (its patterns are relative to `dir`), then each of `names`
+/// that `has_file` says is a regular file there (later files win, so the
+/// caller orders them by precedence). `None` when there are none.
 pub(super) fn rules_of_dir(
     dir: &Path,
-    include_git_exclude: bool,
+    exclude_file: Option<&Path>,
     names: &[&str],
     has_file: impl Fn(&str) -> bool,
 ) -> Option<Arc<Gitignore>> {
@@ -66,8 +67,8 @@ pub(super) fn rules_of_dir(
     let mut files = Vec::new();
     let mut cacheable = true;
     let mut exclude = None;
-    if include_git_exclude {
-        let path = dir.join(".git").join("info").join("exclude");
+    if let Some(path) = exclude_file {
+        let path = path.to_path_buf();
         if let Ok(m) = std::fs::metadata(&path) {
             if m.is_file() {
                 cacheable &= settled(&m, now);

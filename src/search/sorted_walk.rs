@@ -1,6 +1,6 @@
-//! The path-ordered walk of the ordered grep pipeline, when no ignore rule
-//! filters the walk (our default: ignored entries are classified and set
-//! aside, not dropped).
+//! The path-ordered walk of the ordered grep pipeline, in both modes:
+//! entries the ignore rules exclude are set aside (our default, searched
+//! after the project's own) or dropped (`noIgnore: false`), one decision.
 //!
 //! The ordered pipeline has one walker thread feeding the searchers, and on
 //! two cores the scheduler gives it a third of a core at best, so every
@@ -16,7 +16,7 @@
 
 use super::cancel::CancelToken;
 use super::classify::{Classifier, IgnoreFilesPresent, RuleChain};
-use super::walk::{ErrorLog, IgnoredRoot, Walker};
+use super::walk::{ErrorLog, Filtered, IgnoredRoot, Walker};
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -33,6 +33,26 @@ pub(super) struct Entry {
 pub(super) struct Listing {
     pub(super) entries: Vec<Entry>,
     pub(super) present: IgnoreFilesPresent,
+    /// Dot-entries the hidden filter skipped: a `!` rule may bring them
+    /// back once the directory's rules are known ([`Listing::rescue`]).
+    hidden: Vec<Entry>,
+    sorted: bool,
+}
+
+impl Listing {
+    /// Adds the hidden entries that the rules in force here (`chain`)
+    /// name with a `!` rule, as `ignore`'s walk keeps them.
+    pub(super) fn rescue(&mut self, walker: &Walker, chain: Option<&RuleChain>) {
+        let Some(chain) = chain else { return };
+        let before = self.entries.len();
+        let back = self
+            .hidden
+            .extract_if(.., |e| walker.rescues(chain, &e.path, e.is_dir));
+        self.entries.extend(back);
+        if self.sorted && self.entries.len() > before {
+            self.entries.sort_unstable_by(|a, b| a.name.cmp(&b.name));
+        }
+    }
 }
 
 pub(super) fn list(
@@ -48,7 +68,7 @@ pub(super) fn list(
             return None;
         }
     };
-    let mut entries = Vec::new();
+    let (mut entries, mut hidden) = (Vec::new(), Vec::new());
     let mut present = IgnoreFilesPresent::default();
     for item in read {
         let e = match item {
@@ -71,15 +91,21 @@ pub(super) fn list(
             continue;
         }
         let path = dir.join(&name);
-        if walker.skips(&path, &name, is_dir) {
-            continue;
+        match walker.filter(&path, &name, is_dir) {
+            Filtered::Keep => entries.push(Entry { name, path, is_dir }),
+            Filtered::Hidden => hidden.push(Entry { name, path, is_dir }),
+            Filtered::Skip => {}
         }
-        entries.push(Entry { name, path, is_dir });
     }
     if sorted {
         entries.sort_unstable_by(|a, b| a.name.cmp(&b.name));
     }
-    Some(Listing { entries, present })
+    Some(Listing {
+        entries,
+        present,
+        hidden,
+        sorted,
+    })
 }
 
 /// Walks `start` (a directory) in path order, calling `on_file` for each
@@ -108,7 +134,7 @@ pub(super) fn walk(
     let before = ignored.len();
     let mut set_aside = |mut entries: Vec<Entry>, chain: Option<&RuleChain>| -> Vec<Entry> {
         if let Some(chain) = chain {
-            let out = entries.extract_if(.., |e| chain.is_ignored(&e.path, e.is_dir));
+            let out = entries.extract_if(.., |e| walker.excludes(chain, &e.path, e.is_dir));
             ignored.extend(out.map(|e| IgnoredRoot {
                 path: e.path,
                 is_dir: e.is_dir,
@@ -117,10 +143,11 @@ pub(super) fn walk(
         entries
     };
     let finished = 'walk: {
-        let Some(first) = list(walker, start, true, errors) else {
+        let Some(mut first) = list(walker, start, true, errors) else {
             break 'walk true;
         };
         let chain = classifier.map(|c| c.root_chain());
+        first.rescue(walker, chain.as_deref());
         let mut stack = vec![Level {
             entries: set_aside(first.entries, chain.as_deref()).into_iter(),
             chain,
@@ -140,8 +167,9 @@ pub(super) fn walk(
                 continue;
             }
             let parent_chain = level.chain.clone();
-            if let Some(listing) = list(walker, &entry.path, true, errors) {
+            if let Some(mut listing) = list(walker, &entry.path, true, errors) {
                 let chain = parent_chain.map(|p| p.enter(&entry.path, &listing.present));
+                listing.rescue(walker, chain.as_deref());
                 stack.push(Level {
                     entries: set_aside(listing.entries, chain.as_deref()).into_iter(),
                     chain,

@@ -6,7 +6,7 @@
 //! handed out (FIFOs, sockets and devices would hang or mislead a search).
 
 use super::cancel::CancelToken;
-use super::classify::Classifier;
+use super::classify::{Classifier, RuleChain};
 use super::display::{display_bytes, relative_bytes};
 pub use super::parallel_walk::WalkEntry;
 use super::parallel_walk::{self, Start};
@@ -14,7 +14,6 @@ use super::sorted_walk;
 use super::SearchError;
 use ignore::overrides::{Override, OverrideBuilder};
 use ignore::types::{Types, TypesBuilder};
-use ignore::{DirEntry, WalkBuilder, WalkState};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
@@ -152,12 +151,13 @@ pub fn resolve_target(cwd: &Path, path: Option<&str>) -> Result<Target, SearchEr
     }
 }
 
-fn is_regular(entry: &DirEntry) -> bool {
-    entry.file_type().is_some_and(|t| t.is_file())
-}
-
-fn is_dir(entry: &DirEntry) -> bool {
-    entry.file_type().is_some_and(|t| t.is_dir())
+/// See [`Walker::filter`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Filtered {
+    Keep,
+    Skip,
+    /// Skipped for its dot-name alone.
+    Hidden,
 }
 
 /// See [`Walker::filters`].
@@ -195,7 +195,8 @@ impl Walker {
             let mut tb = TypesBuilder::new();
             tb.add_defaults();
             for t in &opts.types {
-                if !tb.definitions().iter().any(|d| d.name() == t) {
+                // `all`, as rg's `-t all`: every file of some known type.
+                if t != "all" && !tb.definitions().iter().any(|d| d.name() == t) {
                     return Err(SearchError::UnknownType(t.clone()));
                 }
                 tb.select(t);
@@ -233,21 +234,40 @@ impl Walker {
     /// unless a type whitelisted it. For `sorted_walk` and `parallel_walk`,
     /// which do the walk `ignore` would do when no ignore rule is on.
     pub(super) fn skips(&self, path: &Path, name: &std::ffi::OsStr, is_dir: bool) -> bool {
+        self.filter(path, name, is_dir) != Filtered::Keep
+    }
+
+    /// What [`Walker::skips`] decides, telling apart an entry skipped only
+    /// for its dot-name: an ignore rule that names it (`!.foo`) brings it
+    /// back, as in `ignore`'s walk (see [`Walker::rescues`]).
+    pub(super) fn filter(&self, path: &Path, name: &std::ffi::OsStr, is_dir: bool) -> Filtered {
+        let skip = |s: bool| if s { Filtered::Skip } else { Filtered::Keep };
         if !self.overrides.is_empty() {
             let m = self.overrides.matched(path, is_dir);
             if m.is_ignore() || m.is_whitelist() {
-                return m.is_ignore();
+                return skip(m.is_ignore());
             }
         }
         let mut whitelisted = false;
         if !self.types.is_empty() {
             let m = self.types.matched(path, is_dir);
             if m.is_ignore() {
-                return true;
+                return Filtered::Skip;
             }
             whitelisted = m.is_whitelist();
         }
-        !whitelisted && !self.opts.hidden && name.as_encoded_bytes().starts_with(b".")
+        if !whitelisted && !self.opts.hidden && name.as_encoded_bytes().starts_with(b".") {
+            Filtered::Hidden
+        } else {
+            Filtered::Keep
+        }
+    }
+
+    /// Whether a dot-entry the hidden filter skipped is walked after all:
+    /// the ignore rules in force in its directory (`chain`) name it with a
+    /// `!` rule, the one decision of [`Walker::excludes`] read the other way.
+    pub(super) fn rescues(&self, chain: &RuleChain, path: &Path, is_dir: bool) -> bool {
+        chain.is_whitelisted(path, is_dir)
     }
 
     /// What `admits` has to look at: nothing (every entry below the root
@@ -294,60 +314,42 @@ impl Walker {
         true
     }
 
-    /// `ignore`'s walk, for when its ignore rules filter the walk (with no
-    /// rule on, `sorted_walk` and `parallel_walk` do it, classifying ignored
-    /// entries instead of dropping them).
-    fn builder(&self, start: &Path) -> WalkBuilder {
-        let mut b = WalkBuilder::new(start);
-        b.standard_filters(false)
-            .hidden(!self.opts.hidden)
-            .follow_links(false)
-            .overrides(self.overrides.clone())
-            .types(self.types.clone())
-            .threads(self.opts.threads.max(1));
-        if !self.opts.no_ignore {
-            b.git_ignore(true)
-                .git_exclude(true)
-                .git_global(true)
-                .ignore(true)
-                .parents(true)
-                .require_git(false)
-                .add_custom_ignore_filename(".rgignore");
-        }
-        b.filter_entry(|e| e.file_name() != ".git" && (is_dir(e) || is_regular(e)));
-        b
+    /// Whether the ignore rules exclude this entry, `chain` being the rules
+    /// in force in its directory: the one decision both modes take (the
+    /// default sets the entry aside, `noIgnore: false` drops it). Globs
+    /// and types do not enter it (unlike rg, a glob naming an ignored file
+    /// does not re-include it), so that the index's table, classified
+    /// once without filters, holds the same answer for every search.
+    pub(super) fn excludes(&self, chain: &RuleChain, path: &Path, is_dir: bool) -> bool {
+        chain.is_ignored(path, is_dir)
     }
 
     /// Walks the project in path order, calling `on_file` for each regular
     /// file until it returns false. Returns the ignored entries that were
     /// set aside (in path order; only those reached if stopped early);
-    /// empty unless `no_ignore`.
+    /// empty unless `no_ignore` (without it the rules drop them).
     pub fn walk_sorted(
         &self,
         cancel: &CancelToken,
         errors: &mut ErrorLog,
         on_file: impl FnMut(&Path) -> bool,
     ) -> Vec<IgnoredRoot> {
-        if self.opts.no_ignore {
-            let classifier = Classifier::new(&self.root);
-            let mut ignored = Vec::new();
-            let root = Some(&classifier);
-            sorted_walk::walk(
-                self,
-                &self.root,
-                root,
-                &mut ignored,
-                cancel,
-                errors,
-                on_file,
-            );
-            return ignored;
+        let classifier = Classifier::new(&self.root);
+        let mut ignored = Vec::new();
+        let root = Some(&classifier);
+        sorted_walk::walk(
+            self,
+            &self.root,
+            root,
+            &mut ignored,
+            cancel,
+            errors,
+            on_file,
+        );
+        if !self.opts.no_ignore {
+            ignored.clear();
         }
-        let mut b = self.builder(&self.root);
-        b.sort_by_file_name(|a, b| a.cmp(b));
-        Self::run_sorted(b, cancel, errors, on_file);
-        // The rules dropped what they exclude: nothing was set aside.
-        Vec::new()
+        ignored
     }
 
     /// Walks one ignored root in path order. Returns false when stopped early.
@@ -361,36 +363,8 @@ impl Walker {
         if !root.is_dir {
             return on_file(&root.path);
         }
-        if self.opts.no_ignore {
-            let none = &mut Vec::new();
-            return sorted_walk::walk(self, &root.path, None, none, cancel, errors, on_file);
-        }
-        let mut b = self.builder(&root.path);
-        b.sort_by_file_name(|a, b| a.cmp(b));
-        Self::run_sorted(b, cancel, errors, on_file)
-    }
-
-    /// Returns false when stopped early (by the callback or cancellation).
-    fn run_sorted(
-        b: WalkBuilder,
-        cancel: &CancelToken,
-        errors: &mut ErrorLog,
-        mut on_file: impl FnMut(&Path) -> bool,
-    ) -> bool {
-        for item in b.build() {
-            if cancel.is_stopped() {
-                return false;
-            }
-            match item {
-                Ok(e) => {
-                    if is_regular(&e) && !on_file(e.path()) {
-                        return false;
-                    }
-                }
-                Err(err) => errors.push(err.to_string()),
-            }
-        }
-        true
+        let none = &mut Vec::new();
+        sorted_walk::walk(self, &root.path, None, none, cancel, errors, on_file)
     }
 
     /// A parallel walk of the table walker's kind (`no_ignore`: classifying)
@@ -444,45 +418,19 @@ impl Walker {
         F: Fn() -> V + Sync,
         V: FnMut(&WalkEntry<'_>) -> bool + Send,
     {
-        if self.opts.no_ignore {
-            let starts = match starts {
-                [] => vec![Start::Dir(
-                    self.root.clone(),
-                    Some(Classifier::new(&self.root).root_chain()),
-                )],
-                roots => roots.iter().map(Start::of).collect(),
-            };
-            return self.walk_parallel_from(starts, cancel, errors, make_visitor);
+        let starts = match starts {
+            [] => vec![Start::Dir(
+                self.root.clone(),
+                Some(Classifier::new(&self.root).root_chain()),
+            )],
+            roots => roots.iter().map(Start::of).collect(),
+        };
+        let ignored = self.walk_parallel_from(starts, cancel, errors, make_visitor);
+        if !self.opts.no_ignore {
+            // The rules dropped what they exclude: nothing is set aside.
+            return Vec::new();
         }
-        let start_path = starts.first().map_or(&self.root, |d| &d.path);
-        let mut b = self.builder(start_path);
-        for d in starts.iter().skip(1) {
-            b.add(&d.path);
-        }
-        b.build_parallel().run(|| {
-            let mut visit = make_visitor();
-            Box::new(move |item| {
-                if cancel.is_stopped() {
-                    return WalkState::Quit;
-                }
-                match item {
-                    Ok(e) => {
-                        let dir = is_dir(&e);
-                        let wanted = is_regular(&e) || (dir && e.depth() > 0);
-                        if wanted && !visit(&WalkEntry::new(e.path(), dir)) {
-                            return WalkState::Quit;
-                        }
-                    }
-                    Err(err) => errors
-                        .lock()
-                        .unwrap_or_else(|p| p.into_inner())
-                        .push(err.to_string()),
-                }
-                WalkState::Continue
-            })
-        });
-        // With the ignore rules on, what they exclude is skipped, not set aside.
-        Vec::new()
+        ignored
     }
 }
 
@@ -553,6 +501,24 @@ mod tests {
         let w = Walker::new(r.to_path_buf(), WalkOptions::default()).unwrap();
         let (seen, _) = files(&w);
         assert_eq!(seen, vec!["a.txt"]);
+    }
+
+    /// Regression: rg's `-t all` (every file with a known type) was
+    /// rejected as an unknown type. rg 15 lists Makefile, a.rs and b.txt.
+    #[test]
+    fn type_all_selects_every_file_with_a_known_type() {
+        let t = tempfile::tempdir().unwrap();
+        for name in ["a.rs", "b.txt", "c.zzz", "Makefile", "noext"] {
+            fs::write(t.path().join(name), "x").unwrap();
+        }
+        for types in [vec!["all"], vec!["all", "rust"]] {
+            let opts = WalkOptions {
+                types: types.iter().map(|t| t.to_string()).collect(),
+                ..Default::default()
+            };
+            let w = Walker::new(t.path().to_path_buf(), opts).unwrap();
+            assert_eq!(files(&w).0, vec!["Makefile", "a.rs", "b.txt"], "{types:?}");
+        }
     }
 
     #[test]

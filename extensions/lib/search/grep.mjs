@@ -172,10 +172,15 @@ export async function runGrepTool(backend, params, config) {
   const { lines } = formatter;
   let dropped = false;
   let lastUpdate = Date.now();
+  // What a hit takes of the limit: in content mode a line shown in the after-context past the
+  // limit has count 0 (rg -m -A prints it too), otherwise one.
+  const units = (/** @type {{ count: number }} */ hit) => (mode === "content" ? hit.count : 1);
+  let listed = 0;
   const { summary, gaveUp } = await collect(handle, config, (batch) => {
-    const room = limit - hits.length;
     // The backend enforces maxCount; this only guards against one that overshoots.
-    const kept = batch.length > room ? batch.slice(0, Math.max(0, room)) : batch;
+    let end = 0;
+    while (end < batch.length && listed + units(batch[end]) <= limit) listed += units(batch[end++]);
+    const kept = end < batch.length ? batch.slice(0, end) : batch;
     dropped ||= kept !== batch;
     hits.push(...kept);
     formatter.add(kept);
@@ -219,7 +224,7 @@ export async function runGrepTool(backend, params, config) {
   const details = {};
   const notices = createNotices(details);
 
-  const limitReached = dropped || (summary ? summary.limitReached : hits.length >= limit);
+  const limitReached = dropped || (summary ? summary.limitReached : listed >= limit);
   if (limitReached) {
     const unit = mode === "content" ? "matches" : "files";
     notices.push(`${limit} ${unit} limit reached. Use limit=${limit * 2} for more, or refine pattern`);

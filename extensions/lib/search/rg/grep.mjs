@@ -221,6 +221,7 @@ export class RgGrepSearch {
 		args.push("--", this.#opts.pattern, ...targets);
 		let file = null;
 		let draining = false; // limit reached: only the last hit's after-context may still come
+		let windowEnd = 0; // while draining: the last line of that after-context
 		const stopNow = () => {
 			if (!this.#stop) this.#stop = "limit";
 			proc.kill();
@@ -240,7 +241,7 @@ export class RgGrepSearch {
 			}
 			if (ignored?.countOnly) return;
 			if (this.#mode === "content") {
-				this.#counts.matches += f.hits.length;
+				this.#counts.matches += f.count;
 				this.#push(f.hits);
 			} else {
 				const hit = { ...f.head, count: this.#mode === "count" ? f.count : 1 };
@@ -276,8 +277,9 @@ export class RgGrepSearch {
 				};
 				file = { key: raw.toString("latin1"), head, hits: [], pending: [], count: 0 };
 			} else if (msg.type === "match" && file) {
-				if (draining) return endFile(), stopNow();
-				file.count++;
+				// In the last counted hit's after-context a match is shown but not counted, as rg -m -A shows it.
+				if (draining && (d.line_number ?? 0) > windowEnd) return endFile(), stopNow();
+				if (!draining) file.count++;
 				if (this.#mode !== "content" || ignored?.countOnly) return;
 				const lineBuf = trimTerminator(firstLine(rgData(d.lines)));
 				const start = d.submatches?.[0]?.start;
@@ -291,18 +293,21 @@ export class RgGrepSearch {
 					cutAfter: w.cutAfter,
 					contextBefore: file.pending.splice(0),
 					contextAfter: [],
-					count: 1,
+					count: draining ? 0 : 1,
 				});
-				if (this.#counts.matches + file.hits.length >= this.#maxCount) {
+				if (!draining && this.#counts.matches + file.count >= this.#maxCount) {
 					draining = true;
+					windowEnd = (d.line_number ?? 0) + this.#after;
 					if (this.#after === 0) return endFile(), stopNow();
 				}
 			} else if (msg.type === "context" && file && this.#mode === "content" && !ignored?.countOnly) {
 				const w = windowLine(trimTerminator(rgData(d.lines)), undefined, this.#maxLine);
 				const cl = { line: d.line_number, text: w.text, cutBefore: w.cutBefore, cutAfter: w.cutAfter };
 				const last = file.hits[file.hits.length - 1];
-				if (last && cl.line <= last.line + this.#after) last.contextAfter.push(cl);
-				else if (draining) return endFile(), stopNow();
+				if (draining) {
+					if (last && cl.line <= windowEnd) last.contextAfter.push(cl);
+					else return endFile(), stopNow();
+				} else if (last && cl.line <= last.line + this.#after) last.contextAfter.push(cl);
 				else file.pending.push(cl);
 			} else if (msg.type === "end") {
 				endFile();

@@ -147,10 +147,10 @@ export const NO_GIT = ["-g", "!.git"];
 
 /** Flags that decide which files are searched: ignore rules per phase, then the user's filters. */
 export function ignoreFlags(phase) {
-	// "classify" is the project side of a noIgnore search; like the native classifier it reads no parent
-	// ignore files. "respect" is noIgnore:false, which reads them like rg does.
+	// "classify" is the project side of a noIgnore search, "respect" is noIgnore:false: one definition of
+	// ignored in both, as in the native core (parents' ignore files read wherever the search starts). Where
+	// rg has no flag for the native rule, a parent .gitignore across a nested repository applies here.
 	if (phase === "ignored") return ["--no-ignore"];
-	if (phase === "classify") return ["--no-require-git", "--no-ignore-parent"];
 	return ["--no-require-git"];
 }
 
