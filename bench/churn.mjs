@@ -6,9 +6,8 @@
 //
 //   node bench/churn.mjs --corpus linux [--copies 4] [--runs 9]
 //
-// --copies N searches a tree of N copies of the corpus (made once beside it with `cp -al`, hard links:
-// the index then reads every file as possibly changed through another name, so the 4x figures measure
-// the table's work, which is what grows with the tree). The postings go to a temp folder.
+// --copies N searches a tree of N copies of the corpus (made once beside it with `cp -r`, not hard links:
+// a file with more than one link is never trusted to the postings). The postings go to a temp folder.
 import { spawnSync } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
@@ -25,7 +24,7 @@ function treeOf(n) {
   const dir = `${baseCorpus}-x${n}`;
   if (!fs.existsSync(dir)) {
     fs.mkdirSync(`${dir}.partial`, { recursive: true });
-    for (let i = 0; i < n; i++) spawnSync("cp", ["-al", baseCorpus, path.join(`${dir}.partial`, `copy${i}`)]);
+    for (let i = 0; i < n; i++) spawnSync("cp", ["-r", baseCorpus, path.join(`${dir}.partial`, `copy${i}`)]);
     fs.renameSync(`${dir}.partial`, dir);
   }
   return dir;
