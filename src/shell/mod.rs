@@ -11,7 +11,8 @@
 //! - [`identity`]: who is behind a pid right now (start time, boot id).
 //! - [`job`]: the persisted record and how an ending is interpreted.
 //! - [`kill`]: group TERM, grace, KILL, and the sweep of escaped descendants.
-//! - [`log`]: bounded tail and incremental reads of a log.
+//! - [`log`]: bounded tail and incremental reads of a log, and its cuts.
+//! - [`brake`]: stops a job whose log outruns the cuts, before the bound.
 //! - [`sidecar`]: the JSON file of records, written atomically, loaded leniently.
 //! - [`reconcile`]: what a record from an earlier process means now.
 //! - [`registry`]: one session's jobs, shared across reloads.
@@ -21,6 +22,7 @@
 //! lacks these functions, which the extension detects.
 #![cfg(unix)]
 
+mod brake;
 pub mod cgroup;
 pub mod identity;
 pub mod job;
