@@ -417,7 +417,7 @@ impl Registry {
         timeout: Option<Duration>,
         cancelled: &dyn Fn() -> bool,
     ) -> Result<(JobView, WaitEnd), ShellError> {
-        let deadline = timeout.map(|t| Instant::now() + t);
+        let deadline = timeout.and_then(|t| Instant::now().checked_add(t));
         loop {
             self.sync();
             let g = self.locked();
@@ -680,8 +680,8 @@ impl Registry {
                 (None, true) => plan.poll_within(monitor::CHILD_POLL),
                 (None, false) => plan.poll_within(monitor::ADOPTED_POLL),
             }
-            if let (Some(t), false) = (job.rec.timeout_ms, job.rec.kill_requested) {
-                plan.wake_at_ms(job.rec.started_at_ms + t);
+            if let (Some(at), false) = (job.rec.deadline_ms(), job.rec.kill_requested) {
+                plan.wake_at_ms(at);
             }
         }
     }
@@ -778,8 +778,8 @@ impl Registry {
             let mut g = self.locked();
             let mut due = Vec::new();
             for job in g.jobs.iter_mut().filter(|j| j.rec.is_running()) {
-                if let (Some(t), false) = (job.rec.timeout_ms, job.rec.kill_requested) {
-                    if now >= job.rec.started_at_ms + t {
+                if let (Some(at), false) = (job.rec.deadline_ms(), job.rec.kill_requested) {
+                    if now >= at {
                         job.rec.kill_requested = true;
                         job.rec.timed_out = true;
                         due.push(job.rec.id.clone());
@@ -1111,7 +1111,11 @@ fn checked_shell(req: &SpawnRequest) -> Result<String, ShellError> {
         Err(_) => return Err(ShellError::CwdNotFound(req.cwd.display().to_string())),
     }
     let shell = req.shell.clone().unwrap_or_else(default_shell);
-    if shell.is_empty() || (shell.contains('/') && !Path::new(&shell).is_file()) {
+    let found = match shell.contains('/') {
+        true => Path::new(&shell).is_file(),
+        false => spawn::on_path(&shell, req.env.as_deref()),
+    };
+    if shell.is_empty() || !found {
         return Err(ShellError::ShellNotFound(shell));
     }
     if !req.log_path.is_absolute() {
@@ -1127,7 +1131,12 @@ fn checked_shell(req: &SpawnRequest) -> Result<String, ShellError> {
 fn free_id(jobs: &[Job], asked: Option<String>) -> Result<String, ShellError> {
     match asked {
         Some(id) if jobs.iter().any(|j| j.rec.id == id) => Err(ShellError::DuplicateId(id)),
-        Some(id) if id.is_empty() => Err(ShellError::UnknownJob(id)),
+        Some(id) if id.is_empty() => {
+            Err(ShellError::InvalidOption("Invalid id: it is empty".into()))
+        }
+        Some(id) if id.contains('\0') => Err(ShellError::InvalidOption(
+            "Invalid id: it contains a NUL byte".into(),
+        )),
         Some(id) => Ok(id),
         None => Ok(next_id(jobs)),
     }

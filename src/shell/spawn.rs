@@ -312,6 +312,31 @@ pub fn build_env(given: Option<&[(String, String)]>, marker: &str) -> Vec<Vec<u8
 
 pub const MARKER_NAME: &str = "PI_UTILS_JOB";
 
+/// Whether a bare shell name (`zsh`) names an executable file on the job's
+/// `PATH` (the given environment's, else ours): where `exec` will look for
+/// it. A missing shell then fails the spawn instead of exiting 127.
+pub fn on_path(name: &str, env: Option<&[(String, String)]>) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    let path = match env {
+        Some(vars) => vars
+            .iter()
+            .find(|(k, _)| k == "PATH")
+            .map(|(_, v)| std::ffi::OsString::from(v)),
+        None => std::env::var_os("PATH"),
+    };
+    // `sh` searches a default path when PATH is unset.
+    let path = path.unwrap_or_else(|| "/usr/bin:/bin".into());
+    std::env::split_paths(&path).any(|dir| {
+        let dir = if dir.as_os_str().is_empty() {
+            std::path::PathBuf::from(".")
+        } else {
+            dir
+        };
+        std::fs::metadata(dir.join(name))
+            .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+    })
+}
+
 /// Unique on this machine for this boot: our pid, a clock reading and a counter.
 pub fn new_marker(id: &str) -> String {
     static SEQ: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);

@@ -759,17 +759,27 @@ fn the_wrapper_stays_out_of_the_log_but_shell_errors_do_not() {
         "no 'Terminated' notice"
     );
 
+    // A shell that exists but cannot run: its error reaches the log.
+    let not_a_shell = f.path("not-a-shell");
+    std::fs::write(&not_a_shell, "").unwrap();
     let mut req = f.req("true");
-    req.shell = Some("no-such-shell-xyz".into());
+    req.shell = Some(not_a_shell.display().to_string());
     let id = f.reg.spawn(req).unwrap().record.id;
     let v = f.wait(&id);
-    assert_eq!(v.record.exit_code, Some(127));
-    assert!(f
-        .reg
-        .tail(&id, None, 1000)
-        .unwrap()
-        .text
-        .contains("no-such-shell-xyz: not found"));
+    assert_eq!(v.record.exit_code, Some(126));
+    let text = f.reg.tail(&id, None, 1000).unwrap().text;
+    assert!(text.contains("not-a-shell: Permission denied"), "{text:?}");
+}
+
+#[test]
+fn a_bare_shell_name_missing_from_the_jobs_path_is_refused_before_anything_starts() {
+    let f = Fixture::new();
+    let mut req = f.req("true");
+    req.shell = Some("no-such-shell-xyz".into());
+    let err = f.reg.spawn(req).unwrap_err();
+    assert_eq!(err.to_string(), "Shell not found: no-such-shell-xyz");
+    assert_eq!(err.code(), crate::error_code::ErrorCode::PathNotFound);
+    assert!(f.reg.list().is_empty());
 }
 
 #[test]
