@@ -657,7 +657,8 @@ impl ShellRegistry {
 /// yields the same registry, so jobs survive `/reload`. A registry loaded
 /// from disk is reconciled: running jobs that are still ours are adopted,
 /// ended ones read from their exit files, others marked `lost`. A damaged
-/// sidecar never throws: see `problems()`.
+/// sidecar loads what it can (see `problems()`); one that cannot be read,
+/// or whose damaged copy cannot be kept, throws `IO` and is not touched.
 #[napi(catch_unwind, ts_args_type = "sidecarPath: string")]
 pub fn open_shell_registry(env: Env, sidecar_path: Unknown) -> Result<ShellRegistry> {
     let open = || -> Converted<ShellRegistry> {

@@ -205,7 +205,10 @@ impl Registry {
     /// `open` for a path `normalize` already returned (`open_shared` needs it
     /// normalized as its key, and normalizing is a few syscalls).
     fn open_normalized(path: PathBuf) -> Result<Arc<Registry>, ShellError> {
-        let loaded = sidecar::load(&path);
+        let loaded = sidecar::load(&path).map_err(|error| ShellError::Sidecar {
+            path: path.display().to_string(),
+            error,
+        })?;
         let mut changed = !loaded.problems.is_empty();
         let jobs = loaded
             .records
@@ -491,16 +494,32 @@ impl Registry {
     }
 
     /// Test-and-set of the `delivered` flag: true for exactly one caller, so
-    /// a completion is announced once even across `/reload` and restarts.
+    /// a completion is announced once even across `/reload` and restarts,
+    /// and across processes sharing the sidecar: the test is made under the
+    /// file's lock on what the file says now. A claim that cannot be
+    /// written is an error, not a `true` another process could repeat.
     pub fn claim_delivery(&self, id: &str) -> Result<bool, ShellError> {
         let mut g = self.locked();
+        let sidecar_error = |error| ShellError::Sidecar {
+            path: self.sidecar.display().to_string(),
+            error,
+        };
+        let file_lock = sidecar::lock(&self.sidecar).map_err(sidecar_error)?;
+        self.take_in(&mut g);
         let job = find_mut(&mut g.jobs, id)?;
         if job.rec.delivered {
             return Ok(false);
         }
         job.rec.delivered = true;
-        self.save(&mut g);
-        Ok(true)
+        self.write(&mut g);
+        drop(file_lock);
+        match g.save_error.clone() {
+            Some(e) => {
+                find_mut(&mut g.jobs, id)?.rec.delivered = false;
+                Err(sidecar_error(e))
+            }
+            None => Ok(true),
+        }
     }
 
     pub fn set_meta(&self, id: &str, meta: Option<String>) -> Result<JobView, ShellError> {

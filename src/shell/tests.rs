@@ -1012,3 +1012,59 @@ fn output_written_fast_but_under_the_bound_is_never_cut() {
         );
     }
 }
+
+#[test]
+fn two_processes_racing_to_claim_a_delivery_get_true_exactly_once_between_them() {
+    let f = Fixture::new();
+    let ids: Vec<String> = (0..40)
+        .map(|_| f.reg.spawn(f.req("true")).unwrap().record.id)
+        .collect();
+    for id in &ids {
+        f.wait(id);
+    }
+    // A second process on the same session, as a second Pi would open it.
+    let other = Registry::open(&f.path("session/jobs.json")).unwrap();
+    let claims = |reg: Arc<Registry>, ids: Vec<String>| {
+        std::thread::spawn(move || {
+            ids.iter()
+                .map(|id| reg.claim_delivery(id).unwrap())
+                .collect::<Vec<bool>>()
+        })
+    };
+    let a = claims(f.reg.clone(), ids.clone());
+    let b = claims(other, ids.clone());
+    let (a, b) = (a.join().unwrap(), b.join().unwrap());
+    for (i, id) in ids.iter().enumerate() {
+        assert!(
+            a[i] ^ b[i],
+            "{id}: claimed by this {} and the other {}",
+            a[i],
+            b[i]
+        );
+    }
+}
+
+#[test]
+fn a_sidecar_that_cannot_be_read_is_refused_and_left_as_it_is() {
+    let _serial = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("jobs.json");
+    std::fs::write(&path, b"{}").unwrap();
+    let big = std::fs::File::options().write(true).open(&path).unwrap();
+    // Sparse: "too large to be a job registry", and not ours to replace.
+    big.set_len(65 << 20).unwrap();
+    let err = match Registry::open(&path) {
+        Err(e) => e,
+        Ok(_) => panic!("opened"),
+    };
+    assert_eq!(err.code(), crate::error_code::ErrorCode::Io);
+    assert!(
+        err.to_string().contains("too large to be a job registry"),
+        "{err}"
+    );
+    assert_eq!(
+        std::fs::metadata(&path).unwrap().len(),
+        65 << 20,
+        "not written over"
+    );
+}
