@@ -273,6 +273,8 @@ impl Registry {
             error,
         })?;
         self.take_in(&mut g);
+        let running = g.jobs.iter().filter(|j| j.rec.is_running());
+        spawn::log_not_shared(&log_file, running.map(|j| (&j.rec.id, &j.rec.log_path)))?;
         let id = free_id(&g.jobs, req.id.clone())?;
         let token = spawn::new_marker(&id);
         let env = spawn::build_env(req.env.as_deref(), &token);

@@ -258,6 +258,28 @@ pub fn open_log(path: &Path) -> Result<std::fs::File, super::ShellError> {
         })
 }
 
+/// Refuses a log that a running job writes (`jobs`: id and log path of
+/// each): two jobs on one log were tied, one kept `running` while the other
+/// lived and killed with it. The same file is the same device and inode,
+/// whatever the path says. Appending to a finished job's log is allowed.
+pub fn log_not_shared<'a>(
+    log: &std::fs::File,
+    jobs: impl Iterator<Item = (&'a String, &'a String)>,
+) -> Result<(), super::ShellError> {
+    use std::os::unix::fs::MetadataExt;
+    let Ok(m) = log.metadata() else {
+        return Ok(());
+    };
+    for (id, path) in jobs {
+        if std::fs::metadata(path).is_ok_and(|o| (o.dev(), o.ino()) == (m.dev(), m.ino())) {
+            return Err(super::ShellError::InvalidOption(format!(
+                "Invalid logPath: {path} is the log of job {id}, still running"
+            )));
+        }
+    }
+    Ok(())
+}
+
 /// The exit file lives next to the log: `<log>.exit`.
 pub fn exit_path_for(log: &Path) -> std::path::PathBuf {
     let mut s = log.as_os_str().to_owned();

@@ -1068,3 +1068,32 @@ fn a_sidecar_that_cannot_be_read_is_refused_and_left_as_it_is() {
         "not written over"
     );
 }
+
+#[test]
+fn two_running_jobs_never_share_a_log() {
+    let f = Fixture::new();
+    let mut a = f.req("sleep 30");
+    a.log_path = f.path("logs/shared.log");
+    let a = f.reg.spawn(a).unwrap().record.id;
+    // The same file by another path.
+    std::os::unix::fs::symlink(f.path("logs/shared.log"), f.path("other.log")).unwrap();
+    for path in ["logs/shared.log", "other.log"] {
+        let mut b = f.req("echo b");
+        b.log_path = f.path(path);
+        let err = f.reg.spawn(b).unwrap_err();
+        assert_eq!(err.code(), crate::error_code::ErrorCode::InvalidOption);
+        assert!(
+            err.to_string()
+                .contains(&format!("is the log of job {a}, still running")),
+            "{err}"
+        );
+    }
+    assert_eq!(f.reg.list().len(), 1, "nothing else started");
+    f.reg.kill(&a, Duration::from_millis(200)).unwrap();
+    // Once it ended, its log may be appended to.
+    let mut c = f.req("echo c");
+    c.log_path = f.path("logs/shared.log");
+    let c = f.reg.spawn(c).unwrap().record.id;
+    f.wait(&c);
+    assert_eq!(f.reg.tail(&c, None, 100).unwrap().text, "c\n");
+}
