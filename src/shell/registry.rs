@@ -498,30 +498,25 @@ impl Registry {
     /// Test-and-set of the `delivered` flag: true for exactly one caller, so
     /// a completion is announced once even across `/reload` and restarts,
     /// and across processes sharing the sidecar: the test is made under the
-    /// file's lock on what the file says now. A claim that cannot be
-    /// written is an error, not a `true` another process could repeat.
+    /// file's lock on what the file says now. Should another process hold
+    /// that lock past [`sidecar::LOCK_WAIT`], the claim is this process's
+    /// alone and the failure is reported like any unsaved change.
     pub fn claim_delivery(&self, id: &str) -> Result<bool, ShellError> {
         let mut g = self.locked();
-        let sidecar_error = |error| ShellError::Sidecar {
-            path: self.sidecar.display().to_string(),
-            error,
-        };
-        let file_lock = sidecar::lock(&self.sidecar).map_err(sidecar_error)?;
-        self.take_in(&mut g);
+        let file_lock = sidecar::lock(&self.sidecar);
+        match &file_lock {
+            Ok(_) => self.take_in(&mut g),
+            Err(e) => g.save_error = Some(e.clone()),
+        }
         let job = find_mut(&mut g.jobs, id)?;
         if job.rec.delivered {
             return Ok(false);
         }
         job.rec.delivered = true;
-        self.write(&mut g);
-        drop(file_lock);
-        match g.save_error.clone() {
-            Some(e) => {
-                find_mut(&mut g.jobs, id)?.rec.delivered = false;
-                Err(sidecar_error(e))
-            }
-            None => Ok(true),
+        if file_lock.is_ok() {
+            self.write(&mut g);
         }
+        Ok(true)
     }
 
     pub fn set_meta(&self, id: &str, meta: Option<String>) -> Result<JobView, ShellError> {
