@@ -35,12 +35,61 @@ fn invalid(what: String) -> CodedError {
     CodedError::new(ErrorCode::InvalidOption, what)
 }
 
+/// Longer times are taken as this (Number.MAX_SAFE_INTEGER ms, 285,000
+/// years): `1e300` or `2 ** 64` must not wrap into a deadline in the past.
+const MAX_MS: f64 = 9_007_199_254_740_991.0;
+
 fn millis(field: &str, v: Option<f64>) -> Converted<Option<Duration>> {
     match v {
         None => Ok(None),
-        Some(ms) if ms.is_finite() && ms >= 0.0 => Ok(Some(Duration::from_millis(ms as u64))),
+        Some(ms) if ms.is_finite() && ms >= 0.0 => {
+            Ok(Some(Duration::from_millis(ms.min(MAX_MS) as u64)))
+        }
         Some(ms) => Err(invalid(format!("Invalid {field}: {ms}"))),
     }
+}
+
+/// A count that must be a finite number, not negative.
+fn count(field: &str, v: Option<f64>) -> Converted<Option<u64>> {
+    match v {
+        None => Ok(None),
+        Some(n) if n.is_finite() && n >= 0.0 => Ok(Some(n as u64)),
+        Some(n) => Err(invalid(format!("Invalid {field}: {n}"))),
+    }
+}
+
+/// A JS argument converted to `T`; a value of the wrong type (`command:
+/// 123`, `cwd: null`, a missing argument) is `INVALID_OPTION` naming it,
+/// instead of napi's own `StringExpected` or `InvalidArg`.
+fn arg<T: FromNapiValue>(what: &str, v: Unknown) -> Converted<T> {
+    unsafe { v.cast::<T>() }.map_err(|e| invalid(format!("Invalid {what}: {}", e.reason)))
+}
+
+/// The spawn options object; `env`, when given, must be an object of
+/// strings (`env: "x"` once read as an empty environment).
+fn spawn_options(v: Unknown) -> Converted<ShellSpawnOptions> {
+    let kind = v.get_type().map_err(|e| invalid(e.reason))?;
+    if kind != ValueType::Object {
+        return Err(invalid(format!(
+            "Invalid spawn options: expected an object, got {kind}"
+        )));
+    }
+    let obj: Object = arg("spawn options", v)?;
+    let env: Option<Unknown> = obj.get("env").map_err(|e| invalid(e.reason))?;
+    if let Some(env) = env {
+        let kind = env.get_type().map_err(|e| invalid(e.reason))?;
+        let is_array = env.is_array().unwrap_or(false);
+        if !matches!(
+            kind,
+            ValueType::Object | ValueType::Undefined | ValueType::Null
+        ) || is_array
+        {
+            return Err(invalid(format!(
+                "Invalid env: expected an object of strings, got {kind}"
+            )));
+        }
+    }
+    arg("spawn options", v)
 }
 
 fn byte_limit(v: Option<f64>) -> Converted<u64> {
@@ -259,7 +308,7 @@ fn chunk_out(c: LogChunk) -> ShellLogChunk {
 #[napi(object, object_to_js = false)]
 pub struct ShellTailOptions {
     /// Last N lines (a final newline does not start an extra line). Default: no line limit.
-    pub lines: Option<u32>,
+    pub lines: Option<f64>,
     /// At most this many bytes from the end. Default 65536, at most 16 MiB.
     pub max_bytes: Option<f64>,
 }
@@ -376,12 +425,20 @@ impl ShellRegistry {
     /// cwd (`Working directory not found: <cwd>`), a missing shell, a log
     /// that cannot be created (`Cannot create log directory <dir>: ...`,
     /// `Cannot open log file <path>: ...`) or a duplicate id.
-    #[napi(catch_unwind)]
-    pub fn spawn(&self, env: &Env, options: ShellSpawnOptions) -> Result<ShellJob> {
-        self.spawn_coded(options).map_err(|e| to_js(env, e))
+    #[napi(catch_unwind, ts_args_type = "options: ShellSpawnOptions")]
+    pub fn spawn(&self, env: &Env, options: Unknown) -> Result<ShellJob> {
+        spawn_options(options)
+            .and_then(|o| self.spawn_coded(o))
+            .map_err(|e| to_js(env, e))
     }
 
     fn spawn_coded(&self, options: ShellSpawnOptions) -> Converted<ShellJob> {
+        let max_log_bytes = match options.max_log_bytes {
+            Some(b) if !(b.is_finite() && b > 0.0) => {
+                return Err(invalid(format!("Invalid maxLogBytes: {b}")))
+            }
+            b => b.map(|b| b.min(MAX_MS) as u64),
+        };
         let req = SpawnRequest {
             command: options.command,
             cwd: PathBuf::from(options.cwd),
@@ -391,10 +448,7 @@ impl ShellRegistry {
             timeout: millis("timeoutMs", options.timeout_ms)?,
             id: options.id,
             meta: options.meta,
-            max_log_bytes: options
-                .max_log_bytes
-                .filter(|b| b.is_finite() && *b > 0.0)
-                .map(|b| b as u64),
+            max_log_bytes,
             process_tree_only: match options.tracking.as_deref() {
                 None | Some("auto") => false,
                 Some("process-tree") => true,
@@ -469,6 +523,7 @@ impl ShellRegistry {
     /// SIGTERM to the job's process group and to descendants that left it,
     /// `graceMs` for them to exit, then SIGKILL; resolves with what happened.
     /// Killing a job that has ended (with nothing left behind) is a no-op.
+    /// An unknown id or a bad `graceMs` rejects (it never throws).
     #[napi(catch_unwind, ts_return_type = "Promise<ShellKillReport>")]
     pub fn kill<'env>(
         &self,
@@ -476,16 +531,13 @@ impl ShellRegistry {
         id: String,
         options: Option<ShellKillOptions>,
     ) -> Result<PromiseRaw<'env, ShellKillReport>> {
-        let grace = self
-            .known(&id)
-            .and_then(|()| millis("graceMs", options.and_then(|o| o.grace_ms)))
-            .map_err(|e| to_js(env, e))?
-            .unwrap_or(Duration::from_millis(DEFAULT_GRACE_MS as u64));
+        let grace = millis("graceMs", options.and_then(|o| o.grace_ms))
+            .map(|g| g.unwrap_or(Duration::from_millis(DEFAULT_GRACE_MS as u64)));
         let reg = self.inner.clone();
         run_blocking(
             env,
             "kill",
-            move || Ok(reg.kill(&id, grace)?),
+            move || Ok(reg.kill(&id, grace?)?),
             |r| ShellKillReport {
                 outcome: match r.outcome {
                     KillOutcome::Killed => "killed",
@@ -512,8 +564,8 @@ impl ShellRegistry {
         id: String,
         options: Option<ShellTailOptions>,
     ) -> Result<ShellLogChunk> {
-        let lines = options.as_ref().and_then(|o| o.lines).map(u64::from);
         let tail = || -> Converted<LogChunk> {
+            let lines = count("lines", options.as_ref().and_then(|o| o.lines))?;
             let max = byte_limit(options.and_then(|o| o.max_bytes))?;
             Ok(self.inner.tail(&id, lines, max)?)
         };
@@ -605,12 +657,16 @@ impl ShellRegistry {
 /// yields the same registry, so jobs survive `/reload`. A registry loaded
 /// from disk is reconciled: running jobs that are still ours are adopted,
 /// ended ones read from their exit files, others marked `lost`. A damaged
-/// sidecar never throws: see `problems()`.
-#[napi(catch_unwind)]
-pub fn open_shell_registry(env: Env, sidecar_path: String) -> Result<ShellRegistry> {
-    let (inner, from_memory) =
-        shell::open_shared(Path::new(&sidecar_path)).map_err(|e| to_js(&env, e))?;
-    Ok(ShellRegistry { inner, from_memory })
+/// sidecar loads what it can (see `problems()`); one that cannot be read,
+/// or whose damaged copy cannot be kept, throws `IO` and is not touched.
+#[napi(catch_unwind, ts_args_type = "sidecarPath: string")]
+pub fn open_shell_registry(env: Env, sidecar_path: Unknown) -> Result<ShellRegistry> {
+    let open = || -> Converted<ShellRegistry> {
+        let path: String = arg("sidecarPath", sidecar_path)?;
+        let (inner, from_memory) = shell::open_shared(Path::new(&path))?;
+        Ok(ShellRegistry { inner, from_memory })
+    };
+    open().map_err(|e| to_js(&env, e))
 }
 
 /// The last `lines` lines within the last `maxBytes` of any file.
@@ -620,8 +676,8 @@ pub fn read_log_tail(
     path: String,
     options: Option<ShellTailOptions>,
 ) -> Result<ShellLogChunk> {
-    let lines = options.as_ref().and_then(|o| o.lines).map(u64::from);
     let read = || -> Converted<LogChunk> {
+        let lines = count("lines", options.as_ref().and_then(|o| o.lines))?;
         let max = byte_limit(options.and_then(|o| o.max_bytes))?;
         log::tail(Path::new(&path), lines, max, false).map_err(|e| read_error(&path, e))
     };

@@ -170,6 +170,14 @@ impl JobRecord {
     pub fn leader_ended(&self) -> bool {
         self.leader_ended_at_ms.is_some()
     }
+
+    /// When its timeout fires (ms since the epoch). Saturating: a timeout
+    /// of 2^64 ms once wrapped around to a deadline in the past, which
+    /// killed the job at once.
+    pub fn deadline_ms(&self) -> Option<u64> {
+        self.timeout_ms
+            .map(|t| self.started_at_ms.saturating_add(t))
+    }
 }
 
 /// The main process of a running record ended: keeps how (read the same way

@@ -146,7 +146,9 @@ pub(super) fn kill(
         }
     };
 
-    let until = Instant::now() + grace;
+    let until = Instant::now()
+        .checked_add(grace)
+        .unwrap_or_else(|| Instant::now() + Duration::from_secs(1 << 32));
     while !all_gone(reg, id, &members) && Instant::now() < until {
         std::thread::sleep(KILL_POLL);
     }

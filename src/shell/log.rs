@@ -21,6 +21,38 @@ pub const HEAD_BYTES: u64 = 1024 * 1024;
 /// Default bound of one job's log (`shell.maxLogBytes`).
 pub const DEFAULT_MAX_LOG_BYTES: u64 = 64 * 1024 * 1024;
 
+/// Where the log of a job bounded by `max` starts being cut: never before a
+/// quarter of the bound, whatever the rate (a build printing 5 MB in a
+/// second keeps all of it), and late enough for a cut to keep a tail.
+pub fn cut_from(max: u64) -> u64 {
+    (max / 4).max(HEAD_BYTES + max / 8)
+}
+
+/// Where the brake stops a job whose log ran past [`cut_from`] faster than
+/// it was cut: a quarter of the way from there to the bound, so what the
+/// job writes before the stop takes effect (the brake thread waiting for a
+/// core on a busy machine: 12 MiB were seen with the brake halfway) still
+/// fits under it. A log growing at less than ~400 MB/s is cut by the
+/// monitor before it gets here.
+pub fn brake_at(max: u64) -> u64 {
+    let from = cut_from(max);
+    from + max.saturating_sub(from) / 4
+}
+
+/// The newest output a cut keeps (besides the head): half of what lies
+/// between the head and [`cut_from`], or at most `flood_keep` while the job
+/// floods (the less a cut keeps, the less it writes back while the job is
+/// held). Returned as the `slack` [`trim`] takes with `max = cut_from(max)`.
+pub fn cut_slack(max: u64, flood_keep: Option<u64>) -> u64 {
+    let from = cut_from(max);
+    let room = from.saturating_sub(HEAD_BYTES);
+    let keep = match flood_keep {
+        Some(k) => k.min(room / 2),
+        None => room / 2,
+    };
+    room - keep
+}
+
 /// One trim of a log that outgrew its bound.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Trim {
@@ -443,6 +475,22 @@ mod tests {
         );
         let c = tail(&p, Some(2), 1 << 20, true).unwrap();
         assert_eq!(c.text, "line 00999998\nline 00999999\n");
+    }
+
+    #[test]
+    fn cuts_start_at_a_quarter_of_the_bound_and_the_brake_before_the_bound() {
+        for max in [2 << 20, 8 << 20, 64 << 20, 1 << 30] {
+            let (from, brake) = (cut_from(max), brake_at(max));
+            assert!(from >= max / 4 && from > HEAD_BYTES, "{max}");
+            assert!(from < brake && brake < max, "{max}");
+            let kept = from - cut_slack(max, None);
+            assert!(
+                kept > HEAD_BYTES && kept < from,
+                "{max}: a cut keeps a tail"
+            );
+            assert!(from - cut_slack(max, Some(1 << 20)) <= kept);
+        }
+        assert_eq!(cut_from(64 << 20), 16 << 20, "the quarter the README names");
     }
 
     #[test]

@@ -11,7 +11,8 @@
 //! - [`identity`]: who is behind a pid right now (start time, boot id).
 //! - [`job`]: the persisted record and how an ending is interpreted.
 //! - [`kill`]: group TERM, grace, KILL, and the sweep of escaped descendants.
-//! - [`log`]: bounded tail and incremental reads of a log.
+//! - [`log`]: bounded tail and incremental reads of a log, and its cuts.
+//! - [`brake`]: stops a job whose log outruns the cuts, before the bound.
 //! - [`sidecar`]: the JSON file of records, written atomically, loaded leniently.
 //! - [`reconcile`]: what a record from an earlier process means now.
 //! - [`registry`]: one session's jobs, shared across reloads.
@@ -21,6 +22,7 @@
 //! lacks these functions, which the extension detects.
 #![cfg(unix)]
 
+mod brake;
 pub mod cgroup;
 pub mod identity;
 pub mod job;
@@ -46,12 +48,23 @@ pub use registry::{open_shared, Registry, SpawnRequest, WaitEnd, WaitFor};
 pub enum ShellError {
     EmptyCommand,
     NulByte(&'static str),
+    /// An option the core itself finds invalid (an empty job id).
+    InvalidOption(String),
     CwdNotFound(String),
     CwdNotDirectory(String),
     ShellNotFound(String),
-    LogDirectory { dir: String, error: String },
-    LogFile { path: String, error: String },
-    Sidecar { path: String, error: String },
+    LogDirectory {
+        dir: String,
+        error: String,
+    },
+    LogFile {
+        path: String,
+        error: String,
+    },
+    Sidecar {
+        path: String,
+        error: String,
+    },
     Spawn(String),
     UnknownJob(String),
     DuplicateId(String),
@@ -63,6 +76,7 @@ impl std::fmt::Display for ShellError {
         match self {
             ShellError::EmptyCommand => write!(f, "Command must not be empty"),
             ShellError::NulByte(what) => write!(f, "{what} must not contain a NUL byte"),
+            ShellError::InvalidOption(what) => write!(f, "{what}"),
             ShellError::CwdNotFound(p) => write!(f, "Working directory not found: {p}"),
             ShellError::CwdNotDirectory(p) => {
                 write!(f, "Working directory is not a directory: {p}")
@@ -92,7 +106,9 @@ impl ShellError {
     /// the disk (log, registry file, spawn).
     pub fn code(&self) -> ErrorCode {
         match self {
-            ShellError::EmptyCommand | ShellError::NulByte(_) => ErrorCode::InvalidOption,
+            ShellError::EmptyCommand | ShellError::NulByte(_) | ShellError::InvalidOption(_) => {
+                ErrorCode::InvalidOption
+            }
             ShellError::CwdNotFound(_) | ShellError::ShellNotFound(_) => ErrorCode::PathNotFound,
             ShellError::CwdNotDirectory(_) => ErrorCode::NotAFile,
             ShellError::LogDirectory { .. }
@@ -111,6 +127,7 @@ impl ShellError {
         vec![
             ShellError::EmptyCommand,
             ShellError::NulByte("command"),
+            ShellError::InvalidOption("Invalid id: it is empty".into()),
             ShellError::CwdNotFound("/x/gone".into()),
             ShellError::CwdNotDirectory("/x/a.txt".into()),
             ShellError::ShellNotFound("nosuchshell".into()),

@@ -77,6 +77,16 @@ pub fn register(reg: &Arc<Registry>) {
     wake();
 }
 
+/// Set by [`tick_now`]: the next wake-up is a full tick, not a re-plan.
+static TICK: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Wakes the monitor for a full tick at once (the brake stopped a job,
+/// whose log is to be cut and the job let go).
+pub fn tick_now() {
+    TICK.store(true, std::sync::atomic::Ordering::SeqCst);
+    wake();
+}
+
 pub fn wake() {
     if let Some(Some(m)) = MONITOR.get() {
         let b = 1u8;
@@ -148,7 +158,8 @@ fn run(wake_read: RawFd) {
         let mut sink = [0u8; 64];
         while unsafe { libc::read(wake_read, sink.as_mut_ptr().cast(), sink.len()) } > 0 {}
         drop(plan);
-        if ready > 0 && !pidfd_fired {
+        let asked = TICK.swap(false, std::sync::atomic::Ordering::SeqCst);
+        if ready > 0 && !pidfd_fired && !asked {
             // Only woken to watch a new job: nothing ended and nothing is due
             // (due times end the poll by timeout), so just re-plan. A burst
             // of spawns then does not contend with a full re-check each time.

@@ -14,6 +14,7 @@
 //! through [`Registry::with_job`]: the lock, the refresh before and the
 //! save and announcements after stay here, in one file.
 
+use super::brake::Brake;
 use super::cgroup::JobCgroup;
 use super::identity::{self, ProcInfo, Verdict};
 use super::job::{self, EndEvidence, JobRecord, JobState, JobView, Member};
@@ -35,7 +36,8 @@ const WAIT_SLICE: Duration = Duration::from_millis(50);
 /// A smaller bound would leave no room for a tail after the kept head.
 pub const MIN_LOG_BYTES: u64 = 2 * log::HEAD_BYTES;
 /// A log growing faster than this between two checks is a flood: it is
-/// checked every [`monitor::FLOOD_CHECK`] instead of every [`monitor::LOG_CHECK`].
+/// checked every [`monitor::FLOOD_CHECK`] instead of every [`monitor::LOG_CHECK`],
+/// and held for its cuts.
 const FLOOD_BYTES_PER_CHECK: u64 = 256 * 1024;
 /// The newest output a cut keeps of a flooding job's log (besides its head):
 /// the less a cut keeps, the less it writes back and the shorter the job is
@@ -116,6 +118,8 @@ pub(super) struct Job {
     log_open: bool,
     /// The record as last serialized, so a save re-serializes only what changed.
     line: Option<(JobRecord, String)>,
+    /// Stops the job before its log reaches the bound; ours, while our child.
+    brake: Option<Arc<Brake>>,
 }
 
 impl Job {
@@ -123,6 +127,7 @@ impl Job {
     fn started(rec: JobRecord, log_start: u64) -> Job {
         Job {
             pidfd: PidFd::open(rec.pid).map(Arc::new),
+            brake: Brake::arm(rec.pid, Path::new(&rec.log_path), rec.max_log_bytes),
             rec,
             ours: true,
             child: true,
@@ -200,7 +205,10 @@ impl Registry {
     /// `open` for a path `normalize` already returned (`open_shared` needs it
     /// normalized as its key, and normalizing is a few syscalls).
     fn open_normalized(path: PathBuf) -> Result<Arc<Registry>, ShellError> {
-        let loaded = sidecar::load(&path);
+        let loaded = sidecar::load(&path).map_err(|error| ShellError::Sidecar {
+            path: path.display().to_string(),
+            error,
+        })?;
         let mut changed = !loaded.problems.is_empty();
         let jobs = loaded
             .records
@@ -265,6 +273,8 @@ impl Registry {
             error,
         })?;
         self.take_in(&mut g);
+        let running = g.jobs.iter().filter(|j| j.rec.is_running());
+        spawn::log_not_shared(&log_file, running.map(|j| (&j.rec.id, &j.rec.log_path)))?;
         let id = free_id(&g.jobs, req.id.clone())?;
         let token = spawn::new_marker(&id);
         let env = spawn::build_env(req.env.as_deref(), &token);
@@ -412,7 +422,7 @@ impl Registry {
         timeout: Option<Duration>,
         cancelled: &dyn Fn() -> bool,
     ) -> Result<(JobView, WaitEnd), ShellError> {
-        let deadline = timeout.map(|t| Instant::now() + t);
+        let deadline = timeout.and_then(|t| Instant::now().checked_add(t));
         loop {
             self.sync();
             let g = self.locked();
@@ -486,15 +496,26 @@ impl Registry {
     }
 
     /// Test-and-set of the `delivered` flag: true for exactly one caller, so
-    /// a completion is announced once even across `/reload` and restarts.
+    /// a completion is announced once even across `/reload` and restarts,
+    /// and across processes sharing the sidecar: the test is made under the
+    /// file's lock on what the file says now. Should another process hold
+    /// that lock past [`sidecar::LOCK_WAIT`], the claim is this process's
+    /// alone and the failure is reported like any unsaved change.
     pub fn claim_delivery(&self, id: &str) -> Result<bool, ShellError> {
         let mut g = self.locked();
+        let file_lock = sidecar::lock(&self.sidecar);
+        match &file_lock {
+            Ok(_) => self.take_in(&mut g),
+            Err(e) => g.save_error = Some(e.clone()),
+        }
         let job = find_mut(&mut g.jobs, id)?;
         if job.rec.delivered {
             return Ok(false);
         }
         job.rec.delivered = true;
-        self.save(&mut g);
+        if file_lock.is_ok() {
+            self.write(&mut g);
+        }
         Ok(true)
     }
 
@@ -675,20 +696,19 @@ impl Registry {
                 (None, true) => plan.poll_within(monitor::CHILD_POLL),
                 (None, false) => plan.poll_within(monitor::ADOPTED_POLL),
             }
-            if let (Some(t), false) = (job.rec.timeout_ms, job.rec.kill_requested) {
-                plan.wake_at_ms(job.rec.started_at_ms + t);
+            if let (Some(at), false) = (job.rec.deadline_ms(), job.rec.kill_requested) {
+                plan.wake_at_ms(at);
             }
         }
     }
 
     /// For the monitor: keeps the logs of running jobs under their bound.
-    /// A trim starts at a quarter of the bound and cuts the log to an eighth
-    /// of it. A cut must first write back what it keeps (10-40 ms), and a
-    /// writer at full speed used to run 30-50 MiB ahead meanwhile: a job
-    /// that floods is therefore cut from a sixteenth of the bound on, held
-    /// (SIGSTOP, see [`hold`]) for the cut, and keeps only its newest
-    /// [`FLOOD_KEEP`] bytes, so the hold is short and the log cannot grow
-    /// while the cut runs.
+    /// A trim starts at [`log::cut_from`] (a quarter of the bound) and cuts
+    /// the log to about an eighth of it. A cut must first write back what it
+    /// keeps (10-40 ms): a job that floods is held (SIGSTOP, see [`hold`])
+    /// for the cut and keeps only its newest [`FLOOD_KEEP`] bytes, so the
+    /// hold is short. One that outran the cuts was stopped by its brake;
+    /// it goes on once its log is cut.
     pub(super) fn trim_logs(&self) {
         let mut g = self.locked();
         let mut changed = false;
@@ -717,25 +737,14 @@ impl Registry {
             }
             job.log_seen = size;
             let max = job.rec.max_log_bytes;
-            // A flooding job is cut early and often: what bounds its log is
-            // how long the monitor may go unscheduled on a busy machine
-            // (50-100 ms were seen with two cores and a build running).
-            let trigger = if job.flooding {
-                (max / 16)
-                    .max(log::HEAD_BYTES + 2 * FLOOD_KEEP)
-                    .min(max / 4)
-            } else {
-                max / 4
-            };
+            // Never before a quarter of the bound, however fast it grows:
+            // what keeps a flood under the bound is the brake.
+            let trigger = log::cut_from(max);
             if size <= trigger {
                 continue;
             }
             let flooding = job.flooding;
-            let slack = if flooding {
-                trigger.saturating_sub(log::HEAD_BYTES + FLOOD_KEEP)
-            } else {
-                max / 8
-            };
+            let slack = log::cut_slack(max, flooding.then_some(FLOOD_KEEP));
             if flooding && hold(job, libc::SIGSTOP) {
                 job.held = true;
             }
@@ -770,6 +779,10 @@ impl Registry {
             job.held = false;
             hold(job, libc::SIGCONT);
         }
+        g.jobs
+            .iter()
+            .filter_map(|j| j.brake.as_ref())
+            .for_each(|b| b.release());
     }
 
     /// For the monitor: notice endings, fire timeouts.
@@ -781,8 +794,8 @@ impl Registry {
             let mut g = self.locked();
             let mut due = Vec::new();
             for job in g.jobs.iter_mut().filter(|j| j.rec.is_running()) {
-                if let (Some(t), false) = (job.rec.timeout_ms, job.rec.kill_requested) {
-                    if now >= job.rec.started_at_ms + t {
+                if let (Some(at), false) = (job.rec.deadline_ms(), job.rec.kill_requested) {
+                    if now >= at {
                         job.rec.kill_requested = true;
                         job.rec.timed_out = true;
                         due.push(job.rec.id.clone());
@@ -836,6 +849,7 @@ fn adopt(mut rec: JobRecord) -> Job {
         flood_since: None,
         held: false,
         line: None,
+        brake: None,
     };
     if job.rec.is_running() && job.rec.leader_ended() {
         refresh_members(&mut job, true);
@@ -928,10 +942,17 @@ fn refresh_state(job: &mut Job) -> bool {
         // job's: look before reaping.
         let pinned = leader_exited_unreaped(job.rec.pid)
             .then(|| kill::processes_of(&kill::target_of(&job.rec), true));
-        let mut status = 0;
-        let r = unsafe { libc::waitpid(job.rec.pid, &mut status, libc::WNOHANG) };
+        let (r, status) = match &job.brake {
+            Some(b) => b.reap(job.rec.pid),
+            None => {
+                let mut status = 0;
+                let r = unsafe { libc::waitpid(job.rec.pid, &mut status, libc::WNOHANG) };
+                (r, status)
+            }
+        };
         if r == job.rec.pid {
             job.child = false;
+            job.brake = None;
             if job.rec.is_running() {
                 return leader_end(job, Some(status), pinned);
             }
@@ -943,6 +964,7 @@ fn refresh_state(job: &mut Job) -> bool {
         } else {
             // ECHILD: someone reaped it behind our back; fall back to identity.
             job.child = false;
+            job.brake = None;
         }
     }
     if !job.rec.is_running() {
@@ -1105,7 +1127,11 @@ fn checked_shell(req: &SpawnRequest) -> Result<String, ShellError> {
         Err(_) => return Err(ShellError::CwdNotFound(req.cwd.display().to_string())),
     }
     let shell = req.shell.clone().unwrap_or_else(default_shell);
-    if shell.is_empty() || (shell.contains('/') && !Path::new(&shell).is_file()) {
+    let found = match shell.contains('/') {
+        true => Path::new(&shell).is_file(),
+        false => spawn::on_path(&shell, req.env.as_deref()),
+    };
+    if shell.is_empty() || !found {
         return Err(ShellError::ShellNotFound(shell));
     }
     if !req.log_path.is_absolute() {
@@ -1121,7 +1147,12 @@ fn checked_shell(req: &SpawnRequest) -> Result<String, ShellError> {
 fn free_id(jobs: &[Job], asked: Option<String>) -> Result<String, ShellError> {
     match asked {
         Some(id) if jobs.iter().any(|j| j.rec.id == id) => Err(ShellError::DuplicateId(id)),
-        Some(id) if id.is_empty() => Err(ShellError::UnknownJob(id)),
+        Some(id) if id.is_empty() => {
+            Err(ShellError::InvalidOption("Invalid id: it is empty".into()))
+        }
+        Some(id) if id.contains('\0') => Err(ShellError::InvalidOption(
+            "Invalid id: it contains a NUL byte".into(),
+        )),
         Some(id) => Ok(id),
         None => Ok(next_id(jobs)),
     }

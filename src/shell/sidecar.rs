@@ -25,34 +25,33 @@ pub struct Loaded {
     pub problems: Vec<String>,
 }
 
-pub fn load(path: &Path) -> Loaded {
+/// What the sidecar at `path` holds. `Err` (the registry then refuses to
+/// open, so nothing writes over the file) when it exists but cannot be
+/// read, is too large to be ours, or is damaged and no copy of it could be
+/// kept.
+pub fn load(path: &Path) -> Result<Loaded, String> {
     let mut out = Loaded::default();
+    let refuse = |what: String| {
+        format!(
+            "{what}; it is left as it is until it can be read (no job was lost or written over)"
+        )
+    };
     let text = match std::fs::metadata(path) {
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return out,
-        Err(e) => {
-            out.problems
-                .push(format!("cannot read {}: {e}", path.display()));
-            return out;
-        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(out),
+        Err(e) => return Err(refuse(format!("cannot read it: {e}"))),
         Ok(m) if m.len() > MAX_BYTES => {
-            out.problems.push(format!(
-                "{} is {} bytes, too large to be a job registry; ignored",
-                path.display(),
+            return Err(refuse(format!(
+                "it is {} bytes, too large to be a job registry",
                 m.len()
-            ));
-            return out;
+            )))
         }
         Ok(_) => match std::fs::read(path) {
             Ok(bytes) => String::from_utf8_lossy(&bytes).into_owned(),
-            Err(e) => {
-                out.problems
-                    .push(format!("cannot read {}: {e}", path.display()));
-                return out;
-            }
+            Err(e) => return Err(refuse(format!("cannot read it: {e}"))),
         },
     };
     if text.trim().is_empty() {
-        return out;
+        return Ok(out);
     }
     match serde_json::from_str::<serde_json::Value>(&text) {
         Ok(doc) => load_document(doc, &mut out),
@@ -66,9 +65,15 @@ pub fn load(path: &Path) -> Loaded {
     }
     dedupe(&mut out);
     if !out.problems.is_empty() {
-        keep_damaged_copy(path, &mut out.problems);
+        let copy = keep_damaged_copy(path).map_err(|e| {
+            refuse(format!(
+                "it is damaged and no copy of it could be kept: {e}"
+            ))
+        })?;
+        out.problems
+            .push(format!("the original file was kept as {}", copy.display()));
     }
-    out
+    Ok(out)
 }
 
 fn load_document(doc: serde_json::Value, out: &mut Loaded) {
@@ -120,12 +125,35 @@ fn dedupe(out: &mut Loaded) {
     }
 }
 
-fn keep_damaged_copy(path: &Path, problems: &mut Vec<String>) {
-    let copy = with_suffix(path, ".corrupt");
-    match std::fs::copy(path, &copy) {
-        Ok(_) => problems.push(format!("the original file was kept as {}", copy.display())),
-        Err(e) => problems.push(format!("could not keep a copy of the damaged file: {e}")),
+/// Copies the damaged file to `<name>.corrupt`, or `.corrupt.1`, `.2`, ...
+/// when earlier damage was kept already: no copy is ever written over.
+fn keep_damaged_copy(path: &Path) -> std::io::Result<PathBuf> {
+    let bytes = std::fs::read(path)?;
+    for n in 0..1000u32 {
+        let copy = match n {
+            0 => with_suffix(path, ".corrupt"),
+            n => with_suffix(path, &format!(".corrupt.{n}")),
+        };
+        let file = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&copy);
+        match file {
+            Ok(mut f) => {
+                if let Err(e) = f.write_all(&bytes).and_then(|()| f.sync_all()) {
+                    drop(f);
+                    let _ = std::fs::remove_file(&copy);
+                    return Err(e);
+                }
+                return Ok(copy);
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
+            Err(e) => return Err(e),
+        }
     }
+    Err(std::io::Error::other(
+        "1000 damaged copies are kept already",
+    ))
 }
 
 fn with_suffix(path: &Path, suffix: &str) -> PathBuf {
@@ -241,9 +269,9 @@ mod tests {
     fn round_trips_and_a_missing_file_is_empty() {
         let dir = tempfile::tempdir().unwrap();
         let p = dir.path().join("jobs.json");
-        assert!(load(&p).records.is_empty() && load(&p).problems.is_empty());
+        assert!(load(&p).unwrap().records.is_empty() && load(&p).unwrap().problems.is_empty());
         save(&p, &[rec("bg-1"), rec("bg-2")]).unwrap();
-        let l = load(&p);
+        let l = load(&p).unwrap();
         assert_eq!(l.records, vec![rec("bg-1"), rec("bg-2")]);
         assert!(l.problems.is_empty());
         assert_eq!(
@@ -260,7 +288,7 @@ mod tests {
         let full = render(&[rec("bg-1"), rec("bg-2"), rec("bg-3")]);
         let cut = &full[..full.len() - 40];
         std::fs::write(&p, cut).unwrap();
-        let l = load(&p);
+        let l = load(&p).unwrap();
         assert_eq!(
             l.records.iter().map(|r| r.id.as_str()).collect::<Vec<_>>(),
             ["bg-1", "bg-2"]
@@ -282,7 +310,7 @@ mod tests {
         let doc =
             serde_json::json!({"version": 1, "jobs": [rec("bg-1"), bad, rec("bg-3"), rec("bg-1")]});
         std::fs::write(&p, doc.to_string()).unwrap();
-        let l = load(&p);
+        let l = load(&p).unwrap();
         assert_eq!(
             l.records.iter().map(|r| r.id.as_str()).collect::<Vec<_>>(),
             ["bg-1", "bg-3"]
@@ -299,11 +327,56 @@ mod tests {
     }
 
     #[test]
+    fn each_damage_is_kept_in_a_numbered_copy_and_none_is_written_over() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("jobs.json");
+        std::fs::write(&p, b"first damage").unwrap();
+        load(&p).unwrap();
+        std::fs::write(&p, b"second damage").unwrap();
+        let l = load(&p).unwrap();
+        assert!(l
+            .problems
+            .iter()
+            .any(|m| m.ends_with("jobs.json.corrupt.1")));
+        let read = |name: &str| std::fs::read_to_string(dir.path().join(name)).unwrap();
+        assert_eq!(read("jobs.json.corrupt"), "first damage");
+        assert_eq!(read("jobs.json.corrupt.1"), "second damage");
+    }
+
+    #[test]
+    fn a_damaged_file_whose_copy_cannot_be_kept_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("jobs.json");
+        std::fs::write(&p, b"damage").unwrap();
+        for n in 0..1000 {
+            let name = match n {
+                0 => "jobs.json.corrupt".to_string(),
+                n => format!("jobs.json.corrupt.{n}"),
+            };
+            std::fs::write(dir.path().join(name), b"older").unwrap();
+        }
+        let err = load(&p).unwrap_err();
+        assert!(err.contains("no copy of it could be kept"), "{err}");
+        assert_eq!(std::fs::read(&p).unwrap(), b"damage");
+    }
+
+    #[test]
+    fn a_file_that_cannot_be_read_is_refused_not_loaded_empty() {
+        let dir = tempfile::tempdir().unwrap();
+        // A directory: it exists, and reading it fails, as an unreadable
+        // file does for a user who is not root.
+        let p = dir.path().join("jobs.json");
+        std::fs::create_dir(&p).unwrap();
+        let err = load(&p).unwrap_err();
+        assert!(err.starts_with("cannot read it: "), "{err}");
+    }
+
+    #[test]
     fn garbage_loads_empty_with_a_problem() {
         let dir = tempfile::tempdir().unwrap();
         let p = dir.path().join("jobs.json");
         std::fs::write(&p, b"\x00\xFFnot json at all").unwrap();
-        let l = load(&p);
+        let l = load(&p).unwrap();
         assert!(l.records.is_empty());
         assert!(!l.problems.is_empty());
     }

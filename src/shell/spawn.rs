@@ -265,6 +265,28 @@ pub fn open_log(path: &Path) -> Result<std::fs::File, super::ShellError> {
         })
 }
 
+/// Refuses a log that a running job writes (`jobs`: id and log path of
+/// each): two jobs on one log were tied, one kept `running` while the other
+/// lived and killed with it. The same file is the same device and inode,
+/// whatever the path says. Appending to a finished job's log is allowed.
+pub fn log_not_shared<'a>(
+    log: &std::fs::File,
+    jobs: impl Iterator<Item = (&'a String, &'a String)>,
+) -> Result<(), super::ShellError> {
+    use std::os::unix::fs::MetadataExt;
+    let Ok(m) = log.metadata() else {
+        return Ok(());
+    };
+    for (id, path) in jobs {
+        if std::fs::metadata(path).is_ok_and(|o| (o.dev(), o.ino()) == (m.dev(), m.ino())) {
+            return Err(super::ShellError::InvalidOption(format!(
+                "Invalid logPath: {path} is the log of job {id}, still running"
+            )));
+        }
+    }
+    Ok(())
+}
+
 /// The exit file lives next to the log: `<log>.exit`.
 pub fn exit_path_for(log: &Path) -> std::path::PathBuf {
     let mut s = log.as_os_str().to_owned();
@@ -318,6 +340,31 @@ pub fn build_env(given: Option<&[(String, String)]>, marker: &str) -> Vec<Vec<u8
 }
 
 pub const MARKER_NAME: &str = "PI_UTILS_JOB";
+
+/// Whether a bare shell name (`zsh`) names an executable file on the job's
+/// `PATH` (the given environment's, else ours): where `exec` will look for
+/// it. A missing shell then fails the spawn instead of exiting 127.
+pub fn on_path(name: &str, env: Option<&[(String, String)]>) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    let path = match env {
+        Some(vars) => vars
+            .iter()
+            .find(|(k, _)| k == "PATH")
+            .map(|(_, v)| std::ffi::OsString::from(v)),
+        None => std::env::var_os("PATH"),
+    };
+    // `sh` searches a default path when PATH is unset.
+    let path = path.unwrap_or_else(|| "/usr/bin:/bin".into());
+    std::env::split_paths(&path).any(|dir| {
+        let dir = if dir.as_os_str().is_empty() {
+            std::path::PathBuf::from(".")
+        } else {
+            dir
+        };
+        std::fs::metadata(dir.join(name))
+            .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+    })
+}
 
 /// Unique on this machine for this boot: our pid, a clock reading and a counter.
 pub fn new_marker(id: &str) -> String {
