@@ -108,7 +108,15 @@ export class ShellSession {
 		}
 		if (!jobRegistryExists(dir, this.native)) return;
 		// Reconcile now: adopted jobs get watched, and endings nobody announced yet are told once.
-		const current = this.openJobs();
+		let current: ShellJobs;
+		try {
+			current = this.openJobs();
+		} catch (e) {
+			// A registry the core refuses to open (unreadable, or damaged with no room for its copy) is left
+			// as it is: the user is told, the session starts, and each bash call says why it cannot run.
+			warnOnce(ctx, dir, [`shell-bg: ${e instanceof Error ? e.message : String(e)}`]);
+			return;
+		}
 		if (event.reason === "reload") {
 			setTimeout(() => {
 				if (this.active && this.jobs === current) current.announcePending("followUp");
