@@ -940,11 +940,16 @@ fn refresh_state(job: &mut Job) -> bool {
         // While the exited leader is an unreaped zombie its pid, group and
         // session cannot be reused, so whatever is still in them is the
         // job's: look before reaping.
-        let pinned = leader_exited_unreaped(job.rec.pid)
+        // Reaped only once seen exited and looked at: a leader that exited
+        // between the look and the reap was reaped with nothing pinned, and
+        // a double fork's processes (still in its group) were missed.
+        let leader = leader_wait_state(job.rec.pid);
+        let pinned = (leader == LeaderWait::ExitedUnreaped)
             .then(|| kill::processes_of(&kill::target_of(&job.rec), true));
-        let (r, status) = match &job.brake {
-            Some(b) => b.reap(job.rec.pid),
-            None => {
+        let (r, status) = match (&job.brake, leader) {
+            (_, LeaderWait::Running) => (0, 0),
+            (Some(b), _) => b.reap(job.rec.pid),
+            (None, _) => {
                 let mut status = 0;
                 let r = unsafe { libc::waitpid(job.rec.pid, &mut status, libc::WNOHANG) };
                 (r, status)
@@ -983,13 +988,26 @@ fn refresh_state(job: &mut Job) -> bool {
     }
 }
 
-/// Our child `pid` has exited and is not reaped yet (`WNOWAIT` leaves it so).
-fn leader_exited_unreaped(pid: i32) -> bool {
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum LeaderWait {
+    Running,
+    ExitedUnreaped,
+    /// Not our child any more (reaped elsewhere), or waitid failed.
+    Unknown,
+}
+
+/// Where our child `pid` stands, without reaping it (`WNOWAIT`).
+fn leader_wait_state(pid: i32) -> LeaderWait {
     let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
     let flags = libc::WEXITED | libc::WNOHANG | libc::WNOWAIT;
     let r = unsafe { libc::waitid(libc::P_PID, pid as libc::id_t, &mut info, flags) };
-    r == 0 && siginfo_pid(&info) == pid
+    match (r, siginfo_pid(&info)) {
+        (0, 0) => LeaderWait::Running,
+        (0, p) if p == pid => LeaderWait::ExitedUnreaped,
+        _ => LeaderWait::Unknown,
+    }
 }
+
 
 #[cfg(target_os = "linux")]
 fn siginfo_pid(info: &libc::siginfo_t) -> i32 {
