@@ -1008,7 +1008,6 @@ fn leader_wait_state(pid: i32) -> LeaderWait {
     }
 }
 
-
 #[cfg(target_os = "linux")]
 fn siginfo_pid(info: &libc::siginfo_t) -> i32 {
     unsafe { info.si_pid() }
