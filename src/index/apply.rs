@@ -12,14 +12,12 @@
 //! it; an ignored root's files are a class of their own; and ignored roots
 //! are in path order, so those below a place are consecutive classes.
 
-use super::table::{self, Entry, Stamp, Stamped, Table};
-use super::watch::Watcher;
+use super::table::{self, at_or_below, Entry, Stamp, Stamped, Table};
+use super::watch::{is_rule_file, Watcher};
 use crate::search::{
     chain_in, path_order, CancelToken, Classifier, ErrorLog, IgnoredRoot, RuleChain, WalkStart,
-    IGNORE_FILES,
 };
 use std::ops::Range;
-use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicUsize;
 use std::sync::{Arc, Mutex};
@@ -41,21 +39,12 @@ pub struct Applied {
     pub listed: usize,
 }
 
-/// Whether `path` is `place` or lies below it, comparing bytes (the table's
-/// paths are spelled from the same root, so no component parsing is needed).
-fn at_or_below(path: &Path, place: &Path) -> bool {
-    let (p, q) = (path.as_os_str().as_bytes(), place.as_os_str().as_bytes());
-    p.starts_with(q) && (p.len() == q.len() || p[q.len()] == b'/')
-}
-
 /// The places to bring up to date: an ignore file or `.git` stands for its
 /// directory (its rules cover everything below it), nested places are
 /// covered by the outer one. Err: a place is the root itself or outside it.
 fn minimal_places(root: &Path, mut places: Vec<PathBuf>) -> Result<Vec<PathBuf>, WalkWhole> {
     for p in places.iter_mut() {
-        let rules =
-            (p.file_name()).is_some_and(|n| n == ".git" || IGNORE_FILES.iter().any(|f| n == *f));
-        if rules {
+        if p.file_name().is_some_and(is_rule_file) {
             *p = p.parent().ok_or(WalkWhole)?.to_path_buf();
         }
         if p.as_path() == root || !p.starts_with(root) {

@@ -11,6 +11,7 @@ use super::watch::Watcher;
 use crate::search::{
     path_order, CancelToken, ErrorLog, IgnoredRoot, WalkOptions, Walker, IGNORE_FILES,
 };
+use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -198,6 +199,13 @@ impl Stamp {
             nlink: st.st_nlink as u64,
         }
     }
+}
+
+/// Whether `path` is `place` or lies below it, comparing bytes (the table's
+/// paths are spelled from the same root, so no component parsing is needed).
+pub(super) fn at_or_below(path: &Path, place: &Path) -> bool {
+    let (p, q) = (path.as_os_str().as_bytes(), place.as_os_str().as_bytes());
+    p.starts_with(q) && (p.len() == q.len() || p[q.len()] == b'/')
 }
 
 /// The table's order: project files first, then each ignored root's, each

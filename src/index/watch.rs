@@ -41,7 +41,7 @@ pub struct Changes {
 
 /// Whether a change of entry `name` re-classifies what lies below its
 /// directory: an ignore file, or a `.git` (which makes it a repository).
-fn is_rule_file(name: &std::ffi::OsStr) -> bool {
+pub(super) fn is_rule_file(name: &std::ffi::OsStr) -> bool {
     name == ".git" || crate::search::IGNORE_FILES.iter().any(|f| name == *f)
 }
 
@@ -232,11 +232,7 @@ mod imp {
         /// directory moved elsewhere keeps its kernel watch, and its events
         /// must not be taken for its old place.
         pub fn forget_under(&self, path: &Path) {
-            use std::os::unix::ffi::OsStrExt;
-            let below = |d: &Path| {
-                let (d, p) = (d.as_os_str().as_bytes(), path.as_os_str().as_bytes());
-                d.starts_with(p) && (d.len() == p.len() || d[p.len()] == b'/')
-            };
+            let below = |d: &Path| crate::index::table::at_or_below(d, path);
             // Bytes, not components: this runs over every watch of the tree
             // (5,000 on the Linux tree) for each place a change is applied at.
             lock(&self.roles).retain(|_, roles| {
