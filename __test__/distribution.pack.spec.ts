@@ -34,7 +34,7 @@ describe("what npm pack ships", () => {
 		const { files, size, unpackedSize } = await packList(packageRoot);
 		t.diagnostic(`npm pack: ${files.length} files, ${(size / 1000).toFixed(1)} kB packed, ${(unpackedSize / 1000).toFixed(1)} kB unpacked`);
 		const top = [...new Set(files.map((f) => f.split("/")[0]))].sort();
-		assert.deepEqual(top, ["Cargo.lock", "Cargo.toml", "LICENSE", "README.md", "bin", "build.rs", "extensions", "index.d.ts", "index.js", "package.json", "scripts", "src"]);
+		assert.deepEqual(top, ["Cargo.lock", "Cargo.toml", "LICENSE", "README.md", "bin", "build.rs", "docs", "extensions", "index.d.ts", "index.js", "package.json", "scripts", "src"]);
 		assert.deepEqual(files.filter((f) => f.startsWith("scripts/")), ["scripts/install.cjs"]);
 		assert.deepEqual(files.filter((f) => f.endsWith(".node")), [], "binaries ship in the per-platform packages");
 		assert.deepEqual(files.filter((f) => /(^|\/|_)tests?\.rs$/.test(f)), [], "Rust unit tests stay out");
@@ -52,6 +52,26 @@ describe("what npm pack ships", () => {
 				assert.ok(files.includes(target), `${file} imports ${spec}, which is not in the package`);
 			}
 		}
+	});
+
+	test("the manual's links: README and docs/ link to files the package ships, or to the repository npm names", async () => {
+		const { files } = await packList(packageRoot);
+		assert.equal(manifest.repository?.url, "git+https://github.com/sting8k/pi-utils.git", "npm resolves the other relative links against the repository");
+		const docs = files.filter((f) => f === "README.md" || /^docs\/.*\.md$/.test(f));
+		assert.ok(docs.length >= 5, docs.join(", "));
+		const outside: string[] = [];
+		for (const doc of docs) {
+			const text = fs.readFileSync(path.join(packageRoot, doc), "utf8");
+			for (const m of text.matchAll(/\]\(([^)#\s]+)(?:#[^)\s]*)?\)/g)) {
+				const target = m[1];
+				if (/^[a-z]+:/.test(target)) continue;
+				const resolved = path.posix.normalize(path.posix.join(path.posix.dirname(doc), target)).replace(/\/$/, "");
+				assert.ok(fs.existsSync(path.join(packageRoot, resolved)), `${doc} links to ${target}, which does not exist`);
+				if (!files.some((f) => f === resolved || f.startsWith(`${resolved}/`))) outside.push(resolved);
+			}
+		}
+		// What the package leaves out on purpose is only the measurement tables; every other link is to a shipped file.
+		assert.deepEqual([...new Set(outside)].sort(), ["bench/README.md"]);
 	});
 
 	test("npm/ holds the napi-generated leaf of every napi target: same version as the root, wired into index.js", () => {

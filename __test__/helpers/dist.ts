@@ -11,6 +11,7 @@ export interface RootManifest {
 	name: string;
 	version: string;
 	files: string[];
+	repository?: { type: string; url: string };
 	optionalDependencies?: Record<string, string>;
 	scripts: Record<string, string | undefined>;
 	pi: { extensions: string[] };

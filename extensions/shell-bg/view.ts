@@ -2,7 +2,7 @@
 // screen line at any width (cut with an ellipsis, never wrapped). The text comes from lib/shell/format.ts;
 // this only measures with pi-tui (wide characters, colours) and styles.
 import type { Component } from "@mariozechner/pi-tui";
-import { truncateToWidth, wrapTextWithAnsi } from "@mariozechner/pi-tui";
+import { truncateToWidth } from "@mariozechner/pi-tui";
 import { jobTable, type JobRow, type Preview } from "../lib/shell/format.ts";
 
 type Style = (text: string) => string;
@@ -24,7 +24,11 @@ export class FittedLines implements Component {
 	invalidate(): void {}
 }
 
-/** A collapsed view at its width: the prose heading wrapped by words, each output line cut to one screen line. */
+/**
+ * A collapsed view at its width: every line, prose heading and output alike, cut to one screen line. A
+ * collapsed block never wraps (issue 47): the heading's first words say what happened (started, exited,
+ * running), the rest of a long sentence is in the expanded view and in the model's text.
+ */
 export class PreviewView implements Component {
 	constructor(
 		private readonly preview: Preview,
@@ -35,9 +39,7 @@ export class PreviewView implements Component {
 	render(width: number): string[] {
 		const room = Math.max(1, width - this.indent);
 		const pad = " ".repeat(Math.min(this.indent, width));
-		const head = this.preview.head.flatMap((line) => (line ? wrapTextWithAnsi(line, room) : [""]));
-		const body = this.preview.body.map((line) => truncateToWidth(line, room, "…"));
-		return [...head, ...body].map((line) => pad + this.style(line));
+		return [...this.preview.head, ...this.preview.body].map((line) => pad + this.style(truncateToWidth(line, room, "…")));
 	}
 
 	invalidate(): void {}

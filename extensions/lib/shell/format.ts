@@ -381,7 +381,7 @@ export function followUpText(job: ShellJob, tail: string): string {
 /** How many output lines a collapsed follow-up or status shows: Pi's collapsed bash shows 5. */
 export const PREVIEW_LINES = 5;
 
-/** A collapsed view: prose heading lines (wrapped by words where they must) and output lines (cut, never wrapped). */
+/** A collapsed view: prose heading lines and output lines, each drawn as one screen line (cut, never wrapped). */
 export interface Preview {
 	head: string[];
 	body: string[];
