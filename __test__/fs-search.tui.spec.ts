@@ -4,14 +4,13 @@
 // ctrl+o; locate and trace show their ranked files and best region collapsed.
 import { after, before, test } from "node:test";
 import assert from "node:assert/strict";
-import { spawnSync } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { startFakeOpenAIServer } from "./helpers/fake-openai-server.ts";
 import { fakeModelsJson, hostAvailable, packageRoot, PI_HOSTS, type PiHost } from "./helpers/pi-cli.ts";
+import { hasTmux, newSession, tmux } from "./helpers/tmux.ts";
 
-const hasTmux = spawnSync("tmux", ["-V"]).status === 0;
 const NOTICE = '[+1 match in ignored paths (node_modules/ 1) not shown — search path "node_modules" to see them; noIgnore: false';
 
 let temp: string;
@@ -20,7 +19,6 @@ before(() => {
 });
 after(() => fs.rmSync(temp, { recursive: true, force: true }));
 
-const tmux = (...args: string[]) => spawnSync("tmux", args, { encoding: "utf8" });
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** The pane's text (with its colour escapes when `escapes`), once `done(screen)` holds; fails after `limitMs`. */
@@ -63,7 +61,8 @@ for (const host of [PI_HOSTS.legacy, PI_HOSTS.current] as PiHost[]) for (const w
 		fs.mkdirSync(path.join(root, "node_modules/dep"), { recursive: true });
 		fs.mkdirSync(agentDir);
 		fs.writeFileSync(path.join(root, ".gitignore"), "node_modules/\nagent/\n");
-		fs.writeFileSync(path.join(root, "a.txt"), "needle\n".repeat(30));
+		// The first hit is longer than the widest screen: collapsed, it is cut on its line, never wrapped.
+		fs.writeFileSync(path.join(root, "a.txt"), `needle ${"word ".repeat(40)}end\n` + "needle\n".repeat(29));
 		fs.writeFileSync(path.join(root, "node_modules/dep/x.txt"), "needle\n");
 		fs.writeFileSync(path.join(agentDir, "models.json"), fakeModelsJson(server.baseUrl));
 		// Grouped hits in docs that sort before the code: headers and docs must not fill the collapsed lines.
@@ -75,12 +74,15 @@ for (const host of [PI_HOSTS.legacy, PI_HOSTS.current] as PiHost[]) for (const w
 		fs.writeFileSync(path.join(root, "src/app.ts"), Array.from({ length: 5 }, (_, i) => `export function f${i}() {\n\treturn "marker in code ${i}";\n}\n`).join("\n") + "export const LIMIT = 10;\n");
 		const env = `PI_CODING_AGENT_DIR='${agentDir}' PI_OFFLINE=1 PI_TELEMETRY=0 PI_SKIP_VERSION_CHECK=1`;
 		const cmd = `cd '${root}' && ${env} '${host.node}' '${host.cli}' --model fake/fake-model --no-session -e '${packageRoot}' 'find needle'`;
-		assert.equal(tmux("new-session", "-d", "-s", session, "-x", String(width), "-y", "300", cmd).status, 0);
+		const tmuxStart = newSession(["-s", session, "-x", String(width), "-y", "300", cmd]);
+		assert.equal(tmuxStart.status, 0, tmuxStart.stderr);
 
 		const collapsed = await screenWhen(session, (s) => s.includes("all done"), true);
 		const plain = collapsed.replace(/\x1b\[[0-9;]*m/g, "");
 		assert.ok(plain.includes("a.txt:15: needle") && !plain.includes("a.txt:16: needle"), plain);
 		assert.match(plain, /\.\.\. \(15 more lines, .*to expand\)/);
+		assert.match(plain, /^ ?a\.txt:1: needle (?:word )+[^\n]*…\s*\n ?a\.txt:2: needle\s*$/m, `a long hit line is cut, not wrapped:\n${plain}`);
+		assert.doesNotMatch(plain, /^\s*(?:word ){3}/m, "no continuation line of a wrapped hit");
 		// Collapsed, the notice is Pi's short form on one line; the model's text (and the expanded view) keep it whole.
 		assert.match(plain, /^ ?\[\+1 match in ignored paths\]\s*$/m, `the notice is visible collapsed:\n${plain}`);
 		assert.ok(!plain.replace(/\s+/g, " ").includes(NOTICE), "not the model's wording");
@@ -130,7 +132,8 @@ for (const host of [PI_HOSTS.legacy, PI_HOSTS.current] as PiHost[]) {
 		fs.writeFileSync(path.join(agentDir, "pi-utils.json"), JSON.stringify({ grep: { limit: "x" } }));
 		const env = `PI_CODING_AGENT_DIR='${agentDir}' PI_OFFLINE=1 PI_TELEMETRY=0 PI_SKIP_VERSION_CHECK=1`;
 		const cmd = `cd '${root}' && ${env} '${host.node}' '${host.cli}' --model fake/fake-model --no-session -e '${packageRoot}'`;
-		assert.equal(tmux("new-session", "-d", "-s", session, "-x", "160", "-y", "200", cmd).status, 0);
+		const tmuxStart = newSession(["-s", session, "-x", "160", "-y", "200", cmd]);
+		assert.equal(tmuxStart.status, 0, tmuxStart.stderr);
 		const screen = await screenWhen(session, (s) => s.includes("grep.limit must be") && s.includes("[Extensions]"));
 		const lines = screen.split("\n");
 		const at = lines.findIndex((l) => l.includes("grep.limit must be"));

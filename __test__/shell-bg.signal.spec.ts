@@ -6,7 +6,6 @@
 // job; that mechanism is also checked on its own, in a plain Node process with the signal-exit Pi 0.73 loads.
 import { test, type TestContext } from "node:test";
 import assert from "node:assert/strict";
-import { spawnSync } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
@@ -14,8 +13,8 @@ import { startFakeOpenAIServer, toolResults } from "./helpers/fake-openai-server
 import { fakeModelsJson, hostAvailable, packageRoot, PI_HOSTS, type PiHost } from "./helpers/pi-cli.ts";
 import { startPi, type PiProcess } from "./helpers/pi-process.ts";
 import { alive, describeRun, killGroups, runCommand, until } from "./helpers/run-command.ts";
+import { hasTmux, newSession, tmux } from "./helpers/tmux.ts";
 
-const hasTmux = spawnSync("tmux", ["-V"]).status === 0;
 let tuiSessions = 0;
 const GRACE_MS = 1500;
 /** From SIGTERM to Pi's exit: the grace, Pi's own teardown (0.73 drains terminal input for up to 1 s), slack. */
@@ -24,7 +23,6 @@ const EXIT_BOUND_MS = GRACE_MS + 8000;
 const STUBBORN = "trap '' TERM; echo $$ > job.pid; echo stubborn-start; sleep 60";
 const STOPPING = /shell-bg: stopping bg-1 \(SIGTERM, SIGKILL after 1\.5s\)…/;
 
-const tmux = (...args: string[]) => spawnSync("tmux", args, { encoding: "utf8" });
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const readPid = (file: string) => Number(fs.readFileSync(file, "utf8"));
 
@@ -79,7 +77,8 @@ async function tuiWithJob(t: TestContext, host: PiHost, shell: Record<string, un
 	// `exec` keeps the pid written to pi.pid: the signal goes to Pi itself, as `kill <pid>` would.
 	const pi = `sh -c 'echo $$ > pi.pid; exec "$0" "$@"' '${host.node}' '${host.cli}' --model fake/fake-model --no-session -e '${packageRoot}' 'start the job'`;
 	const cmd = `cd '${root}' && ${env} ${pi}; echo "pi-exited $?"; sleep 60`;
-	assert.equal(tmux("new-session", "-d", "-s", session, "-x", "160", "-y", "50", cmd).status, 0);
+	const tmuxStart = newSession(["-s", session, "-x", "160", "-y", "50", cmd]);
+	assert.equal(tmuxStart.status, 0, tmuxStart.stderr);
 	await until("Pi to start", () => fs.existsSync(piPidFile) && readPid(piPidFile) > 1);
 	piPid = readPid(piPidFile);
 	/** Polls the pane until `done(screen)`; fails after `limitMs` with the screen. */

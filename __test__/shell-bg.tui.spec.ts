@@ -6,15 +6,14 @@
 // waiting for.
 import { after, before, test } from "node:test";
 import assert from "node:assert/strict";
-import { spawnSync } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { startFakeOpenAIServer } from "./helpers/fake-openai-server.ts";
 import { fakeModelsJson, hostAvailable, packageRoot, PI_HOSTS, type PiHost } from "./helpers/pi-cli.ts";
 import { alive, killGroups } from "./helpers/run-command.ts";
+import { hasTmux, newSession, tmux } from "./helpers/tmux.ts";
 
-const hasTmux = spawnSync("tmux", ["-V"]).status === 0;
 /** Twelve short lines, then one longer than any terminal: the last output a widget and a table must cut. */
 const LONG_JOB = "echo $$ > six.pid; for i in $(seq 1 12); do echo line-$i; done; printf 'long-%.0s' $(seq 1 80); echo; sleep 60";
 
@@ -24,7 +23,6 @@ before(() => {
 });
 after(() => fs.rmSync(temp, { recursive: true, force: true }));
 
-const tmux = (...args: string[]) => spawnSync("tmux", args, { encoding: "utf8" });
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const plain = (s: string) => s.replace(/\x1b\[[0-9;]*m/g, "");
 
@@ -97,7 +95,8 @@ for (const host of [PI_HOSTS.legacy, PI_HOSTS.current] as PiHost[]) for (const w
 		const env = `PI_CODING_AGENT_DIR='${agentDir}' PI_OFFLINE=1 PI_TELEMETRY=0 PI_SKIP_VERSION_CHECK=1`;
 		// The pane outlives Pi (`; sleep`), so what Pi printed while quitting can still be read.
 		const cmd = `cd '${root}' && ${env} '${host.node}' '${host.cli}' --model fake/fake-model --no-session -e '${packageRoot}' 'start the jobs'; echo pi-exited; sleep 60`;
-		assert.equal(tmux("new-session", "-d", "-s", session, "-x", String(width), "-y", "200", cmd).status, 0);
+		const tmuxStart = newSession(["-s", session, "-x", String(width), "-y", "200", cmd]);
+		assert.equal(tmuxStart.status, 0, tmuxStart.stderr);
 
 		// The model's kill of a job that ignores SIGTERM shows what it waits for, as /shell-bg kill does.
 		await screenWhen(session, "shell_kill's progress", (s) => s.includes("stopping bg-7 (SIGTERM, SIGKILL after 2.5s)…"));
@@ -197,7 +196,8 @@ for (const host of [PI_HOSTS.legacy, PI_HOSTS.current] as PiHost[]) {
 		fs.writeFileSync(path.join(agentDir, "models.json"), fakeModelsJson("http://127.0.0.1:9/v1"));
 		const env = `PI_CODING_AGENT_DIR='${agentDir}' PI_OFFLINE=1 PI_TELEMETRY=0 PI_SKIP_VERSION_CHECK=1`;
 		const cmd = `cd '${root}' && ${env} '${host.node}' '${host.cli}' --model fake/fake-model --no-session -e '${packageRoot}'`;
-		assert.equal(tmux("new-session", "-d", "-s", session, "-x", "80", "-y", "40", cmd).status, 0);
+		const tmuxStart = newSession(["-s", session, "-x", "80", "-y", "40", cmd]);
+		assert.equal(tmuxStart.status, 0, tmuxStart.stderr);
 		await screenWhen(session, "Pi's editor", (s) => s.includes("[Extensions]"));
 		// With no job at all, Tab after `kill ` offers nothing (Pi's editor used to list the files here).
 		tmux("send-keys", "-t", session, "-l", "/shell-bg kill ");

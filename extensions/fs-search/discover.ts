@@ -5,7 +5,7 @@ import type { AgentToolResult, ToolDefinition } from "@mariozechner/pi-coding-ag
 import type { Static, TSchema } from "typebox";
 import { rankedFirst } from "../lib/search/discover-kit.mjs";
 import { formatResultLines, kb, shortenPath } from "../lib/search/render.mjs";
-import { expandHint, textComponent, toolResult } from "./kit.ts";
+import { expandHint, resultComponent, textComponent, toolResult } from "./kit.ts";
 
 export interface DiscoverToolSpec<P extends TSchema, D> {
 	name: string;
@@ -39,7 +39,7 @@ export function discoverTool<P extends TSchema, D>(spec: DiscoverToolSpec<P, D>)
 			const warnings: string[] = [];
 			if (d?.timedOut) warnings.push("timed out, partial");
 			if (d?.truncation?.truncated) warnings.push(`${kb(d.truncation.maxBytes)} limit`);
-			return textComponent(context.lastComponent, formatResultLines(result, { expanded: options.expanded, maxLines: 20, expandHint: expandHint(), warnings, collapse: rankedFirst }, theme));
+			return resultComponent(context.lastComponent, formatResultLines(result, { expanded: options.expanded, maxLines: 20, expandHint: expandHint(), warnings, collapse: rankedFirst }, theme), options.expanded);
 		},
 	};
 }

@@ -5,7 +5,7 @@ import type { TUnsafe } from "typebox";
 import { formatGlobCall, formatGlobResult, globParameters, runGlobTool, type GlobToolDetails, type GlobToolParams } from "../lib/search/glob.mjs";
 import { kb } from "../lib/search/render.mjs";
 import { DEFAULT_MAX_BYTES } from "../lib/truncate.mjs";
-import { expandHint, schemaOf, searchConfig, secs, textComponent, toolResult, type SearchDeps } from "./kit.ts";
+import { expandHint, resultComponent, schemaOf, searchConfig, secs, textComponent, toolResult, type SearchDeps } from "./kit.ts";
 
 export function globTool(deps: SearchDeps): ToolDefinition<TUnsafe<GlobToolParams>, GlobToolDetails | undefined> {
 	const s = deps.settings().glob;
@@ -29,7 +29,7 @@ export function globTool(deps: SearchDeps): ToolDefinition<TUnsafe<GlobToolParam
 			return textComponent(context.lastComponent, formatGlobCall(args, theme));
 		},
 		renderResult(result, options, theme, context) {
-			return textComponent(context.lastComponent, formatGlobResult(result, options.expanded, theme, expandHint()));
+			return resultComponent(context.lastComponent, formatGlobResult(result, options.expanded, theme, expandHint()), options.expanded);
 		},
 	};
 }

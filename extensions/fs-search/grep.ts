@@ -4,7 +4,7 @@ import type { AgentToolResult, ToolDefinition } from "@mariozechner/pi-coding-ag
 import type { TUnsafe } from "typebox";
 import { formatGrepCall, formatGrepResult, grepParameters, runGrepTool, type GrepToolDetails, type GrepToolParams } from "../lib/search/grep.mjs";
 import { kb } from "../lib/search/render.mjs";
-import { expandHint, schemaOf, searchConfig, secs, textComponent, toolResult, type SearchDeps } from "./kit.ts";
+import { expandHint, resultComponent, schemaOf, searchConfig, secs, textComponent, toolResult, type SearchDeps } from "./kit.ts";
 
 export function grepTool(deps: SearchDeps): ToolDefinition<TUnsafe<GrepToolParams>, GrepToolDetails | undefined> {
 	const s = deps.settings().grep;
@@ -40,7 +40,7 @@ export function grepTool(deps: SearchDeps): ToolDefinition<TUnsafe<GrepToolParam
 			return textComponent(context.lastComponent, formatGrepCall(args, theme));
 		},
 		renderResult(result, options, theme, context) {
-			return textComponent(context.lastComponent, formatGrepResult(result, options.expanded, theme, expandHint()));
+			return resultComponent(context.lastComponent, formatGrepResult(result, options.expanded, theme, expandHint()), options.expanded);
 		},
 	};
 }

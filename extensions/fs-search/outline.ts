@@ -13,7 +13,7 @@ import {
 	type OutlineToolParams,
 } from "../lib/search/outline.mjs";
 import { DEFAULT_MAX_BYTES } from "../lib/truncate.mjs";
-import { expandHint, schemaOf, textComponent, toolResult } from "./kit.ts";
+import { expandHint, resultComponent, schemaOf, textComponent, toolResult } from "./kit.ts";
 
 export function outlineTool(core: Native): ToolDefinition<TUnsafe<OutlineToolParams>, OutlineToolDetails> {
 	return {
@@ -37,7 +37,7 @@ export function outlineTool(core: Native): ToolDefinition<TUnsafe<OutlineToolPar
 			return textComponent(context.lastComponent, formatOutlineCall(args, theme));
 		},
 		renderResult(result, options, theme, context) {
-			return textComponent(context.lastComponent, formatOutlineResult(result, options.expanded, theme, expandHint()));
+			return resultComponent(context.lastComponent, formatOutlineResult(result, options.expanded, theme, expandHint()), options.expanded);
 		},
 	};
 }
