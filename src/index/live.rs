@@ -28,6 +28,9 @@ pub(super) struct Picture {
     /// Rule files no watch sees a change of, stamped again at each search
     /// (see `table::unwatched_rules`; empty in most trees).
     unwatched: Vec<table::Stamped>,
+    /// The table's part of `unwatched` (its hard-linked ignore files), kept
+    /// across changes applied in place so they need no pass over the table.
+    linked_rules: Vec<table::Stamped>,
     built_at: SystemTime,
     /// Why it is not saved in the store (see [`IndexStatus::unsaved`]).
     unsaved: Option<String>,
@@ -63,6 +66,7 @@ impl Picture {
             watcher: b.watcher,
             root_id: b.root_id,
             unwatched: Vec::new(),
+            linked_rules: Vec::new(),
             built_at: SystemTime::now(),
             unsaved: b.unsaved,
             reread: b.reread,
@@ -81,24 +85,49 @@ impl Picture {
     /// Counts the files whose content is not in the postings, and finds the
     /// universe of the documents the rest hold.
     fn recount(&mut self) {
-        self.unwatched = table::unwatched_rules(&self.table);
-        // One pass over the entries (9 MB on the Linux tree): it runs after
-        // every change applied in place.
-        let (mut unindexed, mut universe) = (0, 0);
-        let doc_at = (self.table.entries.iter())
-            .map(|e| match e.doc {
-                Some(d) => {
-                    universe = universe.max(d as usize + 1);
-                    d
-                }
-                None => {
-                    unindexed += 1;
-                    NO_DOC
-                }
-            })
+        self.linked_rules = table::linked_rules(&self.table.entries);
+        self.unwatched = (self.linked_rules.iter().cloned())
+            .chain(table::unseen_rules(&self.table.rule_files))
             .collect();
+        let (doc_at, unindexed, universe) = counts(&self.table);
         (self.unindexed, self.universe) = (unindexed, universe);
         self.doc_at = Arc::new(doc_at);
+    }
+
+    /// What `recount` finds, brought up to date from what a batch applied
+    /// in place changed, without a pass over the table: the cost of a
+    /// change follows the change, not the tree.
+    fn follow(&mut self, edits: apply::Edits) {
+        let Some(delta) = edits.unindexed else {
+            return self.recount();
+        };
+        self.unindexed = self.unindexed.saturating_add_signed(delta);
+        let below = |p: &Path| edits.places.iter().any(|q| table::at_or_below(p, q));
+        self.linked_rules.retain(|(p, _)| !below(p));
+        self.linked_rules.extend(edits.linked_rules);
+        self.unwatched = (self.linked_rules.iter().cloned())
+            .chain(table::unseen_rules(&self.table.rule_files))
+            .collect();
+        #[cfg(debug_assertions)]
+        self.check_counts();
+    }
+
+    /// In tests and debug builds: the counts kept in step equal a recount.
+    #[cfg(debug_assertions)]
+    fn check_counts(&self) {
+        let (doc_at, unindexed, _) = counts(&self.table);
+        assert_eq!(doc_at, *self.doc_at, "documents by entry kept in step");
+        assert_eq!(unindexed, self.unindexed, "entries without a document");
+        let sorted = |mut v: Vec<table::Stamped>| {
+            v.sort_by(|a, b| a.0.cmp(&b.0));
+            v
+        };
+        let again = sorted(table::unwatched_rules(&self.table));
+        assert_eq!(
+            again,
+            sorted(self.unwatched.clone()),
+            "unwatched rule files"
+        );
     }
 
     /// Applies every event queued so far. Err: the picture can no longer be
@@ -135,10 +164,12 @@ impl Picture {
         if !places.is_empty() {
             // Errs before it changes anything: the whole walk then starts
             // from the table as it was.
-            match apply::apply(Arc::make_mut(&mut self.table), root, &self.watcher, places) {
-                Ok(applied) => {
+            let table = Arc::make_mut(&mut self.table);
+            let doc_at = Arc::make_mut(&mut self.doc_at);
+            match apply::apply(table, doc_at, root, &self.watcher, places) {
+                Ok((applied, edits)) => {
                     self.applied = applied;
-                    self.recount();
+                    self.follow(edits);
                 }
                 Err(apply::WalkWhole) => return self.walk_whole(root, &changes.dirty),
             }
@@ -186,6 +217,27 @@ impl Picture {
         let mut budget = (config.decode_per_file).saturating_mul(self.table.entries.len() as u64);
         self.postings.eval(q, self.universe, &mut budget)
     }
+}
+
+/// Each entry's document (`NO_DOC` for none), how many entries have none,
+/// and one past the largest document: one pass over the entries (9 MB on
+/// the Linux tree), made when the table is made; a change applied in place
+/// keeps them in step instead (`Picture::follow`).
+fn counts(table: &Table) -> (Vec<u32>, usize, usize) {
+    let (mut unindexed, mut universe) = (0, 0);
+    let doc_at = (table.entries.iter())
+        .map(|e| match e.doc {
+            Some(d) => {
+                universe = universe.max(d as usize + 1);
+                d
+            }
+            None => {
+                unindexed += 1;
+                NO_DOC
+            }
+        })
+        .collect();
+    (doc_at, unindexed, universe)
 }
 
 /// Where an index stands, as `indexStatus` reports it.

@@ -154,14 +154,31 @@ pub fn identity(root: &Path) -> Option<(u64, u64)> {
 /// a hard-linked one (written through another name, only that name's
 /// directory hears of it). Empty in a tree without such files.
 pub fn unwatched_rules(table: &Table) -> Vec<Stamped> {
-    let linked = (table.entries.iter())
+    let mut out = linked_rules(&table.entries);
+    out.extend(unseen_rules(&table.rule_files));
+    out
+}
+
+/// The hard-linked ignore files among `entries` (the table's part of
+/// [`unwatched_rules`]): a change applied in place asks this of its new
+/// entries only, not of the whole table (6 ms on four Linux trees).
+pub fn linked_rules(entries: &[Entry]) -> Vec<Stamped> {
+    (entries.iter())
         .filter(|e| e.stamp.is_some_and(|s| s.nlink > 1) && names_rules(&e.path))
-        .map(|e| (e.path.clone(), e.stamp));
-    let unseen = (table.rule_files.iter()).filter(|(p, s)| {
-        let symlink = std::fs::symlink_metadata(p).is_ok_and(|m| m.file_type().is_symlink());
-        symlink || s.is_some_and(|s| s.nlink > 1)
-    });
-    linked.chain(unseen.cloned()).collect()
+        .map(|e| (e.path.clone(), e.stamp))
+        .collect()
+}
+
+/// The symlinked or hard-linked files among the rule files kept beside
+/// the table (a few per tree: each costs an `lstat`).
+pub fn unseen_rules(rule_files: &[Stamped]) -> Vec<Stamped> {
+    (rule_files.iter())
+        .filter(|(p, s)| {
+            let symlink = std::fs::symlink_metadata(p).is_ok_and(|m| m.file_type().is_symlink());
+            symlink || s.is_some_and(|s| s.nlink > 1)
+        })
+        .cloned()
+        .collect()
 }
 
 /// Whether `path` is named as an ignore file.
