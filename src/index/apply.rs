@@ -55,6 +55,9 @@ pub(super) struct Edits {
     /// The hard-linked ignore files among the new entries (see
     /// `table::linked_rules`).
     pub linked_rules: Vec<Stamped>,
+    /// The new entries' paths: files without a document, for the delta to
+    /// read (see `delta.rs`).
+    pub fresh_files: Vec<PathBuf>,
 }
 
 /// The places to bring up to date: an ignore file or `.git` stands for its
@@ -273,6 +276,7 @@ pub(super) fn apply(
     let listed = new_dirs.len();
 
     let linked_rules = table::linked_rules(&fresh);
+    let fresh_files = fresh.iter().map(|e| e.path.clone()).collect();
     let unindexed = replace_runs(
         &mut table.entries,
         doc_at,
@@ -322,6 +326,7 @@ pub(super) fn apply(
         unindexed,
         places: all_places.into_iter().map(Path::to_path_buf).collect(),
         linked_rules,
+        fresh_files,
     };
     Ok((applied, edits))
 }

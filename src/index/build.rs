@@ -5,6 +5,7 @@
 //! when the store holds a generation of this root, the walk compared with
 //! it and only the files that changed read again.
 
+use super::delta::Read;
 use super::format::{time_of, Meta};
 use super::postings::{
     merge_in_memory, write_segment, Builder, KeySet, ListSource, Postings, Sorted,
@@ -16,7 +17,7 @@ use super::table::{self, Entry, Stamp, Table};
 use super::watch::Watcher;
 use super::IndexConfig;
 use crate::search::{fill, short_read_ends_file, CancelToken, DirOpener};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
 /// Bytes of files (by the walk's sizes) one part of a build covers. The
@@ -144,6 +145,39 @@ impl FileReader {
             carried = 2;
         }
     }
+}
+
+/// Reads `paths` for the delta (see `delta.rs`), the way the generation
+/// reads a file: each with its stamp taken before and after the read, and
+/// left out when the two differ, when it has more than one link, or when
+/// it is gone. Stops early when `cancel` is.
+pub(super) fn read_for_delta(paths: &[PathBuf], cancel: &CancelToken) -> Vec<(PathBuf, Read)> {
+    let mut reader = FileReader::new(false);
+    let mut keys = KeySet::default();
+    let mut out = Vec::new();
+    for path in paths {
+        if cancel.is_stopped() {
+            break;
+        }
+        let Some(before) = Stamp::of(path).filter(|s| s.nlink == 1) else {
+            continue;
+        };
+        let read = reader.fold_file(path, &mut keys).then(|| {
+            let mut k = keys.finish().to_vec();
+            k.sort_unstable();
+            k.into_boxed_slice()
+        });
+        if Stamp::of(path) == Some(before) {
+            out.push((
+                path.clone(),
+                Read {
+                    stamp: before,
+                    keys: read,
+                },
+            ));
+        }
+    }
+    out
 }
 
 /// Whether the searcher reads `bytes` as UTF-16 (it sniffs a byte order

@@ -2,7 +2,8 @@
 //! each search), stale (rebuilding), or off.
 
 use super::apply;
-use super::build::{build, lower_priority, Built, NotBuilt};
+use super::build::{build, lower_priority, read_for_delta, Built, NotBuilt};
+use super::delta::{self, Delta};
 use super::planner;
 use super::postings::Postings;
 use super::table::{self, Entry, Stamp, Table};
@@ -12,7 +13,7 @@ use crate::search::CancelToken;
 use fixedbitset::FixedBitSet;
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant, SystemTime};
 
@@ -53,7 +54,22 @@ pub(super) struct Picture {
     pub(super) doc_at: Arc<Vec<u32>>,
     /// What the last refresh applied in place (zero after a whole walk).
     pub(super) applied: apply::Applied,
+    /// The keys of files read since the generation (see `delta.rs`),
+    /// shared with the searches that run over this picture.
+    pub(super) delta: Arc<Delta>,
+    /// Files without a document that the next background batch reads.
+    pending: Vec<PathBuf>,
+    /// The background batch reading now, if any.
+    batch_out: Option<u64>,
+    /// What changed since that batch started (its reads of these are not
+    /// taken); `touched_all`: everything may have.
+    touched: Vec<PathBuf>,
+    touched_all: bool,
 }
+
+/// Past this many paths touched while a batch reads, the batch is dropped
+/// whole instead of each read checked against them.
+const MAX_TOUCHED: usize = 10_000;
 
 /// `Picture::doc_at` of an entry without a document.
 pub(super) const NO_DOC: u32 = u32::MAX;
@@ -76,6 +92,11 @@ impl Picture {
             universe: 0,
             doc_at: Arc::default(),
             applied: apply::Applied::default(),
+            delta: Arc::default(),
+            pending: Vec::new(),
+            batch_out: None,
+            touched: Vec::new(),
+            touched_all: false,
         };
         p.recount();
         p.unindexable = p.unindexed;
@@ -153,6 +174,7 @@ impl Picture {
                 .filter(|p| self.table.find(p).is_none())
                 .cloned(),
         );
+        self.touch(&changes.dirty, &places);
         // A table with errors is walked whole at its next change, so that
         // the errors can clear.
         let walk_whole = changes.unplaced
@@ -167,8 +189,9 @@ impl Picture {
             let table = Arc::make_mut(&mut self.table);
             let doc_at = Arc::make_mut(&mut self.doc_at);
             match apply::apply(table, doc_at, root, &self.watcher, places) {
-                Ok((applied, edits)) => {
+                Ok((applied, mut edits)) => {
                     self.applied = applied;
+                    self.pending.append(&mut edits.fresh_files);
                     self.follow(edits);
                 }
                 Err(apply::WalkWhole) => return self.walk_whole(root, &changes.dirty),
@@ -183,9 +206,73 @@ impl Picture {
                 e.doc = None;
                 Arc::make_mut(&mut self.doc_at)[i] = NO_DOC;
                 e.stamp = Stamp::of(&e.path);
+                self.pending.push(p.clone());
             }
         }
         Ok(())
+    }
+
+    /// Drops what the delta knows of what changed, and remembers it against
+    /// the batch reading now.
+    fn touch(&mut self, files: &[PathBuf], places: &[PathBuf]) {
+        if files.is_empty() && places.is_empty() {
+            return;
+        }
+        if self.delta.len() > 0 {
+            Arc::make_mut(&mut self.delta).forget(files, places);
+        }
+        if self.batch_out.is_some() && !self.touched_all {
+            self.touched.extend(files.iter().chain(places).cloned());
+            if self.touched.len() > MAX_TOUCHED {
+                self.touched_all = true;
+                self.touched = Vec::new();
+            }
+        }
+    }
+
+    /// The next background batch: the pending files the table holds without
+    /// a document and the delta has not read at their stamp, with its id.
+    /// `None` while a batch reads or when there is nothing (or no room).
+    fn next_batch(&mut self, id: impl FnOnce() -> u64) -> Option<(u64, Vec<PathBuf>)> {
+        if self.batch_out.is_some() || self.pending.is_empty() || !self.delta.has_room() {
+            return None;
+        }
+        let mut paths = std::mem::take(&mut self.pending);
+        paths.sort();
+        paths.dedup();
+        let table = &self.table;
+        let delta = &self.delta;
+        paths.retain(|p| {
+            table.find(p).is_some_and(|i| {
+                let e = &table.entries[i];
+                e.doc.is_none() && e.stamp.is_some_and(|s| s.nlink == 1) && !delta.has(p, e.stamp)
+            })
+        });
+        if paths.len() > delta::BATCH {
+            self.pending = paths.split_off(delta::BATCH);
+        }
+        if paths.is_empty() {
+            return None;
+        }
+        let id = id();
+        self.batch_out = Some(id);
+        self.touched = Vec::new();
+        self.touched_all = false;
+        Some((id, paths))
+    }
+
+    /// Takes what batch `id` read, but nothing of what changed meanwhile;
+    /// a batch of an earlier picture is dropped.
+    fn take_batch(&mut self, id: u64, reads: Vec<(PathBuf, delta::Read)>) {
+        if self.batch_out != Some(id) {
+            return;
+        }
+        self.batch_out = None;
+        if !self.touched_all && !reads.is_empty() {
+            Arc::make_mut(&mut self.delta).take(reads, &self.touched);
+        }
+        self.touched = Vec::new();
+        self.touched_all = false;
     }
 
     /// Walks the whole tree again: the fallback for what no place holds.
@@ -208,6 +295,14 @@ impl Picture {
         }
         self.table = Arc::new(fresh);
         self.recount();
+        // What the delta read may be of files the walk found changed.
+        self.delta = Arc::default();
+        self.touched_all = true;
+        self.pending = (self.table.entries.iter())
+            .filter(|e| e.doc.is_none() && e.stamp.is_some_and(|s| s.nlink == 1))
+            .take(delta::BATCH)
+            .map(|e| e.path.clone())
+            .collect();
         Ok(())
     }
 
@@ -293,7 +388,14 @@ pub struct LiveIndex {
     told: AtomicBool,
     /// The user was told that searches scan because of the watch limit.
     told_limit: AtomicBool,
+    /// What the last background batch read, with its id, until a search
+    /// takes it into the picture.
+    inbox: Mutex<Option<BatchRead>>,
+    next_batch: AtomicU64,
 }
+
+/// A background batch's id and what it read.
+type BatchRead = (u64, Vec<(PathBuf, delta::Read)>);
 
 /// Files not in the postings past which the picture is rebuilt.
 /// Each costs every search a read and a trigram test (about 7 us a file on
@@ -317,6 +419,8 @@ impl LiveIndex {
             building: AtomicBool::new(false),
             told: AtomicBool::new(false),
             told_limit: AtomicBool::new(false),
+            inbox: Mutex::new(None),
+            next_batch: AtomicU64::new(1),
         });
         idx.spawn_build();
         idx
@@ -476,6 +580,11 @@ impl LiveIndex {
         if pic.table.errors.count > 0 {
             return Err(IndexUse::Scan);
         }
+        let read = self.inbox.lock().unwrap_or_else(|p| p.into_inner()).take();
+        if let Some((id, reads)) = read {
+            pic.take_batch(id, reads);
+        }
+        let batch = pic.next_batch(|| self.next_batch.fetch_add(1, Ordering::Relaxed));
         let rebuild = pic.unindexed.saturating_sub(pic.unindexable)
             > rebuild_threshold(pic.table.entries.len());
         let found = query(pic);
@@ -492,7 +601,54 @@ impl LiveIndex {
         if rebuild {
             self.spawn_build();
         }
+        if let Some((id, paths)) = batch {
+            self.spawn_delta_read(id, paths);
+        }
         found.ok_or(IndexUse::Scan)
+    }
+
+    /// Reads `paths` for the delta on a niced thread of its own; what it
+    /// read waits in the inbox for the next search.
+    fn spawn_delta_read(self: &Arc<Self>, id: u64, paths: Vec<PathBuf>) {
+        let me = self.clone();
+        let spawned = std::thread::Builder::new()
+            .name("pi-utils-index-delta".into())
+            .spawn(move || {
+                lower_priority();
+                let reads = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                    read_for_delta(&paths, &me.cancel)
+                }));
+                let mut inbox = me.inbox.lock().unwrap_or_else(|p| p.into_inner());
+                *inbox = Some((id, reads.unwrap_or_default()));
+            });
+        if spawned.is_err() {
+            // Nothing read: the next search ends the batch.
+            *self.inbox.lock().unwrap_or_else(|p| p.into_inner()) = Some((id, Vec::new()));
+        }
+    }
+
+    /// Whether the delta has read everything it was given: no batch out,
+    /// nothing in the inbox or pending (`false` when not ready).
+    #[cfg(test)]
+    pub fn delta_settled(&self) -> bool {
+        let inbox_empty = self
+            .inbox
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .is_none();
+        match &*self.lock() {
+            Slot::Ready(p) => inbox_empty && p.batch_out.is_none() && p.pending.is_empty(),
+            _ => false,
+        }
+    }
+
+    /// How many files the delta holds (`None`: not ready).
+    #[cfg(test)]
+    pub fn delta_len(&self) -> Option<usize> {
+        match &*self.lock() {
+            Slot::Ready(p) => Some(p.delta.len()),
+            _ => None,
+        }
     }
 
     /// A stale index is rebuilt from scratch; searches scan meanwhile.

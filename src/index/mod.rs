@@ -18,6 +18,7 @@
 mod apply;
 mod blocks;
 mod build;
+mod delta;
 mod format;
 mod live;
 mod merge;
@@ -144,6 +145,8 @@ impl IndexUse {
 
 #[cfg(test)]
 mod apply_tests;
+#[cfg(test)]
+mod delta_tests;
 #[cfg(test)]
 mod divergence_tests;
 #[cfg(test)]

@@ -128,6 +128,18 @@ pub(crate) fn applied_of(root: &Path) -> Option<super::apply::Applied> {
     lookup(root, None)?.last_applied()
 }
 
+/// How many files `root`'s delta holds (`None`: no ready index).
+#[cfg(test)]
+pub(crate) fn delta_len_of(root: &Path) -> Option<usize> {
+    lookup(root, None)?.delta_len()
+}
+
+/// Whether `root`'s delta has read everything it was given.
+#[cfg(test)]
+pub(crate) fn delta_settled_of(root: &Path) -> bool {
+    lookup(root, None).is_some_and(|i| i.delta_settled())
+}
+
 /// Forgets `root`'s index in this process (stopping its build and its
 /// watcher), as the end of the process does: the store keeps it.
 pub fn forget_root(root: &Path) -> bool {

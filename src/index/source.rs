@@ -9,6 +9,7 @@
 //! a match: a file ruled out is one the pattern cannot match, which a
 //! content search skips and discovery still counts as seen.
 
+use super::delta::Delta;
 use super::live::NO_DOC;
 use super::planner::{self, Query};
 use super::registry::index_for;
@@ -89,11 +90,16 @@ pub fn source_for(
         }
         let scope = Scope::new(&pic.table, idx.root(), &walker)?;
         let docs = q.as_ref().and_then(|q| pic.narrowed(q, idx.config()));
+        // Only a query that can rule a file out makes the delta worth asking.
+        let delta = (q.as_ref())
+            .filter(|q| !matches!(q, Query::All) && pic.delta.len() > 0)
+            .map(|q| (pic.delta.clone(), q.clone()));
         Some(TableFeed {
             table: pic.table.clone(),
             doc_at: pic.doc_at.clone(),
             scope,
             docs,
+            delta,
         })
     });
     match found {
@@ -111,14 +117,27 @@ struct TableFeed {
     doc_at: Arc<Vec<u32>>,
     /// The documents the pattern allows; `None`: every file is a candidate.
     docs: Option<FixedBitSet>,
+    /// The keys of files read since the generation, and the query to test
+    /// them with: a file without a document is a candidate unless they
+    /// rule it out.
+    delta: Option<(Arc<Delta>, Query)>,
 }
 
 impl TableFeed {
     fn file<'a>(&self, e: &'a Entry) -> SourceFile<'a> {
         SourceFile {
             path: &e.path,
-            candidate: allows(self.docs.as_ref(), e.doc),
+            candidate: allows(self.docs.as_ref(), e.doc) && self.delta_allows(e),
             stamp: known(e.stamp),
+        }
+    }
+
+    /// Whether the delta leaves `e` a candidate (always, for a file with a
+    /// document: the postings decided that).
+    fn delta_allows(&self, e: &Entry) -> bool {
+        match &self.delta {
+            Some((delta, q)) if e.doc.is_none() => delta.allows(&e.path, e.stamp, q),
+            _ => true,
         }
     }
 }
@@ -155,7 +174,7 @@ impl TableFeed {
             (run.filter(move |i| allows(docs, doc_at(i)))).map(|i| &self.table.entries[i]);
         Box::new(
             entries
-                .filter(|e| self.scope.admits(e))
+                .filter(|e| self.scope.admits(e) && self.delta_allows(e))
                 .map(|e| e.path.as_path()),
         )
     }
