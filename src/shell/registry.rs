@@ -120,6 +120,8 @@ pub(super) struct Job {
     line: Option<(JobRecord, String)>,
     /// Stops the job before its log reaches the bound; ours, while our child.
     brake: Option<Arc<Brake>>,
+    /// The record's `log_trim_at` and `log_shift`, for lock-free readers.
+    cuts: Arc<log::Cuts>,
 }
 
 impl Job {
@@ -142,6 +144,7 @@ impl Job {
             flood_since: None,
             held: false,
             line: None,
+            cuts: Arc::new(log::Cuts::new(None, 0)),
         }
     }
 }
@@ -292,6 +295,7 @@ impl Registry {
             env: &env,
             log: spawn::log_fd(&log_file),
             go: go.read.as_raw_fd(),
+            held: cgroup.is_some(),
         });
         drop(log_file);
         let pid = spawned.inspect_err(|_| {
@@ -464,6 +468,11 @@ impl Registry {
             self.save(&mut g);
         }
         Ok(chunk)
+    }
+
+    /// Where job `id`'s log was cut, kept current without the lock.
+    pub fn log_cuts(&self, id: &str) -> Result<Arc<log::Cuts>, ShellError> {
+        Ok(find(&self.locked().jobs, id)?.cuts.clone())
     }
 
     pub fn set_read_offset(&self, id: &str, offset: u64) -> Result<(), ShellError> {
@@ -744,6 +753,7 @@ impl Registry {
             r.log_shift += t.shift;
             r.log_marker = log::marker_line(0, max).len() as u64;
             r.read_offset = moved_offset(r.read_offset, t);
+            job.cuts.set(r.log_trim_at, r.log_shift);
             job.log_seen = std::fs::metadata(path).map(|m| m.len()).unwrap_or(0);
             changed = true;
         }
@@ -813,6 +823,7 @@ fn adopt(mut rec: JobRecord) -> Job {
         reconcile::reconcile(&mut rec).map(Arc::new)
     };
     kill::settle_adopted(&mut rec);
+    let cuts = Arc::new(log::Cuts::new(rec.log_trim_at, rec.log_shift));
     let mut job = Job {
         rec,
         ours: false,
@@ -829,6 +840,7 @@ fn adopt(mut rec: JobRecord) -> Job {
         held: false,
         line: None,
         brake: None,
+        cuts,
     };
     if job.rec.is_running() && job.rec.leader_ended() {
         refresh_members(&mut job, true);

@@ -23,13 +23,16 @@ use std::path::Path;
 
 pub const WRAPPER: &str = "/bin/sh";
 
-/// `$1` shell, `$2` command, `$3` exit file, `$4` cwd. Descriptor 4 is the
-/// read end of the go-ahead pipe ([`GoPipe`]): the wrapper runs nothing
-/// until the registry writes `go` there, which it does only once the job's
-/// record is saved (and the wrapper is in the job's cgroup, if it has one).
-/// End of file without it (the host died, or could not record the job)
-/// and the wrapper exits without running the command: no job ever runs
-/// that no record names.
+/// `$1` shell, `$2` command, `$3` exit file, `$4` cwd, `$5` non-empty when
+/// the job has a cgroup to be moved into. Descriptor 4 is the read end of
+/// the go-ahead pipe ([`GoPipe`]): the wrapper runs nothing until the
+/// registry writes `go` there, which it does (before `spawn` returns) only
+/// once the job's record is saved. End of file without it (the host died,
+/// or could not record the job) and the wrapper exits without running the
+/// command: no job ever runs that no record names. With a cgroup it then
+/// waits for the move: until the registry writes a second line or closes
+/// the pipe (a host that dies after recording the job still lets it run,
+/// outside the cgroup), so nothing the command starts is born outside it.
 ///
 /// The wrapper's own stderr goes to `/dev/null` once the cwd is set, so its
 /// notices ("Terminated" when the command dies by a signal) stay out of the
@@ -38,8 +41,9 @@ pub const WRAPPER: &str = "/bin/sh";
 /// shell instead of forking again), so "not found" errors still reach the log.
 const SCRIPT: &str = "trap : HUP INT TERM
 IFS= read -r go <&4
-exec 4<&-
 [ \"$go\" = go ] || exit 0
+[ -z \"$5\" ] || read -r _ <&4
+exec 4<&-
 if cd -- \"$4\"; then
   exec 3>&2 2>/dev/null
   (\"$1\" -c \"$2\") 2>&3 3>&-
@@ -69,6 +73,8 @@ pub struct Spec<'a> {
     pub log: RawFd,
     /// The read end of the go-ahead pipe (see `SCRIPT`): becomes descriptor 4.
     pub go: RawFd,
+    /// Waits, after its go-ahead, for the move into the job's cgroup.
+    pub held: bool,
 }
 
 fn cstring(bytes: &[u8], what: &'static str) -> Result<CString, super::ShellError> {
@@ -86,6 +92,7 @@ pub fn spawn(spec: &Spec) -> Result<i32, super::ShellError> {
         cstring(spec.command.as_bytes(), "Command")?,
         cstring(spec.exit_path.as_os_str().as_bytes(), "Log path")?,
         cstring(spec.cwd.as_os_str().as_bytes(), "Working directory")?,
+        cstring(if spec.held { b"held" } else { b"" }, "held")?,
     ];
     let envp: Vec<CString> = spec
         .env
@@ -211,15 +218,15 @@ impl GoPipe {
         })
     }
 
-    /// Lets the wrapper run the command (one write: atomic on a pipe).
-    pub fn go(self) {
-        let msg = b"go\n";
-        let _ = unsafe { libc::write(self.write.as_raw_fd(), msg.as_ptr().cast(), msg.len()) };
+    /// Lets the wrapper go on (one write: atomic on a pipe); its first
+    /// line is `go`.
+    fn send(&self, line: &[u8]) {
+        let _ = unsafe { libc::write(self.write.as_raw_fd(), line.as_ptr().cast(), line.len()) };
     }
 }
 
-/// Lets a recorded job's wrapper run its command. With a cgroup, first
-/// moves the waiting wrapper into it, off the caller's thread: a move
+/// Lets a recorded job's wrapper run its command. With a cgroup, it still
+/// waits for the move into it, made off the caller's thread: a move
 /// between cgroups waits for an RCU grace period (~9 ms here), which would
 /// triple the spawn time; the job's command starts that much later instead.
 /// If the move fails, the job is tracked by the process tree.
@@ -231,8 +238,8 @@ pub(super) fn go_ahead(
     go: GoPipe,
 ) {
     use super::cgroup::JobCgroup;
+    go.send(b"go\n");
     let Some(cg) = cgroup else {
-        go.go();
         return;
     };
     let untrack = |reg: &super::Registry, id: &str, cg: &JobCgroup| {
@@ -242,31 +249,20 @@ pub(super) fn go_ahead(
             job.rec.cgroup = None;
         });
     };
-    let go = std::sync::Arc::new(std::sync::Mutex::new(Some(go)));
-    let take = |go: &std::sync::Mutex<Option<GoPipe>>| go.lock().ok().and_then(|mut g| g.take());
-    let (weak, job_id, kept, go_kept) = (
-        std::sync::Arc::downgrade(reg),
-        id.to_string(),
-        cg.clone(),
-        go.clone(),
-    );
+    let (weak, job_id, kept) = (std::sync::Arc::downgrade(reg), id.to_string(), cg.clone());
     let spawned = std::thread::Builder::new()
         .name("pi-utils-cgroup".into())
         .spawn(move || {
             let placed = cg.adopt(pid).is_ok();
+            drop(go);
             if let (false, Some(reg)) = (placed, weak.upgrade()) {
                 untrack(&reg, &job_id, &cg);
             }
-            if let Some(go) = take(&go) {
-                go.go();
-            }
         });
-    // No thread: the job goes on outside the cgroup.
+    // No thread: the pipe went with the closure, so the wrapper already
+    // went on, outside the cgroup.
     if spawned.is_err() {
         untrack(reg, id, &kept);
-        if let Some(go) = take(&go_kept) {
-            go.go();
-        }
     }
 }
 

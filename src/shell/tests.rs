@@ -11,6 +11,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 mod faults;
+mod pump;
 
 static SERIAL: Mutex<()> = Mutex::new(());
 

@@ -200,12 +200,8 @@ fn host_process() {
         max_log_bytes: None,
         process_tree_only: false,
     };
-    let first = reg.spawn(req(1)).unwrap().record.id;
-    // Running, not only recorded: its go-ahead may still be on its way
-    // (after the move into its cgroup) when spawn returns.
-    until("bg-1 to run", || {
-        reg.tail(&first, None, 100).unwrap().text == "started\n"
-    });
+    // Killed right after this returns, the host still leaves bg-1 running.
+    reg.spawn(req(1)).unwrap();
     if let Ok(fault) = std::env::var(HOST_FAULT) {
         let (step, nth) = fault.split_once(':').unwrap();
         super::super::arm_failpoint(step, nth.parse().unwrap());
