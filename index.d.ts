@@ -22,6 +22,14 @@ export declare class GrepSearch {
   cancel(): void
 }
 
+/**
+ * A job's cut offsets (`logTrimAt`, `logShift`), read without the
+ * registry's lock (see `ShellRegistry.logCuts`).
+ */
+export declare class ShellLogCuts {
+  read(): ShellCutOffsets
+}
+
 /** One Pi session's background jobs, persisted in a JSON sidecar. */
 export declare class ShellRegistry {
   /** The sidecar file (absolute). */
@@ -69,6 +77,11 @@ export declare class ShellRegistry {
    */
   readNew(id: string, options?: ShellReadOptions | undefined | null): ShellLogChunk
   setReadOffset(id: string, offset: number): void
+  /**
+   * Where job `id`'s log was cut, as a handle whose `read()` takes no lock:
+   * for a log pump that polls while a cut may hold the registry.
+   */
+  logCuts(id: string): ShellLogCuts
   /**
    * Sets `delivered`; true only for the first caller ever (persisted), so
    * a completion is announced exactly once across `/reload` and restarts.
@@ -750,6 +763,11 @@ export declare function readLogFrom(path: string, offset: number, options?: Shel
 
 /** The last `lines` lines within the last `maxBytes` of any file. */
 export declare function readLogTail(path: string, options?: ShellTailOptions | undefined | null): ShellLogChunk
+
+export interface ShellCutOffsets {
+  logTrimAt?: number
+  logShift: number
+}
 
 /** A job as last seen. Every call re-checks running jobs first. */
 export interface ShellJob {

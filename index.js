@@ -836,6 +836,7 @@ function __napiStampBindingTarget(exportsObject, target) {
 module.exports.__napiBindingTarget = __napiStampBindingTarget(nativeBinding, __napiLoadedBindingTarget)
 module.exports = nativeBinding
 module.exports.GrepSearch = nativeBinding.GrepSearch
+module.exports.ShellLogCuts = nativeBinding.ShellLogCuts
 module.exports.ShellRegistry = nativeBinding.ShellRegistry
 module.exports.apiVersion = nativeBinding.apiVersion
 module.exports.coreDefaults = nativeBinding.coreDefaults

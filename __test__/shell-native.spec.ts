@@ -390,3 +390,18 @@ test("two processes on one sidecar keep each other's jobs", async (t) => {
   const ids = (JSON.parse(text) as { jobs: Array<{ id: string; delivered: boolean }> }).jobs.map((j) => [j.id, j.delivered]);
   assert.deepEqual(ids, [[mine.id, true], [theirs.id, true]]);
 });
+
+test("a job's cut offsets are read through a handle that follows every cut (the log pump's lock-free read)", async (t) => {
+  const { root, reg, log } = setup(t);
+  const job = reg.spawn({ command: "head -c 30000000 /dev/zero; sleep 300", cwd: root, logPath: log("cut"), maxLogBytes: 4 * 1024 * 1024 });
+  const cuts = reg.logCuts(job.id);
+  assert.equal(cuts.read().logShift, 0);
+  assert.equal(cuts.read().logTrimAt ?? undefined, undefined, "not cut yet");
+  await until("the log to be cut", () => {
+    const now = reg.get(job.id)!;
+    const read = cuts.read();
+    return now.logTrimAt !== undefined && now.logTrimAt !== null && read.logTrimAt === now.logTrimAt && read.logShift === now.logShift;
+  });
+  assert.ok(cuts.read().logShift > 0);
+  assert.throws(() => reg.logCuts("bg-404"), (e: NodeJS.ErrnoException) => e.code === "UNKNOWN_JOB");
+});

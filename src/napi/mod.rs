@@ -16,5 +16,5 @@ use napi_derive::napi;
 /// function.
 #[napi]
 pub fn api_version() -> u32 {
-    5
+    6
 }

@@ -597,6 +597,16 @@ impl ShellRegistry {
 
     /// Sets `delivered`; true only for the first caller ever (persisted), so
     /// a completion is announced exactly once across `/reload` and restarts.
+    /// Where job `id`'s log was cut, as a handle whose `read()` takes no lock:
+    /// for a log pump that polls while a cut may hold the registry.
+    #[napi(catch_unwind)]
+    pub fn log_cuts(&self, env: &Env, id: String) -> Result<ShellLogCuts> {
+        self.inner
+            .log_cuts(&id)
+            .map(|inner| ShellLogCuts { inner })
+            .map_err(|e| to_js(env, e))
+    }
+
     #[napi(catch_unwind)]
     pub fn claim_delivery(&self, env: &Env, id: String) -> Result<bool> {
         self.inner.claim_delivery(&id).map_err(|e| to_js(env, e))
@@ -659,6 +669,31 @@ impl ShellRegistry {
 /// ended ones read from their exit files, others marked `lost`. A damaged
 /// sidecar loads what it can (see `problems()`); one that cannot be read,
 /// or whose damaged copy cannot be kept, throws `IO` and is not touched.
+/// A job's cut offsets (`logTrimAt`, `logShift`), read without the
+/// registry's lock (see `ShellRegistry.logCuts`).
+#[napi]
+pub struct ShellLogCuts {
+    inner: Arc<crate::shell::log::Cuts>,
+}
+
+#[napi(object)]
+pub struct ShellCutOffsets {
+    pub log_trim_at: Option<f64>,
+    pub log_shift: f64,
+}
+
+#[napi]
+impl ShellLogCuts {
+    #[napi(catch_unwind)]
+    pub fn read(&self) -> ShellCutOffsets {
+        let (at, shift) = self.inner.get();
+        ShellCutOffsets {
+            log_trim_at: at.map(|a| a as f64),
+            log_shift: shift as f64,
+        }
+    }
+}
+
 #[napi(catch_unwind, ts_args_type = "sidecarPath: string")]
 pub fn open_shell_registry(env: Env, sidecar_path: Unknown) -> Result<ShellRegistry> {
     let open = || -> Converted<ShellRegistry> {

@@ -20,6 +20,8 @@ pub struct ProcInfo {
     /// Dead but not yet reaped by its parent: it runs nothing and holds
     /// nothing but its pid.
     pub zombie: bool,
+    /// Stopped by a signal (`SIGSTOP`, `SIGTSTP`, ...), not traced.
+    pub stopped: bool,
 }
 
 /// What a recorded identity means now.
@@ -61,7 +63,7 @@ pub fn boot_id() -> Option<&'static str> {
     BOOT.get_or_init(sys::read_boot_id).as_deref()
 }
 
-pub use sys::{all_pids, command_line, environ_contains, proc_info, writes_to};
+pub use sys::{all_pids, command_line, environ_contains, holds_log_mark, proc_info};
 
 #[cfg(target_os = "linux")]
 mod sys {
@@ -92,6 +94,7 @@ mod sys {
         Some(ProcInfo {
             pid,
             zombie: matches!(field(3)?, "Z" | "X" | "x"),
+            stopped: field(3)? == "T",
             ppid: field(4)?.parse().ok()?,
             pgid: field(5)?.parse().ok()?,
             sid: field(6)?.parse().ok()?,
@@ -135,13 +138,16 @@ mod sys {
         }
     }
 
-    /// Whether the process holds the file `(dev, ino)` open for writing.
-    /// A job's output goes to its log, and what the job starts inherits
-    /// that descriptor, whatever it does to its session or environment
-    /// (`env -i setsid cmd &`). Only writers count: a `tail -f` of the log
-    /// opened it for reading and is nobody's job. Only our own uid's
-    /// processes are readable.
-    pub fn writes_to(pid: i32, dev: u64, ino: u64) -> bool {
+    /// Whether the process holds the log `(dev, ino)` through the open file
+    /// description the registry made for the job: the one that carries the
+    /// job's lock at `offset` (see `spawn::mark_log`). The job's stdout and
+    /// stderr are that description, and whatever the job starts inherits it
+    /// whatever it does to its session or environment (`env -i setsid cmd &`).
+    /// A process that opened the log itself (`cmd >> job.log`, a `tail -f`)
+    /// has a description of its own, without the lock, and is nobody's job:
+    /// who writes a file says nothing about who started it. Only our own
+    /// uid's processes are readable.
+    pub fn holds_log_mark(pid: i32, dev: u64, ino: u64, offset: u64) -> bool {
         use std::os::unix::fs::MetadataExt;
         let Ok(fds) = std::fs::read_dir(format!("/proc/{pid}/fd")) else {
             return false;
@@ -149,19 +155,26 @@ mod sys {
         fds.flatten().any(|fd| {
             // `metadata` follows the magic link to the open file itself.
             let same = std::fs::metadata(fd.path()).is_ok_and(|m| m.dev() == dev && m.ino() == ino);
-            same && fd_writable(pid, &fd.file_name().to_string_lossy())
+            same && fd_has_mark(pid, &fd.file_name().to_string_lossy(), offset)
         })
     }
 
-    /// `flags:` of `/proc/<pid>/fdinfo/<fd>` (octal) opens for writing.
-    fn fd_writable(pid: i32, fd: &str) -> bool {
+    /// `/proc/<pid>/fdinfo/<fd>` lists the locks owned by that open file
+    /// description: `lock:\t1: OFDLCK ADVISORY  WRITE -1 fe:00:123 <start> <end>`.
+    fn fd_has_mark(pid: i32, fd: &str, offset: u64) -> bool {
         let Ok(info) = std::fs::read_to_string(format!("/proc/{pid}/fdinfo/{fd}")) else {
             return false;
         };
         info.lines()
-            .find_map(|l| l.strip_prefix("flags:"))
-            .and_then(|f| u32::from_str_radix(f.trim(), 8).ok())
-            .is_some_and(|flags| flags & libc::O_ACCMODE as u32 != libc::O_RDONLY as u32)
+            .filter_map(|l| l.strip_prefix("lock:"))
+            .any(|l| is_mark(l, offset))
+    }
+
+    pub(super) fn is_mark(lock_line: &str, offset: u64) -> bool {
+        let words: Vec<&str> = lock_line.split_ascii_whitespace().collect();
+        words.contains(&"OFDLCK")
+            && words.len() >= 2
+            && words[words.len() - 2].parse::<u64>() == Ok(offset)
     }
 }
 
@@ -212,8 +225,11 @@ mod sys {
         // SZOMB from <sys/proc.h>.
         const SZOMB: u32 = 5;
         let sid = unsafe { libc::getsid(pid) };
+        // SSTOP from <sys/proc.h>.
+        const SSTOP: u32 = 4;
         Some(ProcInfo {
             pid,
+            stopped: info.pbi_status == SSTOP,
             ppid: info.pbi_ppid as i32,
             pgid: info.pbi_pgid as i32,
             sid: if sid < 0 { -1 } else { sid },
@@ -245,9 +261,8 @@ mod sys {
         false
     }
 
-    /// Another process's descriptors need `proc_pidinfo(PROC_PIDLISTFDS)`;
-    /// not implemented.
-    pub fn writes_to(_pid: i32, _dev: u64, _ino: u64) -> bool {
+    /// Another process's descriptors and their locks are not exposed.
+    pub fn holds_log_mark(_pid: i32, _dev: u64, _ino: u64, _offset: u64) -> bool {
         false
     }
 }
@@ -268,7 +283,7 @@ mod sys {
     pub fn environ_contains(_pid: i32, _needle: &[u8]) -> bool {
         false
     }
-    pub fn writes_to(_pid: i32, _dev: u64, _ino: u64) -> bool {
+    pub fn holds_log_mark(_pid: i32, _dev: u64, _ino: u64, _offset: u64) -> bool {
         false
     }
     pub fn command_line(_pid: i32) -> Option<String> {
@@ -288,7 +303,17 @@ mod tests {
             (info.ppid, info.pgid, info.sid, info.start),
             (7, 42, 42, 98765)
         );
-        assert!(!info.zombie);
+        assert!(!info.zombie && !info.stopped);
+    }
+
+    #[test]
+    fn only_an_ofd_lock_at_the_marks_offset_is_the_mark() {
+        let line =
+            "\t1: OFDLCK ADVISORY  WRITE -1 fe:00:10011595 2305843009213693952 2305843009213693952";
+        assert!(sys::is_mark(line, 2305843009213693952));
+        assert!(!sys::is_mark(line, 2305843009213693953));
+        let posix = "\t1: POSIX  ADVISORY  WRITE 77 fe:00:10011595 2305843009213693952 EOF";
+        assert!(!sys::is_mark(posix, 2305843009213693952));
     }
 
     #[test]

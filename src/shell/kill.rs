@@ -74,7 +74,11 @@ pub(super) fn target_of(rec: &JobRecord) -> Target {
             .and_then(|d| JobCgroup::open(std::path::Path::new(d))),
         log: std::fs::metadata(&rec.log_path).ok().map(|m| {
             use std::os::unix::fs::MetadataExt;
-            (m.dev(), m.ino())
+            LogMark {
+                dev: m.dev(),
+                ino: m.ino(),
+                offset: spawn::log_mark_offset(&rec.marker),
+            }
         }),
     }
 }
@@ -252,6 +256,13 @@ fn leader_check(job: &mut Job) -> Leader {
         Leader::Gone
     } else {
         match reconcile::verify(&job.rec) {
+            // Not our child: the record may be forged. Only a process that
+            // carries the job's marker is signalled.
+            Verdict::Alive(_) if !job.child && !reconcile::proven(&job.rec) => {
+                reconcile::disown(&mut job.rec);
+                job.pidfd = None;
+                Leader::Stranger
+            }
             Verdict::Alive(_) => Leader::Alive,
             Verdict::Unverifiable if job.child => Leader::Alive,
             Verdict::Ended => Leader::Gone,
@@ -291,6 +302,55 @@ fn send(
     }
 }
 
+/// Whether `p` is provably the job's whatever a record says: it carries the
+/// job's marker, is in the job's cgroup, or holds the log description the
+/// registry handed the job. What a sidecar lists by pid and start time
+/// alone may be anyone (a forged or damaged record).
+pub fn proven_member(p: &ProcInfo, target: &Target) -> bool {
+    !cfg!(target_os = "linux")
+        || target
+            .cgroup
+            .as_ref()
+            .is_some_and(|c| c.pids().contains(&p.pid))
+        || identity::environ_contains(p.pid, &target.marker)
+        || holds_mark(p.pid, target)
+}
+
+/// A running record just loaded from a sidecar (a restart, another
+/// process): drops the tracked processes pi-utils cannot prove are the
+/// job's, then continues what is stopped. A host that died while its brake
+/// (or a cut) held the job stopped left it so, and nothing else would ever
+/// send the `SIGCONT`. The leader was proven by [`reconcile::reconcile`].
+pub(super) fn settle_adopted(rec: &mut JobRecord) {
+    if !rec.is_running() {
+        return;
+    }
+    let target = target_of(rec);
+    rec.members
+        .retain(|m| member_info(m).is_some_and(|p| proven_member(&p, &target)));
+    if host_alive(rec) {
+        // Its host may have stopped it for a cut that is under way.
+        return;
+    }
+    let leader_alive = !rec.leader_ended();
+    let mut found = with_tracked(processes_of(&target, leader_alive), rec);
+    if leader_alive {
+        let leader = identity::proc_info(rec.pid).filter(|p| Some(p.start) == rec.start_ticks);
+        found.extend(leader);
+    }
+    for p in found.iter().filter(|p| p.stopped) {
+        signal_process(p, libc::SIGCONT);
+    }
+}
+
+/// Whether the process that started the job still runs: the recorded
+/// host pid names a live process started no later than the job (a later
+/// one reuses the pid).
+fn host_alive(rec: &JobRecord) -> bool {
+    let host = identity::proc_info(rec.host_pid as i32);
+    host.is_some_and(|h| !h.zombie && rec.start_ticks.is_none_or(|s| h.start <= s))
+}
+
 /// Whether descendants that left the job's group can still be found once
 /// the job's main process has ended. That needs each process's environment
 /// (the marker), which only Linux exposes; elsewhere such a process may
@@ -308,10 +368,20 @@ pub struct Target {
     /// The job's own cgroup: whatever is in it is the job's, wherever its
     /// parent, group or environment went.
     pub cgroup: Option<JobCgroup>,
-    /// The job's log as `(device, inode)`: what holds it open for writing
-    /// was started by the job (see [`identity::writes_to`]). None when the
-    /// log is gone.
-    pub log: Option<(u64, u64)>,
+    /// The job's log and where its mark is: what holds the log through the
+    /// description the registry marked was handed it by the job (see
+    /// [`identity::holds_log_mark`]); a process that merely writes to the
+    /// file is not. None when the log is gone.
+    pub log: Option<LogMark>,
+}
+
+/// The job's log file `(dev, ino)` and the offset of the lock that marks
+/// the open file description the job was given (see [`spawn::mark_log`]).
+#[derive(Debug, Clone, Copy)]
+pub struct LogMark {
+    pub dev: u64,
+    pub ino: u64,
+    pub offset: u64,
 }
 
 /// The job's processes other than the leader itself, alive right now.
@@ -334,14 +404,18 @@ pub fn processes_of(target: &Target, leader_alive: bool) -> Vec<ProcInfo> {
                     || descends_from(p, target.pid, &table)))
                 || in_cgroup.contains(&p.pid)
                 || identity::environ_contains(p.pid, &target.marker)
-                || target
-                    .log
-                    .is_some_and(|(dev, ino)| identity::writes_to(p.pid, dev, ino))
+                || holds_mark(p.pid, target)
         })
         .cloned()
         .collect();
     out.sort_by_key(|p| p.pid);
     out
+}
+
+fn holds_mark(pid: i32, target: &Target) -> bool {
+    target
+        .log
+        .is_some_and(|m| identity::holds_log_mark(pid, m.dev, m.ino, m.offset))
 }
 
 fn descends_from(p: &ProcInfo, ancestor: i32, table: &HashMap<i32, ProcInfo>) -> bool {

@@ -13,8 +13,53 @@ use std::fs::File;
 use std::io;
 use std::os::unix::fs::FileExt;
 use std::path::Path;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 const BLOCK: u64 = 64 * 1024;
+
+/// Where a job's log was cut (`logTrimAt`) and how much was removed there in
+/// all (`logShift`), readable without the registry's lock: the foreground
+/// log pump polls them every 40 ms on Node's main thread, and a cut holds
+/// the lock for 10-40 ms. One writer (the monitor, under the registry
+/// lock); a reader retries while a write is under way (a sequence lock),
+/// so the two always come from one cut.
+#[derive(Debug)]
+pub struct Cuts {
+    seq: AtomicU64,
+    /// `u64::MAX`: never cut.
+    at: AtomicU64,
+    shift: AtomicU64,
+}
+
+impl Cuts {
+    pub fn new(at: Option<u64>, shift: u64) -> Cuts {
+        Cuts {
+            seq: AtomicU64::new(0),
+            at: AtomicU64::new(at.unwrap_or(u64::MAX)),
+            shift: AtomicU64::new(shift),
+        }
+    }
+
+    pub fn set(&self, at: Option<u64>, shift: u64) {
+        self.seq.fetch_add(1, Ordering::AcqRel);
+        self.at.store(at.unwrap_or(u64::MAX), Ordering::Release);
+        self.shift.store(shift, Ordering::Release);
+        self.seq.fetch_add(1, Ordering::AcqRel);
+    }
+
+    /// `(logTrimAt, logShift)`.
+    pub fn get(&self) -> (Option<u64>, u64) {
+        loop {
+            let before = self.seq.load(Ordering::Acquire);
+            let at = self.at.load(Ordering::Acquire);
+            let shift = self.shift.load(Ordering::Acquire);
+            if before.is_multiple_of(2) && self.seq.load(Ordering::Acquire) == before {
+                return ((at != u64::MAX).then_some(at), shift);
+            }
+            std::hint::spin_loop();
+        }
+    }
+}
 
 /// What a log keeps of its start when it is trimmed.
 pub const HEAD_BYTES: u64 = 1024 * 1024;

@@ -157,6 +157,35 @@ impl From<ShellError> for CodedError {
     }
 }
 
+/// A named step of a spawn or a sidecar rewrite where the fault tests kill
+/// the host process (SIGKILL, no unwinding, nothing flushed): armed with
+/// [`arm_failpoint`] by a test host, compiled only into tests.
+#[cfg(test)]
+pub(crate) fn failpoint(name: &str) {
+    let mut armed = FAILPOINT.lock().unwrap_or_else(|p| p.into_inner());
+    if let Some((at, left)) = armed.as_mut() {
+        if at == name {
+            *left -= 1;
+            if *left == 0 {
+                unsafe { libc::kill(libc::getpid(), libc::SIGKILL) };
+            }
+        }
+    }
+}
+
+#[cfg(not(test))]
+#[inline(always)]
+pub(crate) fn failpoint(_name: &str) {}
+
+#[cfg(test)]
+static FAILPOINT: std::sync::Mutex<Option<(String, u32)>> = std::sync::Mutex::new(None);
+
+/// Kills this process at the `nth` hit of failpoint `name`.
+#[cfg(test)]
+pub(crate) fn arm_failpoint(name: &str, nth: u32) {
+    *FAILPOINT.lock().unwrap_or_else(|p| p.into_inner()) = Some((name.to_string(), nth));
+}
+
 /// Milliseconds since the Unix epoch, the unit every timestamp in a record uses.
 pub(crate) fn now_ms() -> u64 {
     std::time::SystemTime::now()

@@ -21,7 +21,11 @@ pub fn reconcile(rec: &mut JobRecord) -> Option<PidFd> {
             // the second check proves it is the one we recorded.
             let fd = PidFd::open(rec.pid);
             match verify(rec) {
-                Verdict::Alive(_) => fd,
+                Verdict::Alive(_) if proven(rec) => fd,
+                Verdict::Alive(_) => {
+                    disown(rec);
+                    None
+                }
                 other => {
                     settle(rec, other);
                     None
@@ -33,6 +37,33 @@ pub fn reconcile(rec: &mut JobRecord) -> Option<PidFd> {
             None
         }
     }
+}
+
+/// Whether pi-utils can prove it started the live process a record names:
+/// its environment carries the record's marker (`PI_UTILS_JOB=<marker>`),
+/// set by the spawn and inherited by nothing the registry did not start.
+/// A start time proves only that the pid was not reused since the record
+/// was written, and the record is input: a forged or damaged one may name
+/// pid 1 or any process with its real start time. Where environments
+/// cannot be read (not Linux) the start time is all there is.
+pub fn proven(rec: &JobRecord) -> bool {
+    if !cfg!(target_os = "linux") {
+        return true;
+    }
+    let marker = format!("{}={}", super::spawn::MARKER_NAME, rec.marker);
+    !rec.marker.is_empty() && identity::environ_contains(rec.pid, marker.as_bytes())
+}
+
+/// A running record whose live process pi-utils cannot prove it started:
+/// `lost`, and never signalled.
+pub fn disown(rec: &mut JobRecord) {
+    job::mark_lost(
+        rec,
+        &format!(
+            "pid {} is not a process pi-utils started for this job (its environment lacks the job's marker); it was not signalled",
+            rec.pid
+        ),
+    );
 }
 
 pub fn verify(rec: &JobRecord) -> Verdict {

@@ -120,6 +120,8 @@ pub(super) struct Job {
     line: Option<(JobRecord, String)>,
     /// Stops the job before its log reaches the bound; ours, while our child.
     brake: Option<Arc<Brake>>,
+    /// The record's `log_trim_at` and `log_shift`, for lock-free readers.
+    cuts: Arc<log::Cuts>,
 }
 
 impl Job {
@@ -142,6 +144,7 @@ impl Job {
             flood_since: None,
             held: false,
             line: None,
+            cuts: Arc::new(log::Cuts::new(None, 0)),
         }
     }
 }
@@ -277,11 +280,13 @@ impl Registry {
         spawn::log_not_shared(&log_file, running.map(|j| (&j.rec.id, &j.rec.log_path)))?;
         let id = free_id(&g.jobs, req.id.clone())?;
         let token = spawn::new_marker(&id);
+        spawn::mark_log(&log_file, &token);
         let env = spawn::build_env(req.env.as_deref(), &token);
         let started_at_ms = super::now_ms();
-        let held = (!req.process_tree_only)
+        let cgroup = (!req.process_tree_only)
             .then(|| held_cgroup(&token))
             .flatten();
+        let go = spawn::GoPipe::new()?;
         let spawned = spawn::spawn(&spawn::Spec {
             shell: &shell,
             command: &req.command,
@@ -289,18 +294,16 @@ impl Registry {
             exit_path: &exit_path,
             env: &env,
             log: spawn::log_fd(&log_file),
-            hold: held.as_ref().map(|(_, pipe)| pipe.read.as_raw_fd()),
+            go: go.read.as_raw_fd(),
+            held: cgroup.is_some(),
         });
         drop(log_file);
-        let (cgroup, hold) = match (spawned.as_ref(), held) {
-            (Ok(_), Some((cg, pipe))) => (Some(cg), Some(pipe)),
-            (Err(_), Some((cg, _))) => {
+        let pid = spawned.inspect_err(|_| {
+            if let Some(cg) = &cgroup {
                 cg.remove();
-                (None, None)
             }
-            (_, None) => (None, None),
-        };
-        let pid = spawned?;
+        })?;
+        super::failpoint("spawn.spawned");
         let rec = new_record(NewJob {
             id,
             req,
@@ -315,43 +318,22 @@ impl Registry {
         g.jobs.push(Job::started(rec, log_start));
         self.write(&mut g);
         drop(file_lock);
+        if let Some(error) = g.save_error.clone() {
+            // Unrecorded, it must not run: the wrapper reads end of file.
+            let job = g.jobs.pop().expect("just pushed");
+            spawn::abandon(job.rec.pid, go, cgroup);
+            return Err(ShellError::Sidecar {
+                path: self.sidecar.display().to_string(),
+                error,
+            });
+        }
+        super::failpoint("spawn.saved");
         let v = view(g.jobs.last().expect("just pushed"));
         drop(g);
-        if let (Some(cg), Some(hold)) = (cgroup, hold) {
-            self.place_in_cgroup(&v.record.id, pid, cg, hold);
-        }
+        spawn::go_ahead(self, &v.record.id, pid, cgroup, go);
+        super::failpoint("spawn.go");
         monitor::wake();
         Ok(v)
-    }
-
-    /// Moves the waiting wrapper into its cgroup, then lets it go on by
-    /// closing the hold pipe. Off the caller's thread: a move between
-    /// cgroups waits for an RCU grace period (~9 ms here), which would
-    /// triple the spawn time; the job's command starts that much later
-    /// instead. If the move fails, the job is tracked by the process tree.
-    fn place_in_cgroup(self: &Arc<Self>, id: &str, pid: i32, cg: JobCgroup, hold: spawn::HoldPipe) {
-        let untrack = |reg: &Registry, id: &str, cg: &JobCgroup| {
-            cg.remove();
-            let _ = reg.with_job(id, |job| {
-                job.rec.tracking = job::TRACKING_PROCESS_TREE.to_string();
-                job.rec.cgroup = None;
-            });
-        };
-        let (weak, job_id, kept) = (Arc::downgrade(self), id.to_string(), cg.clone());
-        let spawned = std::thread::Builder::new()
-            .name("pi-utils-cgroup".into())
-            .spawn(move || {
-                let placed = cg.adopt(pid).is_ok();
-                drop(hold);
-                if let (false, Some(reg)) = (placed, weak.upgrade()) {
-                    untrack(&reg, &job_id, &cg);
-                }
-            });
-        // No thread: the pipe went with the closure, so the wrapper already
-        // went on, outside the cgroup.
-        if spawned.is_err() {
-            untrack(self, id, &kept);
-        }
     }
 
     /// SIGTERM to the group and to escaped descendants, up to `grace` for
@@ -486,6 +468,11 @@ impl Registry {
             self.save(&mut g);
         }
         Ok(chunk)
+    }
+
+    /// Where job `id`'s log was cut, kept current without the lock.
+    pub fn log_cuts(&self, id: &str) -> Result<Arc<log::Cuts>, ShellError> {
+        Ok(find(&self.locked().jobs, id)?.cuts.clone())
     }
 
     pub fn set_read_offset(&self, id: &str, offset: u64) -> Result<(), ShellError> {
@@ -766,6 +753,7 @@ impl Registry {
             r.log_shift += t.shift;
             r.log_marker = log::marker_line(0, max).len() as u64;
             r.read_offset = moved_offset(r.read_offset, t);
+            job.cuts.set(r.log_trim_at, r.log_shift);
             job.log_seen = std::fs::metadata(path).map(|m| m.len()).unwrap_or(0);
             changed = true;
         }
@@ -834,6 +822,8 @@ fn adopt(mut rec: JobRecord) -> Job {
     } else {
         reconcile::reconcile(&mut rec).map(Arc::new)
     };
+    kill::settle_adopted(&mut rec);
+    let cuts = Arc::new(log::Cuts::new(rec.log_trim_at, rec.log_shift));
     let mut job = Job {
         rec,
         ours: false,
@@ -850,6 +840,7 @@ fn adopt(mut rec: JobRecord) -> Job {
         held: false,
         line: None,
         brake: None,
+        cuts,
     };
     if job.rec.is_running() && job.rec.leader_ended() {
         refresh_members(&mut job, true);
@@ -1175,19 +1166,11 @@ fn free_id(jobs: &[Job], asked: Option<String>) -> Result<String, ShellError> {
     }
 }
 
-/// A cgroup for the job (named by its marker) and the pipe that holds its wrapper until it is
-/// moved in; `None` where the host allows no cgroup (the job is then
-/// tracked by its process tree).
-fn held_cgroup(marker: &str) -> Option<(JobCgroup, spawn::HoldPipe)> {
+/// A cgroup for the job, named by its marker; `None` where the host allows
+/// none (the job is then tracked by its process tree).
+fn held_cgroup(marker: &str) -> Option<JobCgroup> {
     super::cgroup::sweep_orphans();
-    let cg = JobCgroup::create(marker).ok()?;
-    match spawn::HoldPipe::new() {
-        Some(pipe) => Some((cg, pipe)),
-        None => {
-            cg.remove();
-            None
-        }
-    }
+    JobCgroup::create(marker).ok()
 }
 
 /// What a just-started job's record is made of.

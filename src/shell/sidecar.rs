@@ -244,7 +244,10 @@ pub fn save_lines<S: AsRef<str>>(path: &Path, lines: &[S]) -> std::io::Result<()
         let mut f = std::fs::File::create(&tmp)?;
         f.write_all(render_lines(lines).as_bytes())?;
         drop(f);
-        std::fs::rename(&tmp, path)
+        super::failpoint("sidecar.written");
+        std::fs::rename(&tmp, path)?;
+        super::failpoint("sidecar.renamed");
+        Ok(())
     })();
     if result.is_err() {
         let _ = std::fs::remove_file(&tmp);

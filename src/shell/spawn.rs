@@ -24,9 +24,15 @@ use std::path::Path;
 pub const WRAPPER: &str = "/bin/sh";
 
 /// `$1` shell, `$2` command, `$3` exit file, `$4` cwd, `$5` non-empty when
-/// the wrapper must first wait for the registry to move it into the job's
-/// cgroup: it reads descriptor 4 until the registry closes the other end,
-/// so nothing the command starts can be born outside the cgroup.
+/// the job has a cgroup to be moved into. Descriptor 4 is the read end of
+/// the go-ahead pipe ([`GoPipe`]): the wrapper runs nothing until the
+/// registry writes `go` there, which it does (before `spawn` returns) only
+/// once the job's record is saved. End of file without it (the host died,
+/// or could not record the job) and the wrapper exits without running the
+/// command: no job ever runs that no record names. With a cgroup it then
+/// waits for the move: until the registry writes a second line or closes
+/// the pipe (a host that dies after recording the job still lets it run,
+/// outside the cgroup), so nothing the command starts is born outside it.
 ///
 /// The wrapper's own stderr goes to `/dev/null` once the cwd is set, so its
 /// notices ("Terminated" when the command dies by a signal) stay out of the
@@ -34,7 +40,10 @@ pub const WRAPPER: &str = "/bin/sh";
 /// where the redirection applies to the child only (and where `sh` execs the
 /// shell instead of forking again), so "not found" errors still reach the log.
 const SCRIPT: &str = "trap : HUP INT TERM
-[ -z \"$5\" ] || { read -r _ <&4; exec 4<&-; }
+IFS= read -r go <&4
+[ \"$go\" = go ] || exit 0
+[ -z \"$5\" ] || read -r _ <&4
+exec 4<&-
 if cd -- \"$4\"; then
   exec 3>&2 2>/dev/null
   (\"$1\" -c \"$2\") 2>&3 3>&-
@@ -62,8 +71,10 @@ pub struct Spec<'a> {
     pub env: &'a [Vec<u8>],
     /// Opened for appending; becomes the job's stdout and stderr.
     pub log: RawFd,
-    /// The read end of the hold pipe (see `SCRIPT`): becomes descriptor 4.
-    pub hold: Option<RawFd>,
+    /// The read end of the go-ahead pipe (see `SCRIPT`): becomes descriptor 4.
+    pub go: RawFd,
+    /// Waits, after its go-ahead, for the move into the job's cgroup.
+    pub held: bool,
 }
 
 fn cstring(bytes: &[u8], what: &'static str) -> Result<CString, super::ShellError> {
@@ -81,7 +92,7 @@ pub fn spawn(spec: &Spec) -> Result<i32, super::ShellError> {
         cstring(spec.command.as_bytes(), "Command")?,
         cstring(spec.exit_path.as_os_str().as_bytes(), "Log path")?,
         cstring(spec.cwd.as_os_str().as_bytes(), "Working directory")?,
-        cstring(if spec.hold.is_some() { b"hold" } else { b"" }, "hold")?,
+        cstring(if spec.held { b"held" } else { b"" }, "held")?,
     ];
     let envp: Vec<CString> = spec
         .env
@@ -141,13 +152,11 @@ pub fn spawn(spec: &Spec) -> Result<i32, super::ShellError> {
             for fd in inheritable_fds() {
                 check(libc::posix_spawn_file_actions_addclose(&mut actions, fd))?;
             }
-            if let Some(hold) = spec.hold {
-                check(libc::posix_spawn_file_actions_adddup2(
-                    &mut actions,
-                    hold,
-                    HOLD_FD,
-                ))?;
-            }
+            check(libc::posix_spawn_file_actions_adddup2(
+                &mut actions,
+                spec.go,
+                GO_FD,
+            ))?;
             let mut pid: libc::pid_t = 0;
             check(libc::posix_spawn(
                 &mut pid,
@@ -165,42 +174,108 @@ pub fn spawn(spec: &Spec) -> Result<i32, super::ShellError> {
     }
 }
 
-const HOLD_FD: RawFd = 4;
+const GO_FD: RawFd = 4;
 
-/// A pipe whose read end the wrapper waits on until the write end closes.
-pub struct HoldPipe {
+/// The pipe a new wrapper waits on before it runs anything (see `SCRIPT`).
+/// Both ends are close-on-exec here: only the wrapper's dup of the read
+/// end crosses an exec, so the write end is the registry's alone and its
+/// death is the wrapper's end of file.
+pub struct GoPipe {
     pub read: std::os::fd::OwnedFd,
-    pub write: std::os::fd::OwnedFd,
+    write: std::os::fd::OwnedFd,
 }
 
-impl HoldPipe {
-    /// Only where a job can have a cgroup to be held for.
-    #[cfg(target_os = "linux")]
-    pub fn new() -> Option<HoldPipe> {
+impl GoPipe {
+    pub fn new() -> Result<GoPipe, super::ShellError> {
         use std::os::fd::{FromRawFd, OwnedFd};
+        let failed = || super::ShellError::Spawn(std::io::Error::last_os_error().to_string());
         let mut fds = [0 as RawFd; 2];
-        if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
-            return None;
+        #[cfg(target_os = "linux")]
+        let made = unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } == 0;
+        #[cfg(not(target_os = "linux"))]
+        let made = unsafe { libc::pipe(fds.as_mut_ptr()) } == 0
+            && fds
+                .iter()
+                .all(|&fd| unsafe { libc::fcntl(fd, libc::F_SETFD, libc::FD_CLOEXEC) } == 0);
+        if !made {
+            return Err(failed());
         }
         let [read, write] = fds.map(|fd| unsafe { OwnedFd::from_raw_fd(fd) });
         // Never descriptor 4 itself: a dup2 onto the same number would
         // leave close-on-exec set, and the wrapper without its end.
-        let away_from_4 = |fd: OwnedFd| -> Option<OwnedFd> {
-            if fd.as_raw_fd() != HOLD_FD {
-                return Some(fd);
+        let away_from_4 = |fd: OwnedFd| -> Result<OwnedFd, super::ShellError> {
+            if fd.as_raw_fd() != GO_FD {
+                return Ok(fd);
             }
             let moved = unsafe { libc::fcntl(fd.as_raw_fd(), libc::F_DUPFD_CLOEXEC, 10) };
-            (moved >= 0).then(|| unsafe { OwnedFd::from_raw_fd(moved) })
+            (moved >= 0)
+                .then(|| unsafe { OwnedFd::from_raw_fd(moved) })
+                .ok_or_else(failed)
         };
-        Some(HoldPipe {
+        Ok(GoPipe {
             read: away_from_4(read)?,
             write: away_from_4(write)?,
         })
     }
 
-    #[cfg(not(target_os = "linux"))]
-    pub fn new() -> Option<HoldPipe> {
-        None
+    /// Lets the wrapper go on (one write: atomic on a pipe); its first
+    /// line is `go`.
+    fn send(&self, line: &[u8]) {
+        let _ = unsafe { libc::write(self.write.as_raw_fd(), line.as_ptr().cast(), line.len()) };
+    }
+}
+
+/// Lets a recorded job's wrapper run its command. With a cgroup, it still
+/// waits for the move into it, made off the caller's thread: a move
+/// between cgroups waits for an RCU grace period (~9 ms here), which would
+/// triple the spawn time; the job's command starts that much later instead.
+/// If the move fails, the job is tracked by the process tree.
+pub(super) fn go_ahead(
+    reg: &std::sync::Arc<super::Registry>,
+    id: &str,
+    pid: i32,
+    cgroup: Option<super::cgroup::JobCgroup>,
+    go: GoPipe,
+) {
+    use super::cgroup::JobCgroup;
+    go.send(b"go\n");
+    let Some(cg) = cgroup else {
+        return;
+    };
+    let untrack = |reg: &super::Registry, id: &str, cg: &JobCgroup| {
+        cg.remove();
+        let _ = reg.with_job(id, |job| {
+            job.rec.tracking = super::job::TRACKING_PROCESS_TREE.to_string();
+            job.rec.cgroup = None;
+        });
+    };
+    let (weak, job_id, kept) = (std::sync::Arc::downgrade(reg), id.to_string(), cg.clone());
+    let spawned = std::thread::Builder::new()
+        .name("pi-utils-cgroup".into())
+        .spawn(move || {
+            let placed = cg.adopt(pid).is_ok();
+            drop(go);
+            if let (false, Some(reg)) = (placed, weak.upgrade()) {
+                untrack(&reg, &job_id, &cg);
+            }
+        });
+    // No thread: the pipe went with the closure, so the wrapper already
+    // went on, outside the cgroup.
+    if spawned.is_err() {
+        untrack(reg, id, &kept);
+    }
+}
+
+/// A wrapper whose job could not be recorded: without its go-ahead it
+/// exits at once, running nothing; reaped here, and its cgroup removed.
+pub(super) fn abandon(pid: i32, go: GoPipe, cgroup: Option<super::cgroup::JobCgroup>) {
+    drop(go);
+    let mut status = 0;
+    while unsafe { libc::waitpid(pid, &mut status, 0) } < 0
+        && std::io::Error::last_os_error().raw_os_error() == Some(libc::EINTR)
+    {}
+    if let Some(cg) = cgroup {
+        cg.remove();
     }
 }
 
@@ -263,6 +338,38 @@ pub fn open_log(path: &Path) -> Result<std::fs::File, super::ShellError> {
             path: path.display().to_string(),
             error: e.to_string(),
         })
+}
+
+/// Where the job's mark sits in its log: a one-byte range far past any
+/// real log size, chosen by the job's marker, so two jobs' marks never
+/// meet and no write ever touches it (the lock is advisory anyway).
+pub fn log_mark_offset(marker: &str) -> u64 {
+    // FNV-1a: stable across builds, unlike std's hasher.
+    let h = marker.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
+        (h ^ b as u64).wrapping_mul(0x0100_0000_01b3)
+    });
+    (1u64 << 61) + (h & ((1u64 << 40) - 1))
+}
+
+/// Marks the open file description `log` (which becomes the job's stdout
+/// and stderr) as the job's: an open-file-description lock on one byte at
+/// [`log_mark_offset`]. Every process that inherits the description holds
+/// the mark; one that opens the log itself does not. This is how the
+/// registry knows later what it handed to the job, not who writes the file
+/// (see `identity::holds_log_mark`). False where there are no such locks.
+#[cfg(target_os = "linux")]
+pub fn mark_log(log: &std::fs::File, marker: &str) -> bool {
+    let mut fl: libc::flock = unsafe { std::mem::zeroed() };
+    fl.l_type = libc::F_WRLCK as libc::c_short;
+    fl.l_whence = libc::SEEK_SET as libc::c_short;
+    fl.l_start = log_mark_offset(marker) as libc::off_t;
+    fl.l_len = 1;
+    unsafe { libc::fcntl(log.as_raw_fd(), libc::F_OFD_SETLK, &fl) == 0 }
+}
+
+#[cfg(not(target_os = "linux"))]
+pub fn mark_log(_log: &std::fs::File, _marker: &str) -> bool {
+    false
 }
 
 /// Refuses a log that a running job writes (`jobs`: id and log path of

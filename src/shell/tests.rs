@@ -10,6 +10,9 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
+mod faults;
+mod pump;
+
 static SERIAL: Mutex<()> = Mutex::new(());
 
 struct Fixture {
@@ -180,7 +183,8 @@ const ESCAPES: &[(&str, &str)] = &[
         "( setsid sleep 300 >/dev/null 2>&1 & echo $! >\"$P\" ) &",
     ),
     // No marker and no group, session or parent of ours once the main
-    // process is gone: found by the log it still writes to.
+    // process is gone: found by the log description it inherited from the
+    // job (its mark), not by writing to the log.
     (
         "env -i setsid cmd &",
         "env -i setsid sleep 300 & echo $! >\"$P\"",
@@ -467,11 +471,13 @@ const BLOCKING_SLEEPER: &str = "exec perl -MPOSIX -e 'sigprocmask(SIG_BLOCK, POS
 /// A process that is none of our jobs' (started without the registry),
 /// running [`BLOCKING_SLEEPER`] once its signals are blocked.
 fn blocking_stranger() -> (std::process::Child, i32) {
-    let child = std::process::Command::new("sh")
-        .args(["-c", BLOCKING_SLEEPER])
-        .stdout(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
+    blocked(std::process::Command::new("sh").args(["-c", BLOCKING_SLEEPER]))
+}
+
+/// Starts `cmd` (which runs [`BLOCKING_SLEEPER`]) and returns once its
+/// signals are blocked.
+fn blocked(cmd: &mut std::process::Command) -> (std::process::Child, i32) {
+    let child = cmd.stdout(std::process::Stdio::null()).spawn().unwrap();
     let pid = child.id() as i32;
     until("the stranger to block its signals", || {
         std::fs::read_to_string(format!("/proc/{pid}/status"))

@@ -209,6 +209,12 @@ class FallbackRegistry {
 		return [...this.entries.values()].map((e) => this.view(e));
 	}
 
+	/** A fallback log is never cut. */
+	logCuts(id: string): { read(): { logTrimAt?: number; logShift: number } } {
+		this.entry(id);
+		return { read: () => ({ logShift: 0 }) };
+	}
+
 	wait(id: string, o?: ShellWaitOptions | null): Promise<ShellWaitResult> {
 		const entry = this.entry(id);
 		if (o?.signal?.aborted) throw codedError("CANCELLED", "AbortError: The operation was aborted");

@@ -18,6 +18,7 @@ export type JobRegistry = Pick<
 	| "spawn"
 	| "get"
 	| "list"
+	| "logCuts"
 	| "wait"
 	| "kill"
 	| "tail"

@@ -56,7 +56,7 @@ export class LogPump {
 		private readonly path: string,
 		start: number,
 		private readonly onData: (data: Buffer) => void,
-		private readonly cuts?: () => { logTrimAt?: number; logShift: number } | undefined,
+		private readonly cuts?: () => { logTrimAt?: number | null; logShift: number } | undefined,
 	) {
 		this.position = start;
 	}
@@ -76,7 +76,7 @@ export class LogPump {
 	/** Feeds what the log holds beyond `position`, at most `limit` bytes (a flood must not stall the event loop). */
 	drain(limit = Number.POSITIVE_INFINITY): void {
 		const cut = this.cuts?.();
-		if (cut && cut.logShift !== this.shiftSeen && cut.logTrimAt !== undefined) {
+		if (cut && cut.logShift !== this.shiftSeen && cut.logTrimAt !== undefined && cut.logTrimAt !== null) {
 			// Past the cut the bytes moved back by what was removed; inside it they are gone (the marker is there).
 			if (this.position > cut.logTrimAt) this.position = Math.max(cut.logTrimAt, this.position - (cut.logShift - this.shiftSeen));
 			this.shiftSeen = cut.logShift;
@@ -146,7 +146,9 @@ export function jobOperations(jobs: ShellJobs, plan: RunPlan, outcome: RunOutcom
 			}
 
 			const job = jobs.spawn({ command, cwd, shell, env: cleanEnv(env), timeoutMs, mode: "fg" });
-			const pump = new LogPump(job.logPath, job.logStart, onData, () => jobs.registry.get(job.id) ?? undefined);
+			// Read without the registry's lock, which a cut of a flooding log holds for tens of ms.
+			const cuts = jobs.registry.logCuts(job.id);
+			const pump = new LogPump(job.logPath, job.logStart, onData, () => cuts.read());
 			pump.start();
 			const stopWait = new AbortController();
 			let settle!: (e: Event) => void;
