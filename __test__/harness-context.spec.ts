@@ -106,7 +106,7 @@ describe("harness context", () => {
     const ui = r.files.find((f) => f.path === "src/ui.rs");
     assert.equal(ui?.knownSymbolsOmitted, 1);
     assert.equal(ui?.changedSinceSeen, false);
-    assert.match(r.text, /\(1 symbols you already have not repeated\)/);
+    assert.match(r.text, /\(1 symbol you already have not repeated\)/);
     assert.doesNotMatch(r.text, /- function draw @/);
   });
 

@@ -233,7 +233,8 @@ pub(crate) fn structure_list(
     if more > 0 {
         let _ = writeln!(out, "   ... {more} more symbols");
     }
-    let _ = writeln!(out, "   ({known} symbols you already have not repeated)");
+    let noun = if known == 1 { "symbol" } else { "symbols" };
+    let _ = writeln!(out, "   ({known} {noun} you already have not repeated)");
     true
 }
 

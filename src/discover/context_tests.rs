@@ -212,7 +212,7 @@ fn structure_lists_skip_symbols_the_model_has() {
     assert!(r.text.contains("- function render_status @"));
     assert!(r
         .text
-        .contains("   (1 symbols you already have not repeated)\n"));
+        .contains("   (1 symbol you already have not repeated)\n"));
 }
 
 #[test]
@@ -257,4 +257,38 @@ fn debug_plan_and_score_list_the_probes_and_score_terms() {
         "{}",
         l.text
     );
+}
+
+/// Keys are display paths compared exactly: the `#b=` form of a non-UTF-8
+/// name matches that file only, never its byte-collider nor the bare lossy
+/// form, and the file's facts are read from its real bytes.
+#[cfg(unix)]
+#[test]
+fn a_non_utf8_name_matches_only_its_exact_display_form() {
+    use std::os::unix::ffi::OsStrExt;
+    let t = tempfile::tempdir().unwrap();
+    let dir = t.path().join("src");
+    fs::create_dir_all(&dir).unwrap();
+    fs::write(dir.join(std::ffi::OsStr::from_bytes(b"u\xff.rs")), UI).unwrap();
+    fs::write(dir.join(std::ffi::OsStr::from_bytes(b"u\xfe.rs")), UI).unwrap();
+    let exact = "src/u\u{FFFD}.rs#b=ff";
+    for (key, shown) in [(exact, true), ("src/u\u{FFFD}.rs", false)] {
+        let c = ctx(json!({"known_files": [whole_file(key, UI)]}));
+        let (r, marks) = traced(t.path(), Some(&c), false, false);
+        let marks = marks.unwrap();
+        for (i, f) in r.files.iter().enumerate() {
+            let is_key = f.path.text == exact;
+            let all_shown = (0..f.regions.len()).all(|j| marks.files[i].already_shown(j));
+            assert_eq!(all_shown, shown && is_key, "{key} vs {}", f.path.text);
+            if shown && is_key {
+                assert!(
+                    r.text
+                        .contains(&format!("(already shown: {exact}:1-4, unchanged)")),
+                    "{}",
+                    r.text
+                );
+            }
+        }
+        assert_eq!(r.files.len(), 2);
+    }
 }
