@@ -111,17 +111,18 @@ describe("harness context", () => {
   });
 
   test("a bad context is INVALID_OPTION naming the field; an unknown version is ignored with a note", async () => {
-    const bad = [
+    // Wrong on purpose, so typed loosely.
+    const bad: Array<[Record<string, unknown>, RegExp]> = [
       [{ context: { known_files: [{ path: 1 }] } }, /context\.known_files\[0\]\.path: expected a string, got 1/],
       [{ contextJson: "{nope" }, /context: not valid JSON/],
       [{ context: {}, contextJson: "{}" }, /give context or contextJson, not both/],
       [{ context: { known_regions: [{ path: "a", start_line: 0, end_line: 2 }] } }, /start_line: expected a line number/],
-    ] as const;
+    ];
     for (const [opts, message] of bad) {
       for (const call of [
-        () => native.outline({ path: "src/ui.rs", cwd: tree.root, ...opts }),
-        () => native.trace({ query: QUERY, cwd: tree.root, ...opts }),
-        () => native.locate({ query: "ui", cwd: tree.root, ...opts }),
+        () => native.outline({ path: "src/ui.rs", cwd: tree.root, ...opts } as never),
+        () => native.trace({ query: QUERY, cwd: tree.root, ...opts } as never),
+        () => native.locate({ query: "ui", cwd: tree.root, ...opts } as never),
       ]) {
         await assert.rejects(async () => call(), (e: Error & { code?: string }) => e.code === "INVALID_OPTION" && message.test(e.message));
       }

@@ -387,6 +387,7 @@ function contextOptions(o) {
 async function queryCommand(o, name, params) {
   if (o.positional.length === 0) throw new UsageError(`${name} needs a query`);
   if (o.debugPlan && name !== "trace") throw new UsageError("--debug-plan applies to trace only");
+  /** @type {Record<string, unknown>} */
   const extra = { ...contextOptions(o) };
   if (o.debugScore) extra.debugScore = true;
   if (o.debugPlan) extra.debugPlan = true;
