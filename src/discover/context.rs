@@ -21,6 +21,8 @@ pub struct FileMark {
     pub known_symbols: Vec<bool>,
     /// Per region (trace only).
     pub regions: Vec<RegionState>,
+    /// Listed in `focus_files` (shown by `--debug-score` only).
+    pub focused: bool,
 }
 
 impl FileMark {
@@ -83,10 +85,12 @@ fn mark_file(
     regions: &[(u32, u32)],
     ctx: &HarnessContext,
 ) -> FileMark {
+    let focused = ctx.focus.contains(&path.text);
     let unknown = || FileMark {
         state: FileState::Unknown,
         known_symbols: vec![false; structure.len()],
         regions: vec![RegionState::New; regions.len()],
+        focused,
     };
     if !ctx.mentions(&path.text) {
         return unknown();
@@ -116,6 +120,7 @@ fn mark_file(
             .map(|r| ctx.region_state(&path.text, *r, &disk, &state))
             .collect(),
         state,
+        focused,
     }
 }
 

@@ -100,12 +100,13 @@ fn context_line(out: &mut String, mark: Option<&FileMark>) {
     if let Some(m) = mark {
         let _ = writeln!(
             out,
-            "     context: {}{}",
+            "     context: {}{}{}",
             m.state.name(),
             match m.known_symbols_omitted() {
                 0 => String::new(),
                 n => format!(", {n} known symbols left out"),
-            }
+            },
+            if m.focused { ", a focus file" } else { "" }
         );
     }
 }
