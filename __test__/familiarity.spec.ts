@@ -262,6 +262,24 @@ describe("freshness: compared by facts", () => {
 		assert.equal(r.reasons[0], "changed since you read it at turn 1");
 	});
 
+	test("an outline after an outside change makes the structure current again, but not the body read before it", () => {
+		const disk = memDisk();
+		disk.write("a.rs", "fn one\nbody\n");
+		const s = session(disk);
+		s.read("a.rs");
+		disk.write("a.rs", "fn one\nbody\nfn two\n");
+		s.outline("a.rs");
+		const p = s.picture();
+		assert.equal(p.changedNote("a.rs"), null);
+		assert.equal(p.view("a.rs")!.structureKnown, true);
+		const ctx = p.toContext();
+		const f = fileEntry(ctx, "a.rs")!;
+		assert.deepEqual([f.structure_confidence, f.body_confidence, f.current_version_confidence, f.source_strength], [1, 0, 1, "outline_only"]);
+		assert.ok(f.reasons.includes("the whole file read at turn 1 is out of date"));
+		const r = ctx.known_regions.find((x) => x.start_line === 1)!;
+		assert.ok(r.current_version_confidence < 0.5);
+	});
+
 	test("a touch that leaves the content as it was is not a change", () => {
 		const disk = memDisk();
 		disk.write("a.rs", "fn one\n");
@@ -424,6 +442,7 @@ describe("differential: random sessions of reads, outlines, edits and outside ch
 			const shownLines = new Map<string, Map<number, string>>();
 			const structureAt = new Map<string, string>();
 			const baseAt = new Map<string, string>();
+			const fullAt = new Map<string, string>();
 			const log: string[] = [];
 			for (let step = 0; step < 30; step++) {
 				const f = pick(FILES);
@@ -440,6 +459,7 @@ describe("differential: random sessions of reads, outlines, edits and outside ch
 					s.read(f);
 					show(1, lines.length);
 					structureAt.set(f, content);
+					fullAt.set(f, content);
 					baseAt.set(f, content);
 				} else if (op === "readRange") {
 					const off = 1 + Math.floor(rand() * lines.length);
@@ -448,7 +468,10 @@ describe("differential: random sessions of reads, outlines, edits and outside ch
 					show(off, Math.min(off + lim - 1, lines.length));
 					baseAt.set(f, content);
 					// From line 1 to the end is a read of the whole file.
-					if (off === 1 && lim >= lines.length) structureAt.set(f, content);
+					if (off === 1 && lim >= lines.length) {
+						structureAt.set(f, content);
+						fullAt.set(f, content);
+					}
 				} else if (op === "outline") {
 					s.outline(f);
 					structureAt.set(f, content);
@@ -483,6 +506,9 @@ describe("differential: random sessions of reads, outlines, edits and outside ch
 					const fe = ctx.known_files.find((x) => x.path === file);
 					if (fe && fe.current_version_confidence >= 0.8 && fe.structure_confidence >= 0.8) {
 						assert.equal(now, structureAt.get(file), `${where}: ${file} structure claimed current but the file changed ${JSON.stringify(fe)}`);
+					}
+					if (fe && fe.current_version_confidence >= 0.8 && fe.body_confidence >= 0.8) {
+						assert.equal(now, fullAt.get(file), `${where}: ${file} body claimed current but the file changed`);
 					}
 					for (const sym of ctx.known_symbols.filter((x) => x.path === file && x.current_version_confidence >= 0.8)) {
 						assert.equal(nowLines[sym.start_line - 1], `fn ${sym.symbol}`, `${where}: ${file} symbol ${sym.symbol} claimed current but moved`);

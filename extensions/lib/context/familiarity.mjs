@@ -157,23 +157,27 @@ function viewOf(f, now) {
     return { c: OWN_EDIT, why: `edited by you since turn ${e.turn}` };
   };
   const fileReasons = [];
+  // The file entry's currency is its structure's (the latest outline, whole read or write); a whole read that
+  // is out of date gives no body claim at all (its regions say what changed), rather than making a structure
+  // seen since look stale.
   let current = HIGH;
-  for (const i of [structI, fullI]) {
-    if (i < 0) continue;
-    const { c, why } = currentOf(i, "it");
-    if (c < current) current = c;
-    if (why && !fileReasons.includes(why)) fileReasons.push(why);
+  if (structI >= 0) {
+    const { c, why } = currentOf(structI, "it");
+    current = c;
+    if (why) fileReasons.push(why);
   }
+  const bodyCurrent = fullI >= 0 && currentOf(fullI, "it").c >= HIGH;
+  if (fullI >= 0 && !bodyCurrent) fileReasons.push(`the whole file read at turn ${ev[fullI].turn} is out of date`);
   if (reason) {
     current = Math.min(current, CHANGED);
     if (!fileReasons.includes(reason)) fileReasons.unshift(reason);
   }
   if (now.missing) current = 0;
   const structure = structI >= 0 ? (ev[structI].lowered ? LOWERED : HIGH) : symbolsSeen ? 0.5 : 0;
-  const body = fullI >= 0 ? (ev[fullI].lowered ? LOWERED : HIGH) : 0;
+  const body = bodyCurrent ? (ev[fullI].lowered ? LOWERED : HIGH) : 0;
   const lowered = (structI < 0 || ev[structI].lowered) && (fullI < 0 || ev[fullI].lowered);
   const seenWhy = [];
-  if (fullI >= 0) seenWhy.push(`${ev[fullI].kind === "write" ? "written" : "read in full"} at turn ${ev[fullI].turn}`);
+  if (bodyCurrent) seenWhy.push(`${ev[fullI].kind === "write" ? "written" : "read in full"} at turn ${ev[fullI].turn}`);
   if (structI >= 0 && structI !== fullI) seenWhy.push(`${SEEN[ev[structI].kind]} at turn ${ev[structI].turn}`);
   if (lowered && (structI >= 0 || fullI >= 0)) seenWhy.push("before a compaction");
   const file = {
@@ -181,7 +185,7 @@ function viewOf(f, now) {
     body_confidence: body,
     current_version_confidence: clamp(current),
     prune_confidence: lowered ? LOWERED_PRUNE : HIGH,
-    source_strength: fullI >= 0 ? "full_file" : structI >= 0 ? "outline_only" : "snippet",
+    source_strength: bodyCurrent ? "full_file" : structI >= 0 ? "outline_only" : "snippet",
     reasons: [...fileReasons, ...seenWhy],
   };
   const lastCap = latest((e) => e.after && !e.after.missing);
