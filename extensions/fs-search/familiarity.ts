@@ -4,12 +4,11 @@
 // branch's picture) and passes it on. The model lives in extensions/lib/context/ (no Pi imports); this only
 // reads Pi's events and session. An event or session method a host lacks means no familiarity, never a failure.
 import os from "node:os";
-import path from "node:path";
 import { statSync } from "node:fs";
 import type { ExtensionAPI, ExtensionContext } from "@mariozechner/pi-coding-agent";
 import { createDisk } from "../lib/context/disk.mjs";
-import { buildFamiliarity, createCaptureStore, type Familiarity } from "../lib/context/familiarity.mjs";
-import { callsOfBranch, canonicalPath, type ObserveEnv } from "../lib/context/observe.mjs";
+import { buildFamiliarity, createCaptureStore, toolViews, type Familiarity } from "../lib/context/familiarity.mjs";
+import { callsOfBranch, type ObserveEnv } from "../lib/context/observe.mjs";
 import type { GrepKnown } from "../lib/search/grep.mjs";
 import type { DiscoverKnown } from "../lib/search/discover-kit.mjs";
 import type { KnownFor } from "../lib/search/outline.mjs";
@@ -92,38 +91,11 @@ export function watchSession(pi: ExtensionAPI): SessionFamiliarity {
 			return null;
 		}
 	};
-	const nonEmpty = (c: { known_files: unknown[] }) => (c.known_files.length > 0 ? c : undefined);
+	const views = (ctx: ExtensionContext) => toolViews(picture(ctx), envOf(ctx.cwd));
 	return {
 		picture,
-		outline: (ctx) => (arg) => {
-			const p = picture(ctx);
-			if (!p) return null;
-			const canon = canonicalPath(ctx.cwd, arg);
-			if (!p.view(canon)) return null;
-			return { context: nonEmpty(p.toContext({ only: canon, as: arg })), changed: p.changedNote(canon) };
-		},
-		discover: (ctx) => (root) => {
-			const p = picture(ctx);
-			// Nothing known yet: no context, but the answer still records what it shows (details.seen).
-			if (!p) return {};
-			const abs = path.resolve(ctx.cwd, root);
-			return {
-				context: nonEmpty(p.toContext({ root: abs })),
-				changed: (shown) => p.changedNote(canonicalPath(ctx.cwd, path.join(abs, shown))),
-			};
-		},
-		grep: (ctx, root) => {
-			const p = picture(ctx);
-			if (!p) return undefined;
-			const base = path.resolve(ctx.cwd, root ?? ".");
-			// A single-file search prints the file's base name.
-			const single = root !== undefined && isFile(base);
-			const canon = (shown: string) => canonicalPath(ctx.cwd, single && shown === path.basename(base) ? base : path.join(base, shown));
-			return {
-				symbols: (shown) => p.knownSymbolLabels(canon(shown)),
-				structure: (shown) => p.view(canon(shown))?.structureKnown === true,
-				changed: (shown) => p.changedNote(canon(shown)),
-			};
-		},
+		outline: (ctx) => (arg) => views(ctx).outline(arg),
+		discover: (ctx) => (root) => views(ctx).discover(root),
+		grep: (ctx, root) => views(ctx).grep(root),
 	};
 }

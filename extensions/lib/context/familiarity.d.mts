@@ -71,3 +71,10 @@ export interface CaptureStore {
   readonly size: number;
 }
 export declare function createCaptureStore(disk: Pick<Disk, "facts">, limit?: number): CaptureStore;
+
+export interface ToolViews {
+  outline(arg: string): import("../search/outline.mjs").KnownFor | null;
+  discover(root: string): import("../search/discover-kit.mjs").DiscoverKnown | null;
+  grep(root: string | undefined): import("../search/grep.mjs").GrepKnown | undefined;
+}
+export declare function toolViews(picture: Familiarity | null, env: ObserveEnv): ToolViews;

@@ -9,7 +9,7 @@
 
 import path from "node:path";
 import { shownHash } from "./disk.mjs";
-import { itemsOfResult } from "./observe.mjs";
+import { canonicalPath, itemsOfResult } from "./observe.mjs";
 
 export const CONTEXT_VERSION = 1;
 /** What the seed's consumers treat as high confidence, and what this picture gives a lowered fact. */
@@ -378,6 +378,46 @@ export function createCaptureStore(disk, limit = 20_000) {
     },
     get size() {
       return store.size;
+    },
+  };
+}
+
+/**
+ * The picture as each search tool takes it, by the paths that tool displays: outline by its path argument,
+ * locate and trace relative to their search directory, grep relative to its searched path (a single-file
+ * search prints the file's base name). A null picture (nothing seen yet, or no session) gives no context, but
+ * locate and trace still record what they show.
+ * @param {Familiarity | null} picture
+ * @param {{ cwd: string, isFile?: (abs: string) => boolean }} env
+ */
+export function toolViews(picture, env) {
+  const { cwd } = env;
+  const nonEmpty = (c) => (c.known_files.length > 0 ? c : undefined);
+  return {
+    outline(arg) {
+      if (!picture) return null;
+      const canon = canonicalPath(cwd, arg);
+      if (!picture.view(canon)) return null;
+      return { context: nonEmpty(picture.toContext({ only: canon, as: arg })), changed: picture.changedNote(canon) };
+    },
+    discover(root) {
+      if (!picture) return {};
+      const abs = path.resolve(cwd, root);
+      return {
+        context: nonEmpty(picture.toContext({ root: abs })),
+        changed: (shown) => picture.changedNote(canonicalPath(cwd, path.join(abs, shown))),
+      };
+    },
+    grep(root) {
+      if (!picture) return undefined;
+      const base = path.resolve(cwd, root ?? ".");
+      const single = root !== undefined && env.isFile?.(base) === true;
+      const canon = (shown) => canonicalPath(cwd, single && shown === path.basename(base) ? base : path.join(base, shown));
+      return {
+        symbols: (shown) => picture.knownSymbolLabels(canon(shown)),
+        structure: (shown) => picture.view(canon(shown))?.structureKnown === true,
+        changed: (shown) => picture.changedNote(canon(shown)),
+      };
     },
   };
 }
