@@ -10,6 +10,7 @@ import { createDisk, linesOf, regionHash } from "../extensions/lib/context/disk.
 import { buildFamiliarity, createCaptureStore, type HarnessContext } from "../extensions/lib/context/familiarity.mjs";
 import { callsOfBranch, itemsOfResult } from "../extensions/lib/context/observe.mjs";
 import { createHash } from "node:crypto";
+import { formatGrepHits, freshnessNotice, hitsFirst } from "../extensions/lib/search/grep.mjs";
 
 const CWD = "/proj";
 
@@ -525,5 +526,53 @@ describe("differential: random sessions of reads, outlines, edits and outside ch
 				}
 			}
 		}
+	});
+});
+
+describe("grep with what the model knows", () => {
+	const structure = {
+		language: "rust",
+		totalLines: 16,
+		totalSymbols: 3,
+		others: [
+			{ kind: "struct", name: "Known", startLine: 11, endLine: 11 },
+			{ kind: "function", name: "fresh", startLine: 12, endLine: 12 },
+		],
+		othersOmitted: 0,
+	};
+	const hit = (p: string, line: number, first: boolean) => ({
+		path: p,
+		line,
+		text: "needle();",
+		cutBefore: 0,
+		cutAfter: 0,
+		count: 1,
+		ignored: false,
+		symbol: { kind: "function", name: "outer", startLine: 3, endLine: 9 },
+		...(first ? { fileStructure: structure } : {}),
+	});
+	const hits = [hit("lib.rs", 4, true), hit("lib.rs", 5, false)] as never[];
+	const known = (structureKnown: boolean, changed: string | null) => ({
+		symbols: (p: string) => new Set(p === "lib.rs" ? ["struct Known @ 11-11"] : []),
+		structure: (p: string) => structureKnown && p === "lib.rs",
+		changed: (p: string) => (p === "lib.rs" ? changed : null),
+	});
+
+	test("hits are all shown; known symbols leave the other: hint; a known file gets the short header", () => {
+		const plain = formatGrepHits(hits, "content", { group: true }).lines;
+		assert.deepEqual(plain, ["lib.rs (rust, 16 lines, 3 symbols)", "  function outer @ 3-9", "lib.rs:4: needle();", "lib.rs:5: needle();", "  other: struct Known @ 11-11; function fresh @ 12-12"]);
+		const withKnown = formatGrepHits(hits, "content", { group: true, known: known(true, null) }).lines;
+		assert.deepEqual(withKnown, ["lib.rs (known, unchanged)", "  function outer @ 3-9", "lib.rs:4: needle();", "lib.rs:5: needle();", "  other: function fresh @ 12-12"]);
+		// The collapsed view still finds the hit lines under the short header.
+		assert.deepEqual(hitsFirst(withKnown), ["lib.rs:4: needle();", "lib.rs:5: needle();"]);
+		// And the picture reads the short header back as this file's.
+		const items = itemsOfResult({ toolName: "grep", input: { pattern: "needle" }, content: [{ type: "text", text: withKnown.join("\n") }], details: undefined, isError: false }, { cwd: CWD });
+		assert.deepEqual(items.map((i) => [i.path, i.regions.map((r) => [r.start, r.end])]), [["lib.rs", [[4, 5]]]]);
+	});
+
+	test("a file changed since the model read it is named in one notice", () => {
+		assert.equal(freshnessNotice(hits as never, known(false, "changed since you read it at turn 2")), "lib.rs changed since you read it at turn 2");
+		assert.equal(freshnessNotice(hits as never, known(false, null)), null);
+		assert.equal(freshnessNotice(hits as never, undefined), null);
 	});
 });
