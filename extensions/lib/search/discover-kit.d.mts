@@ -35,7 +35,7 @@ export interface SeenFile {
 }
 
 export declare function withFamiliarity(opts: { path?: string; context?: object; query: string }, config: DiscoverRunConfig): DiscoverKnown | null;
-export declare function seenOf(result: { files?: Array<{ path: string; pathBytes?: string; structure?: Array<{ kind: string; name: string; startLine: number; endLine: number }>; regions?: Array<{ startLine: number; endLine: number; fullRegion?: boolean; alreadyShown?: boolean }> }> } | null): SeenFile[];
+export declare function seenOf(result: { files?: Array<{ path: string; pathBytes?: string; structure?: Array<{ kind: string; name: string; startLine: number; endLine: number }>; regions?: Array<{ startLine: number; endLine: number; fullRegion?: boolean; alreadyShown?: boolean }> }> } | null, pathsOnly?: boolean): SeenFile[];
 export declare function freshnessNotices(result: { files?: Array<{ path: string; changedSinceSeen?: boolean }> } | null, known: DiscoverKnown | null): string[];
 
 export interface DiscoverExtraDetails {

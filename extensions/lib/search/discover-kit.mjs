@@ -43,8 +43,12 @@ export function withFamiliarity(opts, config) {
   return known ?? null;
 }
 
-/** What the answer showed, for `details.seen`: `[kind, name, start, end]` symbols and `[start, end, whole]` regions. */
-export function seenOf(result) {
+/**
+ * What the answer showed, for `details.seen`: `[kind, name, start, end]` symbols and `[start, end, whole]`
+ * regions. `pathsOnly` (paths listed, or a text the byte cap cut) claims nothing beyond the paths.
+ */
+export function seenOf(result, pathsOnly = false) {
+  if (pathsOnly) return [];
   return (result?.files ?? []).map((f) => ({
     path: f.path,
     ...(f.pathBytes ? { pathBytes: f.pathBytes } : {}),

@@ -37,6 +37,6 @@ export async function runLocateTool(backend, params, config) {
     truncated: "Use limit or pathsOnly for a shorter list",
     timedOut: "Narrow the path or add a type or glob filter",
   }, freshnessNotices(result, known));
-  const details = { files: files.length, candidates: result?.candidates ?? 0, index: result?.index ?? "off", ...extra, ...(known ? { seen: seenOf(result) } : {}) };
+  const details = { files: files.length, candidates: result?.candidates ?? 0, index: result?.index ?? "off", ...extra, ...(known ? { seen: seenOf(result, params.pathsOnly === true || extra.truncation !== undefined) } : {}) };
   return { text, details, result };
 }

@@ -41,7 +41,7 @@ export async function runTraceTool(backend, params, config) {
     structureFound: result?.structureFound ?? false,
     index: result?.index ?? "off",
     ...extra,
-    ...(known ? { seen: seenOf(result) } : {}),
+    ...(known ? { seen: seenOf(result, params.pathsOnly === true || extra.truncation !== undefined) } : {}),
   };
   return { text, details, result };
 }
