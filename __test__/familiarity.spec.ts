@@ -576,3 +576,26 @@ describe("grep with what the model knows", () => {
 		assert.equal(freshnessNotice(hits as never, undefined), null);
 	});
 });
+
+describe("the Pi glue degrades to no familiarity", () => {
+	test("odd events never throw, and a host without a readable session gives full answers", async () => {
+		const { watchSession } = await import("../extensions/fs-search/familiarity.ts");
+		const handlers = new Map<string, (e: unknown, ctx: unknown) => unknown>();
+		const pi = { on: (name: string, h: (e: unknown, ctx: unknown) => unknown) => handlers.set(name, h) };
+		const fam = watchSession(pi as never);
+		assert.deepEqual([...handlers.keys()].sort(), ["session_compact", "session_start", "session_tree", "tool_call", "tool_result"]);
+		const ctx = { cwd: "/nonexistent-dir-for-pi-utils" };
+		// Garbage in: no throw, no change to the result.
+		assert.equal(handlers.get("tool_result")!({}, ctx), undefined);
+		assert.equal(handlers.get("tool_result")!({ toolCallId: "x", toolName: "read", input: { path: 42 }, content: null }, ctx), undefined);
+		assert.equal(handlers.get("tool_call")!({ toolCallId: "y", toolName: "edit", input: null }, ctx), undefined);
+		assert.equal(handlers.get("tool_call")!(undefined, undefined), undefined);
+		// No session manager, or one that throws: no picture, every answer in full.
+		assert.equal(fam.picture(ctx as never), null);
+		assert.equal(fam.outline(ctx as never)("a.ts"), null);
+		assert.deepEqual(fam.discover(ctx as never)("."), {});
+		assert.equal(fam.grep(ctx as never, undefined), undefined);
+		const throwing = { cwd: "/x", sessionManager: { getBranch: () => { throw new Error("stale ctx"); } } };
+		assert.equal(fam.picture(throwing as never), null);
+	});
+});
