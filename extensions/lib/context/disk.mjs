@@ -32,7 +32,7 @@ export function shownHash(text) {
  * all as before is not read again (ctime cannot be set back by utimes, so a rewrite always shows).
  */
 export function createDisk() {
-  /** @type {Map<string, { sig: string, size: number, hash: string | null, lines: string[] | null }>} */
+  /** @type {Map<string, { sig: string, size: number, hash: string | null, lines: string[] | null, ranges: Map<string, string> }>} */
   const cache = new Map();
   let cachedBytes = 0;
   return {
@@ -69,12 +69,18 @@ export function createDisk() {
           cache.clear();
           cachedBytes = 0;
         }
-        c = { sig, size, hash, lines };
+        c = { sig, size, hash, lines, ranges: new Map() };
         cache.set(key, c);
         cachedBytes += size;
       }
-      const { lines } = c;
-      return { missing: false, sig: c.sig, size: c.size, hash: c.hash, regionHash: lines ? (s, e) => regionHash(lines, s, e) : null };
+      const { lines, ranges } = c;
+      const hashOf = (s, e) => {
+        const key = `${s}-${e}`;
+        let h = ranges.get(key);
+        if (h === undefined) ranges.set(key, (h = regionHash(/** @type {string[]} */ (lines), s, e)));
+        return h;
+      };
+      return { missing: false, sig: c.sig, size: c.size, hash: c.hash, regionHash: lines ? hashOf : null };
     },
     clear() {
       cache.clear();
