@@ -169,8 +169,10 @@ function viewOf(f, now) {
   const bodyCurrent = fullI >= 0 && currentOf(fullI, "it").c >= HIGH;
   if (fullI >= 0 && !bodyCurrent) fileReasons.push(`the whole file read at turn ${ev[fullI].turn} is out of date`);
   if (reason) {
+    // One change note is enough: the latest thing the model did with the file, then everything else.
     current = Math.min(current, CHANGED);
-    if (!fileReasons.includes(reason)) fileReasons.unshift(reason);
+    for (let i = fileReasons.length - 1; i >= 0; i--) if (fileReasons[i].startsWith("changed")) fileReasons.splice(i, 1);
+    fileReasons.unshift(reason);
   }
   if (now.missing) current = 0;
   const structure = structI >= 0 ? (ev[structI].lowered ? LOWERED : HIGH) : symbolsSeen ? 0.5 : 0;
