@@ -55,6 +55,7 @@ export declare class ShellRegistry {
    * SIGTERM to the job's process group and to descendants that left it,
    * `graceMs` for them to exit, then SIGKILL; resolves with what happened.
    * Killing a job that has ended (with nothing left behind) is a no-op.
+   * An unknown id or a bad `graceMs` rejects (it never throws).
    */
   kill(id: string, options?: ShellKillOptions | undefined | null): Promise<ShellKillReport>
   /**
@@ -150,6 +151,32 @@ export interface ErrorSample {
  * that only has an error's text (an older addon's) can match on.
  */
 export declare function errorSamples(): Array<ErrorSample>
+
+/**
+ * The facts a harness records when the model is shown a file, in the form
+ * a harness context's `size` and `content_hash` fields are checked in.
+ * Rejects like `outline` for a missing, special or too large file.
+ */
+export declare function fingerprint(options: FingerprintOptions): Promise<FingerprintResult>
+
+/** Options for `fingerprint`. */
+export interface FingerprintOptions {
+  /** The file, as our results print it (display forms accepted). */
+  path: string
+  /** Base for a relative `path`. Default: `process.cwd()`. */
+  cwd?: string
+  /** Line ranges to hash (as `known_regions[].content_hash`). */
+  regions?: Array<LineRange>
+}
+
+export interface FingerprintResult {
+  path: string
+  size: number
+  /** `xxh3:` and 16 hex digits: record it as `known_files[].content_hash`. */
+  contentHash: string
+  totalLines: number
+  regions: Array<RegionFingerprint>
+}
 
 /**
  * Lists files (or directories) matching `pattern`, newest first by default.
@@ -449,6 +476,19 @@ export interface GrepSymbol {
   endLine: number
 }
 
+/**
+ * What the model already has (agentgrep's harness context, version 1). Keys
+ * are the paths exactly as our results print them. README: "Harness context".
+ */
+export interface HarnessContext {
+  /** 1 (absent means 1); another version is ignored with a note. */
+  version?: number
+  known_files?: Array<KnownFileEntry>
+  known_regions?: Array<KnownRegionEntry>
+  known_symbols?: Array<KnownSymbolEntry>
+  focus_files?: Array<string>
+}
+
 export interface IgnoredCount {
   /** Ignored root, e.g. `node_modules/`. */
   path: string
@@ -566,6 +606,62 @@ export interface IndexWarmOptions {
   savedOnly?: boolean
 }
 
+/** A file the model has seen. Confidences are 0 to 1 (absent = 0). */
+export interface KnownFileEntry {
+  path: string
+  structure_confidence?: number
+  body_confidence?: number
+  /** Below 0.5: changed since the model saw it. */
+  current_version_confidence?: number
+  prune_confidence?: number
+  /** `full_file`, `full_region`, `outline_only`, `match_line_only`, `snippet`, `summary_only`. */
+  source_strength?: string
+  /** Those starting with `changed` are shown in "changed since" notes. */
+  reasons?: Array<string>
+  /** Bytes when the model saw it (checked against the disk). */
+  size?: number
+  /** `fingerprint().contentHash` when the model saw it (checked against the disk). */
+  content_hash?: string
+}
+
+/** Lines of a file the model has seen. */
+export interface KnownRegionEntry {
+  path: string
+  start_line: number
+  end_line: number
+  structure_confidence?: number
+  body_confidence?: number
+  current_version_confidence?: number
+  prune_confidence?: number
+  source_strength?: string
+  reasons?: Array<string>
+  /** `fingerprint({ regions })` hash of these lines when the model saw them. */
+  content_hash?: string
+}
+
+/** A symbol the model has seen. */
+export interface KnownSymbolEntry {
+  path: string
+  symbol: string
+  /** As outline prints it: `function`, `method`, `struct`, ... */
+  kind?: string
+  /** Where the model saw it (checked against the file's outline now). */
+  start_line?: number
+  end_line?: number
+  structure_confidence?: number
+  body_confidence?: number
+  current_version_confidence?: number
+  prune_confidence?: number
+  source_strength?: string
+  reasons?: Array<string>
+}
+
+export interface LineRange {
+  /** 1-based, inclusive. */
+  startLine: number
+  endLine: number
+}
+
 /**
  * Ranks files by how well their path (and, for the best few, their
  * symbols) matches `query`. Rejects at once on an empty query, one without
@@ -599,6 +695,10 @@ export interface LocatedFile {
   moreSymbols: number
   /** Whether ignore rules exclude it (such files rank after the project's). */
   ignored: boolean
+  /** The context says (or its recorded facts show) the file changed since the model saw it. */
+  changedSinceSeen: boolean
+  /** Symbols of `structure` the context says the model has, left out of `text`. */
+  knownSymbolsOmitted: number
 }
 
 /** Options for `locate`. */
@@ -637,6 +737,15 @@ export interface LocateOptions {
   timeoutMs?: number
   /** Cancels the walk; the best files so far are returned with `cancelled`. */
   signal?: AbortSignal
+  /**
+   * What the model already has (README: "Harness context"): changed
+   * files are flagged, symbols it has are left out of `structure:`.
+   */
+  context?: HarnessContext
+  /** The same as a JSON string (not both). */
+  contextJson?: string
+  /** Append `debug score:`: each file's score and the signals behind it. */
+  debugScore?: boolean
 }
 
 export interface LocateResult {
@@ -668,7 +777,8 @@ export interface LocateResult {
  * yields the same registry, so jobs survive `/reload`. A registry loaded
  * from disk is reconciled: running jobs that are still ours are adopted,
  * ended ones read from their exit files, others marked `lost`. A damaged
- * sidecar never throws: see `problems()`.
+ * sidecar loads what it can (see `problems()`); one that cannot be read,
+ * or whose damaged copy cannot be kept, throws `IO` and is not touched.
  */
 export declare function openShellRegistry(sidecarPath: string): ShellRegistry
 
@@ -702,6 +812,18 @@ export interface OutlineOptions {
    * counted in `omitted`. Default 1000.
    */
   maxItems?: number
+  /**
+   * What the model already has (README: "Harness context"): a file it
+   * has, unchanged, is printed compact; a changed one says what changed.
+   */
+  context?: HarnessContext
+  /** The same as a JSON string (not both). */
+  contextJson?: string
+  /**
+   * Append `debug structure:`: the file opened, its grammar, whether it
+   * parsed and why not, and what the context made of it.
+   */
+  debugStructure?: boolean
 }
 
 export interface OutlineResult {
@@ -727,6 +849,11 @@ export interface OutlineResult {
    * `maxItems` left out.
    */
   text: string
+  /**
+   * What `context` made of the file: `none` (no context), `unknown` (no
+   * entry for the path), `known`, `unchanged` (compact text) or `changed`.
+   */
+  context: 'none' | 'unknown' | 'known' | 'unchanged' | 'changed'
 }
 
 export interface OutlineSymbol {
@@ -750,6 +877,12 @@ export declare function readLogFrom(path: string, offset: number, options?: Shel
 
 /** The last `lines` lines within the last `maxBytes` of any file. */
 export declare function readLogTail(path: string, options?: ShellTailOptions | undefined | null): ShellLogChunk
+
+export interface RegionFingerprint {
+  startLine: number
+  endLine: number
+  contentHash: string
+}
 
 /** A job as last seen. Every call re-checks running jobs first. */
 export interface ShellJob {
@@ -992,6 +1125,10 @@ export interface TracedFile {
   moreSymbols: number
   regions: Array<TraceRegion>
   ignored: boolean
+  /** The context says (or its recorded facts show) the file changed since the model saw it. */
+  changedSinceSeen: boolean
+  /** Symbols of `structure` the context says the model has, left out of `text`. */
+  knownSymbolsOmitted: number
 }
 
 /** Options for `trace`. */
@@ -1030,6 +1167,18 @@ export interface TraceOptions {
   timeoutMs?: number
   /** Cancels the trace; what was found so far is returned with `cancelled`. */
   signal?: AbortSignal
+  /**
+   * What the model already has (README: "Harness context"): regions it
+   * has, unchanged, are named with their range instead of inlined;
+   * changed ones are marked; `structure:` skips symbols it has.
+   */
+  context?: HarnessContext
+  /** The same as a JSON string (not both). */
+  contextJson?: string
+  /** Append `debug plan:`: the probes run and why each was chosen. */
+  debugPlan?: boolean
+  /** Append `debug score:`: each file's and region's score and its terms. */
+  debugScore?: boolean
 }
 
 export interface TraceQueryOut {
@@ -1059,6 +1208,13 @@ export interface TraceRegion {
   body: Array<string>
   fullRegion: boolean
   why: Array<string>
+  /**
+   * The model has these lines, unchanged (context): `body` is empty and
+   * `text` names the range instead.
+   */
+  alreadyShown: boolean
+  /** The model saw these lines and they changed since (context). */
+  changedSinceShown: boolean
 }
 
 export interface TraceResult {

@@ -841,6 +841,7 @@ module.exports.apiVersion = nativeBinding.apiVersion
 module.exports.coreDefaults = nativeBinding.coreDefaults
 module.exports.errorCodes = nativeBinding.errorCodes
 module.exports.errorSamples = nativeBinding.errorSamples
+module.exports.fingerprint = nativeBinding.fingerprint
 module.exports.glob = nativeBinding.glob
 module.exports.grep = nativeBinding.grep
 module.exports.indexCanNarrow = nativeBinding.indexCanNarrow

@@ -192,7 +192,7 @@ test("outline exit codes: 1 without symbols, 2 for a missing file (with near nam
     assert.equal(r.code, 2, args.join(" "));
     assert.match(r.stderr, /Run pi-utils --help for usage/);
   }
-  assert.match(run(tr.root, ["--help"]).stdout, /pi-utils outline \[--json\] \[--max-items N\] <file>/);
+  assert.match(run(tr.root, ["--help"]).stdout, /pi-utils outline \[--json\] \[--max-items N\] \[--context-json FILE\] \[--debug-structure\] <file>/);
 });
 
 test("grep answers from a saved index when one is there, with the scan's output, and never build one", async (t) => {

@@ -18,7 +18,7 @@ const OUTLINE_DEFAULTS = { maxBytes: DEFAULT_MAX_BYTES, maxItems: DEFAULTS.outli
 const HELP = `Usage:
   pi-utils grep [options] <pattern> [path]
   pi-utils glob [options] <pattern> [path]
-  pi-utils outline [--json] [--max-items N] <file>
+  pi-utils outline [--json] [--max-items N] [--context-json FILE] [--debug-structure] <file>
   pi-utils locate [options] <query words...> [dir] (alias: find)
   pi-utils trace [options] subject:X relation:R [support:S] [kind:K] [path:P]
   pi-utils index status|warm|drop [path]
@@ -40,6 +40,7 @@ glob options:
       --limit N            at most N entries (default ${GLOB_DEFAULTS.limit})
 outline options:
       --max-items N        at most N symbols, deepest dropped first (default ${OUTLINE_DEFAULTS.maxItems})
+      --debug-structure    append what outline saw: grammar, whether it parsed and why not
 locate and trace options:
       --path DIR           directory to search (default: current directory); locate also takes
                            a last word that is an existing directory (".", "src/") as the path
@@ -47,6 +48,12 @@ locate and trace options:
       --limit N            locate: at most N files (default ${DEFAULTS.locate.limit}); -t and -g filter as for grep
       --max-files N        trace: at most N files (default ${DEFAULTS.trace.maxFiles})
       --max-regions N      trace: at most N regions over all files (default ${DEFAULTS.trace.maxRegions})
+      --debug-plan         trace: append the probes run and why each was chosen
+      --debug-score        append each file's score and the terms behind it
+outline, locate and trace:
+      --context-json FILE  harness context (agentgrep's JSON: what the model already has, keyed by
+                           displayed path): known unchanged outlines compact, known regions named
+                           by range instead of inlined, changed files flagged (README: Harness context)
 index:
   The live index is saved in the store ($PI_UTILS_INDEX_DIR, else ~/.cache/pi-utils/index) and
   re-validated by the next process that opens it. warm builds (or re-validates) the directory's
@@ -84,6 +91,7 @@ const VALUE_FLAGS = {
   "--path": "path",
   "--max-files": "maxFiles",
   "--max-regions": "maxRegions",
+  "--context-json": "contextJsonFile",
 };
 const BOOL_FLAGS = {
   "-F": "literal",
@@ -97,6 +105,9 @@ const BOOL_FLAGS = {
   "--respect-ignore": "respectIgnore",
   "--no-hidden": "noHidden",
   "--json": "json",
+  "--debug-plan": "debugPlan",
+  "--debug-score": "debugScore",
+  "--debug-structure": "debugStructure",
   "--no-group": "noGroup",
   "--paths-only": "pathsOnly",
   "--no-index": "noIndex",
@@ -340,15 +351,16 @@ async function outlineCommand(o) {
   if (o.positional.length !== 1) throw new UsageError("outline takes exactly one file");
   const params = { path: o.positional[0], maxItems: intOption(o, "maxItems", "--max-items") };
   const [{ outlinePath, runOutlineTool }, native] = await Promise.all([import("../extensions/lib/search/outline.mjs"), loadNative()]);
+  const extra = { ...contextOptions(o), ...(o.debugStructure ? { debugStructure: true } : {}) };
   if (o.json) {
     const maxItems = Math.max(1, params.maxItems ?? OUTLINE_DEFAULTS.maxItems);
-    const { text: _text, ...result } = await native.outline({ path: outlinePath(params.path), cwd: process.cwd(), maxItems });
+    const { text: _text, ...result } = await native.outline({ path: outlinePath(params.path), cwd: process.cwd(), maxItems, ...extra });
     return { out: jsonLine(result), code: result.symbols.length > 0 ? 0 : 1 };
   }
   let found = 0;
   const backend = {
     async outline(opts) {
-      const result = await native.outline(opts);
+      const result = await native.outline({ ...opts, ...extra });
       found = result.symbols.length;
       return result;
     },
@@ -358,9 +370,27 @@ async function outlineCommand(o) {
   return { out: `${text}\n`, code: found > 0 ? 0 : 1 };
 }
 
+/**
+ * --context-json FILE as the native `contextJson` option: the file is read here, the core parses and
+ * checks it (a bad one is an INVALID_OPTION error naming the field).
+ */
+function contextOptions(o) {
+  if (o.contextJsonFile === undefined) return {};
+  try {
+    return { contextJson: fs.readFileSync(o.contextJsonFile, "utf8") };
+  } catch (e) {
+    throw new UsageError(`--context-json: cannot read ${o.contextJsonFile}: ${e instanceof Error ? e.message : String(e)}`);
+  }
+}
+
 /** locate and trace: the tool's text, or with --json one line per file and a summary line. */
 async function queryCommand(o, name, params) {
   if (o.positional.length === 0) throw new UsageError(`${name} needs a query`);
+  if (o.debugPlan && name !== "trace") throw new UsageError("--debug-plan applies to trace only");
+  /** @type {Record<string, unknown>} */
+  const extra = { ...contextOptions(o) };
+  if (o.debugScore) extra.debugScore = true;
+  if (o.debugPlan) extra.debugPlan = true;
   const [tool, native] = await Promise.all([import(`../extensions/lib/search/${name}.mjs`), loadNative()]);
   const run = name === "locate" ? tool.runLocateTool : tool.runTraceTool;
   const config = { cwd: process.cwd(), timeoutMs: intOption(o, "timeoutMs", "--timeout-ms") };
@@ -368,7 +398,7 @@ async function queryCommand(o, name, params) {
   let result = null;
   const backend = {
     [name]: async (opts) => {
-      result = await native[name](opts);
+      result = await native[name]({ ...opts, ...extra });
       return result;
     },
   };

@@ -2,6 +2,7 @@
 //! modules (`search`, `structure`, `discover`, `shell`), and `napi` holds the glue that
 //! converts types for JS.
 
+pub mod context;
 pub mod discover;
 pub mod error_code;
 pub mod fault;

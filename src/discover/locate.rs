@@ -551,6 +551,11 @@ impl LocatePlan {
     pub fn run(&self, cancel: &CancelToken) -> LocateResult {
         run_plan(self, cancel)
     }
+
+    /// The directory searched; shown paths are relative to it.
+    pub fn root(&self) -> &Path {
+        &self.scope.root
+    }
 }
 
 /// Path tokens the text holds earn back this share of what lacking them

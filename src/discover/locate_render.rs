@@ -2,6 +2,7 @@
 //! ranked list (one line per file), then per file its rank and path,
 //! `role:`, `why:` and `structure:`.
 
+use super::context::{self, FileMark, Marks};
 use super::locate::LocateResult;
 use super::role::Role;
 use crate::structure::{symbol_label, Language, Symbol};
@@ -11,6 +12,7 @@ use std::fmt::Write;
 /// (trace prints its files the same way, then their regions).
 pub(crate) fn file_block(out: &mut String, rank: usize, f: FileBlock<'_>) {
     let _ = writeln!(out, "\n{rank}. {}", f.path);
+    context::file_note(out, f.mark);
     let lang = f
         .language
         .map(|l| format!(" ({})", l.name()))
@@ -20,7 +22,7 @@ pub(crate) fn file_block(out: &mut String, rank: usize, f: FileBlock<'_>) {
     for w in f.why {
         let _ = writeln!(out, "   - {w}");
     }
-    if f.structure.is_empty() {
+    if f.structure.is_empty() || context::structure_list(out, f.structure, f.more_symbols, f.mark) {
         return;
     }
     out.push_str("   structure:\n");
@@ -56,9 +58,16 @@ pub(crate) struct FileBlock<'a> {
     pub why: &'a [String],
     pub structure: &'a [Symbol],
     pub more_symbols: usize,
+    /// What a harness context made of the file.
+    pub mark: Option<&'a FileMark>,
 }
 
 pub(crate) fn render(r: &LocateResult) -> String {
+    render_marked(r, None)
+}
+
+/// With a harness context's marks: changed files flagged, known symbols skipped.
+pub(crate) fn render_marked(r: &LocateResult, marks: Option<&Marks>) -> String {
     let mut out = String::new();
     let _ = writeln!(out, "query: {}", r.query);
     let _ = writeln!(out, "top files: {}", r.files.len());
@@ -66,13 +75,14 @@ pub(crate) fn render(r: &LocateResult) -> String {
         let _ = writeln!(out, "note: {note}");
     }
     let blocks = || {
-        r.files.iter().map(|f| FileBlock {
+        r.files.iter().enumerate().map(|(i, f)| FileBlock {
             path: &f.path.text,
             role: f.role,
             language: f.language,
             why: &f.why,
             structure: &f.structure,
             more_symbols: f.more_symbols,
+            mark: marks.and_then(|m| m.files.get(i)),
         })
     };
     ranked_list(&mut out, blocks());

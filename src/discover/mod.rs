@@ -7,6 +7,8 @@
 //! (rendered here, so the CLI and the Pi tools print the same bytes).
 
 pub mod content;
+pub mod context;
+mod context_debug;
 pub mod dsl;
 pub mod files;
 pub mod locate;
@@ -17,6 +19,8 @@ pub mod tokens;
 pub mod trace;
 mod trace_render;
 
+#[cfg(test)]
+mod context_tests;
 #[cfg(test)]
 mod index_tests;
 #[cfg(test)]

@@ -1000,3 +1000,37 @@ pub fn run(
 ) -> Result<TraceResult, DiscoverError> {
     Ok(TracePlan::new(cwd, path, opts)?.run(cancel))
 }
+
+/// The plan as `--debug-plan` shows it (`context_debug.rs`).
+pub(crate) struct PlanParts<'a> {
+    pub query: &'a TraceQuery,
+    pub subject_pattern: &'a str,
+    pub relation_tokens: &'a [String],
+    pub support: &'a [Vec<String>],
+    pub wanted: Option<RegionKind>,
+    pub max_files: usize,
+    pub max_regions: usize,
+    pub shortlist: usize,
+    pub max_occurrences: usize,
+}
+
+impl TracePlan {
+    /// The directory searched; shown paths are relative to it.
+    pub fn root(&self) -> &Path {
+        &self.scope.root
+    }
+
+    pub(crate) fn parts(&self) -> PlanParts<'_> {
+        PlanParts {
+            query: &self.query,
+            subject_pattern: self.subject.pattern(),
+            relation_tokens: &self.relation_tokens,
+            support: &self.support,
+            wanted: self.known().and_then(wanted_kind),
+            max_files: self.opts.max_files,
+            max_regions: self.opts.max_regions,
+            shortlist: SHORTLIST,
+            max_occurrences: MAX_OCCURRENCES,
+        }
+    }
+}

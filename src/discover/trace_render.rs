@@ -3,11 +3,18 @@
 //! line per file), then per file `role:`, `why:`, `structure:` and
 //! `regions:` (line numbers right-aligned per region).
 
+use super::context::{self, FileMark, Marks};
 use super::locate_render::{file_block, ranked_list, FileBlock};
 use super::trace::{TraceResult, TracedFile};
 use std::fmt::Write;
 
 pub(crate) fn render(r: &TraceResult) -> String {
+    render_marked(r, None)
+}
+
+/// With a harness context's marks: known regions named, not inlined.
+pub(crate) fn render_marked(r: &TraceResult, marks: Option<&Marks>) -> String {
+    let mark = |i: usize| marks.and_then(|m| m.files.get(i));
     let mut out = String::new();
     out.push_str("query parameters:\n");
     if let Some(q) = &r.query {
@@ -42,19 +49,24 @@ pub(crate) fn render(r: &TraceResult) -> String {
             return out;
         }
     }
-    ranked_list(&mut out, r.files.iter().map(block_of));
+    ranked_list(&mut out, r.files.iter().map(|f| block_of(f, None)));
     if !r.structure_found {
         out.push_str("note: no structure was found in these files (no known language); regions are word-boundary matches\n");
     }
     for (i, f) in r.files.iter().enumerate() {
-        file_block(&mut out, i + 1, block_of(f));
+        file_block(&mut out, i + 1, block_of(f, mark(i)));
         if f.regions.is_empty() {
             continue;
         }
         out.push_str("   regions:\n");
-        for g in &f.regions {
+        for (j, g) in f.regions.iter().enumerate() {
+            if let Some(line) = context::region_line(&f.path.text, g, mark(i), j) {
+                out.push_str(&line);
+                continue;
+            }
             let _ = writeln!(out, "   - {} @ {}-{}", g.label, g.start_line, g.end_line);
             let _ = writeln!(out, "     kind: {}", g.kind.as_str());
+            context::region_note(&mut out, mark(i), j);
             if !g.why.is_empty() {
                 let _ = writeln!(out, "     why: {}", g.why.join("; "));
             }
@@ -89,7 +101,7 @@ fn number_width(line: &str) -> usize {
     }
 }
 
-fn block_of(f: &TracedFile) -> FileBlock<'_> {
+fn block_of<'a>(f: &'a TracedFile, mark: Option<&'a FileMark>) -> FileBlock<'a> {
     FileBlock {
         path: &f.path.text,
         role: f.role,
@@ -97,6 +109,7 @@ fn block_of(f: &TracedFile) -> FileBlock<'_> {
         why: &f.why,
         structure: &f.structure,
         more_symbols: f.more_symbols,
+        mark,
     }
 }
 

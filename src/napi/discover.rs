@@ -2,9 +2,11 @@
 //! validate synchronously (bad queries reject at once), then run on tokio's
 //! blocking pool, like `glob()`.
 
+use super::context::context_of;
 use super::convert::{cwd_of, walk_options};
 use super::error::to_js;
 use super::signal::{check_not_aborted, run_cancellable};
+use crate::discover::context::{finish_locate, finish_trace, Extras, FileMark, Marks};
 use crate::discover::locate::{
     LocateOptions as CoreLocateOptions, LocatePlan, LocateResult as CoreLocateResult,
 };
@@ -52,6 +54,14 @@ pub struct LocateOptions<'a> {
     /// Cancels the walk; the best files so far are returned with `cancelled`.
     #[napi(ts_type = "AbortSignal")]
     pub signal: Option<Object<'a>>,
+    /// What the model already has (README: "Harness context"): changed
+    /// files are flagged, symbols it has are left out of `structure:`.
+    #[napi(ts_type = "HarnessContext")]
+    pub context: Option<serde_json::Value>,
+    /// The same as a JSON string (not both).
+    pub context_json: Option<String>,
+    /// Append `debug score:`: each file's score and the signals behind it.
+    pub debug_score: Option<bool>,
 }
 
 /// One symbol of a shown file's structure.
@@ -85,6 +95,10 @@ pub struct LocatedFile {
     pub more_symbols: u32,
     /// Whether ignore rules exclude it (such files rank after the project's).
     pub ignored: bool,
+    /// The context says (or its recorded facts show) the file changed since the model saw it.
+    pub changed_since_seen: bool,
+    /// Symbols of `structure` the context says the model has, left out of `text`.
+    pub known_symbols_omitted: u32,
 }
 
 #[napi(object)]
@@ -124,13 +138,20 @@ pub(super) fn symbols_out(symbols: &[Symbol]) -> Vec<DiscoverSymbol> {
         .collect()
 }
 
-fn locate_out(r: CoreLocateResult) -> LocateResult {
+fn mark_of(marks: &Option<Marks>, i: usize) -> Option<&FileMark> {
+    marks.as_ref().and_then(|m| m.files.get(i))
+}
+
+fn locate_out((r, marks): (CoreLocateResult, Option<Marks>)) -> LocateResult {
     LocateResult {
         files: r
             .files
             .into_iter()
             .enumerate()
             .map(|(i, f)| LocatedFile {
+                changed_since_seen: mark_of(&marks, i).is_some_and(|m| m.changed().is_some()),
+                known_symbols_omitted: mark_of(&marks, i)
+                    .map_or(0, |m| m.known_symbols_omitted() as u32),
                 rank: i as u32 + 1,
                 path: f.path.text,
                 path_bytes: f.path.raw_hex,
@@ -187,6 +208,8 @@ pub fn locate<'env>(
         timeout: timeout_of(options.timeout_ms),
         index: IndexMode::for_listing(options.index),
     };
+    let context = context_of(env, options.context, options.context_json.as_deref())?;
+    let debug_score = options.debug_score.unwrap_or(false);
     let cancel = CancelToken::new(core.timeout);
     check_not_aborted(env, options.signal.as_ref())?;
     let plan = LocatePlan::new(&cwd, options.path.as_deref(), core).map_err(|e| to_js(env, e))?;
@@ -195,7 +218,16 @@ pub fn locate<'env>(
         "locate",
         options.signal.as_ref(),
         &cancel,
-        move |cancel| Ok(plan.run(cancel)),
+        move |cancel| {
+            let mut r = plan.run(cancel);
+            let extras = Extras {
+                context: context.as_ref(),
+                debug_plan: false,
+                debug_score,
+            };
+            let marks = finish_locate(&plan, &mut r, extras);
+            Ok((r, marks))
+        },
         locate_out,
     )
 }
@@ -232,6 +264,17 @@ pub struct TraceOptions<'a> {
     /// Cancels the trace; what was found so far is returned with `cancelled`.
     #[napi(ts_type = "AbortSignal")]
     pub signal: Option<Object<'a>>,
+    /// What the model already has (README: "Harness context"): regions it
+    /// has, unchanged, are named with their range instead of inlined;
+    /// changed ones are marked; `structure:` skips symbols it has.
+    #[napi(ts_type = "HarnessContext")]
+    pub context: Option<serde_json::Value>,
+    /// The same as a JSON string (not both).
+    pub context_json: Option<String>,
+    /// Append `debug plan:`: the probes run and why each was chosen.
+    pub debug_plan: Option<bool>,
+    /// Append `debug score:`: each file's and region's score and its terms.
+    pub debug_score: Option<bool>,
 }
 
 #[napi(object)]
@@ -250,6 +293,11 @@ pub struct TraceRegion {
     pub body: Vec<String>,
     pub full_region: bool,
     pub why: Vec<String>,
+    /// The model has these lines, unchanged (context): `body` is empty and
+    /// `text` names the range instead.
+    pub already_shown: bool,
+    /// The model saw these lines and they changed since (context).
+    pub changed_since_shown: bool,
 }
 
 #[napi(object)]
@@ -264,6 +312,10 @@ pub struct TracedFile {
     pub more_symbols: u32,
     pub regions: Vec<TraceRegion>,
     pub ignored: bool,
+    /// The context says (or its recorded facts show) the file changed since the model saw it.
+    pub changed_since_seen: bool,
+    /// Symbols of `structure` the context says the model has, left out of `text`.
+    pub known_symbols_omitted: u32,
 }
 
 #[napi(object)]
@@ -301,7 +353,7 @@ pub struct TraceResult {
     pub text: String,
 }
 
-fn trace_out(r: CoreTraceResult) -> TraceResult {
+fn trace_out((r, marks): (CoreTraceResult, Option<Marks>)) -> TraceResult {
     let q = r
         .query
         .clone()
@@ -325,7 +377,11 @@ fn trace_out(r: CoreTraceResult) -> TraceResult {
         files: r
             .files
             .into_iter()
-            .map(|f| TracedFile {
+            .enumerate()
+            .map(|(i, f)| TracedFile {
+                changed_since_seen: mark_of(&marks, i).is_some_and(|m| m.changed().is_some()),
+                known_symbols_omitted: mark_of(&marks, i)
+                    .map_or(0, |m| m.known_symbols_omitted() as u32),
                 path: f.path.text,
                 path_bytes: f.path.raw_hex,
                 role: f.role.as_str().to_string(),
@@ -337,14 +393,22 @@ fn trace_out(r: CoreTraceResult) -> TraceResult {
                 regions: f
                     .regions
                     .into_iter()
-                    .map(|g| TraceRegion {
+                    .enumerate()
+                    .map(|(j, g)| TraceRegion {
+                        already_shown: mark_of(&marks, i).is_some_and(|m| m.already_shown(j)),
+                        changed_since_shown: mark_of(&marks, i)
+                            .is_some_and(|m| m.region_changed(j).is_some()),
                         line_count: g.line_count(),
                         kind: g.kind.as_str().to_string(),
                         label: g.label,
                         start_line: g.start_line,
                         end_line: g.end_line,
                         score: shown_score(g.score),
-                        body: g.body,
+                        body: if mark_of(&marks, i).is_some_and(|m| m.already_shown(j)) {
+                            Vec::new()
+                        } else {
+                            g.body
+                        },
                         full_region: g.full_region,
                         why: g.why,
                     })
@@ -386,6 +450,9 @@ pub fn trace<'env>(env: &'env Env, options: TraceOptions) -> Result<PromiseRaw<'
         timeout: timeout_of(options.timeout_ms),
         index: IndexMode::for_listing(options.index),
     };
+    let context = context_of(env, options.context, options.context_json.as_deref())?;
+    let debug_plan = options.debug_plan.unwrap_or(false);
+    let debug_score = options.debug_score.unwrap_or(false);
     let cancel = CancelToken::new(core.timeout);
     check_not_aborted(env, options.signal.as_ref())?;
     let plan = TracePlan::new(&cwd, options.path.as_deref(), core).map_err(|e| to_js(env, e))?;
@@ -394,7 +461,16 @@ pub fn trace<'env>(env: &'env Env, options: TraceOptions) -> Result<PromiseRaw<'
         "trace",
         options.signal.as_ref(),
         &cancel,
-        move |cancel| Ok(plan.run(cancel)),
+        move |cancel| {
+            let mut r = plan.run(cancel);
+            let extras = Extras {
+                context: context.as_ref(),
+                debug_plan,
+                debug_score,
+            };
+            let marks = finish_trace(&plan, &mut r, extras);
+            Ok((r, marks))
+        },
         trace_out,
     )
 }

@@ -1,3 +1,4 @@
+mod context;
 mod convert;
 mod defaults;
 mod discover;
@@ -16,5 +17,5 @@ use napi_derive::napi;
 /// function.
 #[napi]
 pub fn api_version() -> u32 {
-    5
+    6
 }

@@ -5,9 +5,12 @@
 //! takes a few ms, but a multi-MB generated file takes hundreds, which would
 //! freeze Pi's event loop; and not libuv's pool, which `fs` shares.
 
+use super::context::context_of;
 use super::convert::cwd_of;
 use super::error::{coded_error, run_blocking, to_js};
-use crate::search::{outline_file, ErrorCode, FileOutline, DEFAULT_OUTLINE_MAX_ITEMS};
+use crate::search::{
+    outline_file_with, ErrorCode, FileOutline, OutlineExtras, DEFAULT_OUTLINE_MAX_ITEMS,
+};
 use napi::bindgen_prelude::*;
 use napi_derive::napi;
 
@@ -23,6 +26,15 @@ pub struct OutlineOptions {
     /// Most symbols returned; the deepest levels are dropped first and
     /// counted in `omitted`. Default 1000.
     pub max_items: Option<u32>,
+    /// What the model already has (README: "Harness context"): a file it
+    /// has, unchanged, is printed compact; a changed one says what changed.
+    #[napi(ts_type = "HarnessContext")]
+    pub context: Option<serde_json::Value>,
+    /// The same as a JSON string (not both).
+    pub context_json: Option<String>,
+    /// Append `debug structure:`: the file opened, its grammar, whether it
+    /// parsed and why not, and what the context made of it.
+    pub debug_structure: Option<bool>,
 }
 
 #[napi(object, use_nullable = true)]
@@ -62,6 +74,10 @@ pub struct OutlineResult {
     /// line per symbol, two spaces of indent per depth, and a note of what
     /// `maxItems` left out.
     pub text: String,
+    /// What `context` made of the file: `none` (no context), `unknown` (no
+    /// entry for the path), `known`, `unchanged` (compact text) or `changed`.
+    #[napi(ts_type = "'none' | 'unknown' | 'known' | 'unchanged' | 'changed'")]
+    pub context: String,
 }
 
 /// Lists a file's definitions (functions, classes, methods, Markdown
@@ -85,11 +101,19 @@ pub fn outline<'env>(
     let max_items = options
         .max_items
         .map_or(DEFAULT_OUTLINE_MAX_ITEMS, |m| m as usize);
+    let context = context_of(env, options.context, options.context_json.as_deref())?;
+    let debug_structure = options.debug_structure.unwrap_or(false);
     let given = options.path;
     run_blocking(
         env,
         "outline",
-        move || outline_file(&cwd, &given, max_items).map(|o| (given, o)),
+        move || {
+            let extras = OutlineExtras {
+                context: context.as_ref(),
+                debug_structure,
+            };
+            outline_file_with(&cwd, &given, max_items, extras).map(|o| (given, o))
+        },
         |(given, o)| result_out(given, o),
     )
 }
@@ -114,5 +138,6 @@ fn result_out(path: String, o: FileOutline) -> OutlineResult {
         omitted: o.omitted as u32,
         has_errors: o.has_errors,
         text: o.text,
+        context: o.context.to_string(),
     }
 }

@@ -46,8 +46,8 @@ pub use grep::{
 pub use local_fs::short_read_ends_file;
 pub use outline_cache::{outline_and_uses_of, outline_of};
 pub use outline_file::{
-    outline_file, FileOutline, DEFAULT_MAX_ITEMS as DEFAULT_OUTLINE_MAX_ITEMS,
-    MAX_FILE_BYTES as MAX_OUTLINE_FILE_BYTES,
+    outline_file, outline_file_with, read_named, FileOutline, OutlineExtras,
+    DEFAULT_MAX_ITEMS as DEFAULT_OUTLINE_MAX_ITEMS, MAX_FILE_BYTES as MAX_OUTLINE_FILE_BYTES,
 };
 pub use parallel_walk::Start as WalkStart;
 pub use path_order::{file_name_bytes, path_order};

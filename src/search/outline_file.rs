@@ -30,11 +30,87 @@ pub struct FileOutline {
     pub has_errors: bool,
     /// As the `outline` tool prints it.
     pub text: String,
+    /// What a harness context made of the file (`none` without one).
+    pub context: &'static str,
+}
+
+/// What `outline` is asked besides the file: a harness context, and
+/// whether to append what the outline saw (`debug structure:`).
+#[derive(Default, Clone, Copy)]
+pub struct OutlineExtras<'a> {
+    pub context: Option<&'a crate::context::HarnessContext>,
+    pub debug_structure: bool,
 }
 
 /// Outlines the file `given` names (relative to `cwd`). Error messages name
 /// `given` as the caller wrote it.
 pub fn outline_file(cwd: &Path, given: &str, max_items: usize) -> Result<FileOutline, CodedError> {
+    outline_file_with(cwd, given, max_items, OutlineExtras::default())
+}
+
+/// [`outline_file`] shaped by a harness context, with debug output.
+pub fn outline_file_with(
+    cwd: &Path,
+    given: &str,
+    max_items: usize,
+    extras: OutlineExtras<'_>,
+) -> Result<FileOutline, CodedError> {
+    let (path, meta, source) = read_named(cwd, given, "outline")?;
+    let lang = Language::detect(&path, &source);
+    let outline = lang.and_then(|lang| outline_of(lang, &meta, &source, &|| false));
+    let view = crate::context::outline_text(
+        given,
+        outline.as_deref(),
+        &source,
+        max_items,
+        extras.context,
+    );
+    let mut text = view.text;
+    if extras.debug_structure {
+        text.push('\n');
+        text.push_str(&crate::context::structure_debug(
+            &crate::context::StructureSeen {
+                given,
+                path: &path,
+                source: &source,
+                language: lang,
+                outline: outline.as_deref(),
+                max_items,
+            },
+            extras.context,
+        ));
+    }
+    let Some(outline) = outline else {
+        return Ok(FileOutline {
+            language: None,
+            total_lines: structure::count_lines(&source),
+            symbols: Vec::new(),
+            omitted: 0,
+            has_errors: false,
+            text,
+            context: view.state,
+        });
+    };
+    let cut = structure::limit(&outline.symbols, max_items);
+    Ok(FileOutline {
+        language: Some(outline.language),
+        total_lines: outline.total_lines,
+        symbols: cut.symbols,
+        omitted: cut.omitted,
+        has_errors: outline.has_errors,
+        text,
+        context: view.state,
+    })
+}
+
+/// The file `given` names under `cwd` (display forms accepted): its path,
+/// metadata and bytes, or the error `outline` gives for a missing, special
+/// or too large file (`what` names the operation in the last).
+pub fn read_named(
+    cwd: &Path,
+    given: &str,
+    what: &str,
+) -> Result<(std::path::PathBuf, std::fs::Metadata, Vec<u8>), CodedError> {
     let fail = |code, message: String| CodedError::new(code, message);
     if given.is_empty() {
         return Err(fail(
@@ -63,7 +139,7 @@ pub fn outline_file(cwd: &Path, given: &str, max_items: usize) -> Result<FileOut
         return Err(fail(
             ErrorCode::InvalidOption,
             format!(
-                "File too large to outline: {given} ({} bytes, limit {MAX_FILE_BYTES})",
+                "File too large to {what}: {given} ({} bytes, limit {MAX_FILE_BYTES})",
                 meta.len()
             ),
         ));
@@ -72,27 +148,7 @@ pub fn outline_file(cwd: &Path, given: &str, max_items: usize) -> Result<FileOut
     std::fs::File::open(&path)
         .and_then(|f| f.take(MAX_FILE_BYTES).read_to_end(&mut source))
         .map_err(cannot_read)?;
-    let outline = Language::detect(&path, &source)
-        .and_then(|lang| outline_of(lang, &meta, &source, &|| false));
-    let Some(outline) = outline else {
-        return Ok(FileOutline {
-            language: None,
-            total_lines: structure::count_lines(&source),
-            symbols: Vec::new(),
-            omitted: 0,
-            has_errors: false,
-            text: structure::render_outline(given, None, max_items),
-        });
-    };
-    let cut = structure::limit(&outline.symbols, max_items);
-    Ok(FileOutline {
-        language: Some(outline.language),
-        total_lines: outline.total_lines,
-        symbols: cut.symbols,
-        omitted: cut.omitted,
-        has_errors: outline.has_errors,
-        text: structure::render_outline(given, Some(&outline), max_items),
-    })
+    Ok((path, meta, source))
 }
 
 #[cfg(test)]
