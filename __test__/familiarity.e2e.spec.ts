@@ -77,9 +77,14 @@ for (const host of [PI_HOSTS.legacy, PI_HOSTS.current] as PiHost[]) {
 			() => {
 				// Something other than the model (a formatter, the user) changes the file between two calls.
 				fs.appendFileSync(file, "\nexport function extra(): number {\n  return 1;\n}\n");
+				return call("c_outline2", "outline", { path: "src/shapes.ts" });
+			},
+			() => {
+				// And again, inside a body this time.
+				fs.writeFileSync(file, fs.readFileSync(file, "utf8").replace("return 0;", "return 7;"));
 				return call("c_grep", "grep", { pattern: "area" });
 			},
-			() => call("c_outline2", "outline", { path: "src/shapes.ts" }),
+			() => call("c_outline2b", "outline", { path: "src/shapes.ts" }),
 			() => call("c_grep2", "grep", { pattern: "area" }),
 			() => ({ text: "first part done" }),
 			// After the compaction.
@@ -115,9 +120,9 @@ for (const host of [PI_HOSTS.legacy, PI_HOSTS.current] as PiHost[]) {
 		assert.match(text("c_read"), /^export class Shape \{/);
 		// grep: hits are always shown; the file changed since the model's edit, by something else, so it says so.
 		assert.match(text("c_grep"), /src\/shapes\.ts:2: {3}area\(\): number \{/);
-		assert.match(text("c_grep"), /\[[^\]]*src\/shapes\.ts changed since you edited it at turn 4[^\]]*\]$/);
+		assert.match(text("c_grep"), /\[[^\]]*src\/shapes\.ts changed since you saw it at turn 5[^\]]*\]$/);
 
-		// Once the model has the file's whole structure again (the outline at turn 6), grep does not repeat it: a
+		// Once the model has the file's whole structure again (the outline at turn 7), grep does not repeat it: a
 		// short header, no other: hint of symbols it has. After the compaction it has them no longer.
 		assert.match(text("c_grep2"), /^src\/shapes\.ts \(known, unchanged\)\n/);
 		assert.doesNotMatch(text("c_grep2"), /other:|changed since/);
@@ -148,6 +153,8 @@ for (const host of [PI_HOSTS.legacy, PI_HOSTS.current] as PiHost[]) {
 		assert.match(outline2, /changed since you last saw it: changed since you edited it at turn 4/);
 		assert.match(outline2, /symbols added: function extra @/);
 		assert.match(outline2, /\n- function extra @ \d+-\d+/);
+		// The second outside change, inside a body: no symbol moved, the change is still said.
+		assert.match(text("c_outline2b"), /changed since you last saw it: changed since you saw it at turn 5\nsymbol changes: none added, removed or moved\n/);
 		// The compaction took the earlier turns out of the model's context: the outline is given in full again...
 		assert.doesNotMatch(outline3, /compact form/);
 		assert.match(outline3, /\n- function measure @ \d+-\d+/);

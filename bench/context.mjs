@@ -103,6 +103,7 @@ async function turn(label, tool, input, kind) {
   const withCtx = await TOOLS[tool](input, views);
   const without = await TOOLS[tool](input, null);
   rowsOut.push({ turn: n + 1, label, tool, kind, without: without.text.length, with: withCtx.text.length });
+  if (process.env.PI_UTILS_BENCH_SHOW) console.error(`--- turn ${n + 1}: ${label}\n${withCtx.text}\n`);
   if (tool === "trace") checkNamed(label, without.result, withCtx.text);
   record(tool, input, withCtx.text, withCtx.details);
   return withCtx;
@@ -124,7 +125,8 @@ function readTurn(rel) {
 
 readTurn(corpus.a);
 await turn(`outline ${corpus.a} (after reading it)`, "outline", { path: corpus.a }, "repeat");
-await turn(`trace ${corpus.traceA}`, "trace", { query: corpus.traceA }, "repeat");
+// Partly known: the file read in turn 1 is one of its files, the others are new.
+await turn(`trace ${corpus.traceA}`, "trace", { query: corpus.traceA }, "overlap");
 await turn(`outline ${corpus.b}`, "outline", { path: corpus.b }, "first");
 // Not a first answer in full: one of its files was just outlined, so its structure list may be skipped.
 await turn(`trace ${corpus.traceB}`, "trace", { query: corpus.traceB }, "overlap");
