@@ -12,6 +12,7 @@ import { isToolEnabled, loadSettings, takeWarningsOnce, type PiUtilsSettings } f
 import { warnOnce } from "./lib/warn-once.ts";
 import { globTool } from "./fs-search/glob.ts";
 import { grepTool } from "./fs-search/grep.ts";
+import { watchSession } from "./fs-search/familiarity.ts";
 import type { SearchDeps } from "./fs-search/kit.ts";
 import { locateTool } from "./fs-search/locate.ts";
 import { outlineTool } from "./fs-search/outline.ts";
@@ -31,7 +32,9 @@ export default function fsSearch(pi: ExtensionAPI): void {
 	// values each call uses (a /reload re-runs this factory and picks up a changed disabledTools).
 	let settings = loadSettings().settings;
 	const native = loadNative();
-	const deps: SearchDeps = { settings: () => settings, backend: () => ("native" in native ? native.native : rgBackend) };
+	// What the model has already seen, from the session's own tool calls (the extension is the harness).
+	const familiarity = watchSession(pi);
+	const deps: SearchDeps = { settings: () => settings, backend: () => ("native" in native ? native.native : rgBackend), familiarity };
 	const enabled = (name: string) => isToolEnabled(settings, name);
 
 	if (enabled("grep")) pi.registerTool(grepTool(deps));
@@ -40,9 +43,9 @@ export default function fsSearch(pi: ExtensionAPI): void {
 	// than offered broken.
 	if ("native" in native) {
 		const core = native.native;
-		if (enabled("outline")) pi.registerTool(outlineTool(core));
-		if (enabled("locate")) pi.registerTool(locateTool(core, deps.settings));
-		if (enabled("trace")) pi.registerTool(traceTool(core, deps.settings));
+		if (enabled("outline")) pi.registerTool(outlineTool(core, familiarity));
+		if (enabled("locate")) pi.registerTool(locateTool(core, deps.settings, familiarity));
+		if (enabled("trace")) pi.registerTool(traceTool(core, deps.settings, familiarity));
 	}
 
 	let swept = false;

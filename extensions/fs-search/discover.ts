@@ -1,7 +1,7 @@
 // What locate and trace share as Pi tools: both answer with the native core's text, drawn the same way
 // (`name query in path`, then the first lines of the answer). Each tool module gives its own schema,
 // description and run.
-import type { AgentToolResult, ToolDefinition } from "@mariozechner/pi-coding-agent";
+import type { AgentToolResult, ExtensionContext, ToolDefinition } from "@mariozechner/pi-coding-agent";
 import type { Static, TSchema } from "typebox";
 import { rankedFirst } from "../lib/search/discover-kit.mjs";
 import { formatResultLines, kb, shortenPath } from "../lib/search/render.mjs";
@@ -13,7 +13,7 @@ export interface DiscoverToolSpec<P extends TSchema, D> {
 	promptSnippet: string;
 	promptGuidelines: string[];
 	parameters: P;
-	run: (params: Static<P>, cwd: string, signal: AbortSignal | undefined) => Promise<{ text: string; details: D }>;
+	run: (params: Static<P>, cwd: string, signal: AbortSignal | undefined, ctx: ExtensionContext) => Promise<{ text: string; details: D }>;
 }
 
 export function discoverTool<P extends TSchema, D>(spec: DiscoverToolSpec<P, D>): ToolDefinition<P, D> {
@@ -25,7 +25,7 @@ export function discoverTool<P extends TSchema, D>(spec: DiscoverToolSpec<P, D>)
 		promptGuidelines: spec.promptGuidelines,
 		parameters: spec.parameters,
 		async execute(_toolCallId, params, signal, _onUpdate, ctx): Promise<AgentToolResult<D>> {
-			const { text, details } = await spec.run(params, ctx.cwd, signal);
+			const { text, details } = await spec.run(params, ctx.cwd, signal, ctx);
 			return toolResult({ text, details });
 		},
 		renderCall(args, theme, context) {

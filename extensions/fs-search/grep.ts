@@ -32,6 +32,7 @@ export function grepTool(deps: SearchDeps): ToolDefinition<TUnsafe<GrepToolParam
 				maxLineLength: grep.maxLineLength,
 				maxBytes: grep.maxBytes,
 				onUpdate: onUpdate && ((p) => onUpdate(toolResult(p))),
+				known: deps.familiarity?.grep(ctx, typeof params.path === "string" && params.path ? params.path : undefined),
 			});
 			return toolResult(result);
 		},

@@ -9,11 +9,14 @@ import { Type, type TSchema, type TUnsafe } from "typebox";
 import type { ParameterSpecs } from "../lib/search/toolkit.mjs";
 import type { SearchBackend } from "../lib/search/rg/index.mjs";
 import type { PiUtilsSettings } from "../lib/settings.ts";
+import type { SessionFamiliarity } from "./familiarity.ts";
 
 /** What grep and glob run with: the settings of the moment (session_start reloads them) and the backend. */
 export interface SearchDeps {
 	settings: () => PiUtilsSettings;
 	backend: () => SearchBackend;
+	/** What the model already has, from the session (absent: every answer in full). */
+	familiarity?: SessionFamiliarity;
 }
 
 export const secs = (ms: number) => `${Math.round(ms / 100) / 10}s`;

@@ -7,6 +7,7 @@ import type { Native } from "../lib/native.mjs";
 import { runLocateTool, type LocateToolDetails } from "../lib/search/locate.mjs";
 import type { PiUtilsSettings } from "../lib/settings.ts";
 import { discoverTool } from "./discover.ts";
+import type { SessionFamiliarity } from "./familiarity.ts";
 
 export function locateSchema(defaultLimit: number) {
 	return Type.Object({
@@ -20,7 +21,7 @@ export function locateSchema(defaultLimit: number) {
 	});
 }
 
-export function locateTool(core: Native, settings: () => PiUtilsSettings): ToolDefinition<ReturnType<typeof locateSchema>, LocateToolDetails> {
+export function locateTool(core: Native, settings: () => PiUtilsSettings, familiarity?: SessionFamiliarity): ToolDefinition<ReturnType<typeof locateSchema>, LocateToolDetails> {
 	return discoverTool({
 		name: "locate",
 		description:
@@ -33,9 +34,9 @@ export function locateTool(core: Native, settings: () => PiUtilsSettings): ToolD
 			"Use locate when you know roughly what a file is about but not its name; use glob when you know the name pattern, grep for exact text.",
 		],
 		parameters: locateSchema(settings().locate.limit),
-		run: (params, cwd, signal) => {
+		run: (params, cwd, signal, ctx) => {
 			const s = settings().locate;
-			return runLocateTool(core, params, { cwd, signal, timeoutMs: s.timeoutMs, graceMs: s.graceMs, defaultLimit: s.limit });
+			return runLocateTool(core, params, { cwd, signal, timeoutMs: s.timeoutMs, graceMs: s.graceMs, defaultLimit: s.limit, known: familiarity?.discover(ctx) });
 		},
 	});
 }

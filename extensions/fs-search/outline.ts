@@ -13,9 +13,10 @@ import {
 	type OutlineToolParams,
 } from "../lib/search/outline.mjs";
 import { DEFAULT_MAX_BYTES } from "../lib/truncate.mjs";
+import type { SessionFamiliarity } from "./familiarity.ts";
 import { expandHint, resultComponent, schemaOf, textComponent, toolResult } from "./kit.ts";
 
-export function outlineTool(core: Native): ToolDefinition<TUnsafe<OutlineToolParams>, OutlineToolDetails> {
+export function outlineTool(core: Native, familiarity?: SessionFamiliarity): ToolDefinition<TUnsafe<OutlineToolParams>, OutlineToolDetails> {
 	return {
 		name: "outline",
 		label: "outline",
@@ -31,7 +32,7 @@ export function outlineTool(core: Native): ToolDefinition<TUnsafe<OutlineToolPar
 		],
 		parameters: schemaOf<OutlineToolParams>(outlineParameters()),
 		async execute(_toolCallId, params, signal, _onUpdate, ctx): Promise<AgentToolResult<OutlineToolDetails>> {
-			return toolResult(await runOutlineTool(core, params, { cwd: ctx.cwd, maxBytes: DEFAULT_MAX_BYTES, signal }));
+			return toolResult(await runOutlineTool(core, params, { cwd: ctx.cwd, maxBytes: DEFAULT_MAX_BYTES, signal, known: familiarity?.outline(ctx) }));
 		},
 		renderCall(args, theme, context) {
 			return textComponent(context.lastComponent, formatOutlineCall(args, theme));

@@ -6,6 +6,7 @@ import type { Native } from "../lib/native.mjs";
 import { runTraceTool, type TraceToolDetails } from "../lib/search/trace.mjs";
 import type { PiUtilsSettings } from "../lib/settings.ts";
 import { discoverTool } from "./discover.ts";
+import type { SessionFamiliarity } from "./familiarity.ts";
 
 export function traceSchema(defaults: { maxFiles: number; maxRegions: number }) {
 	return Type.Object({
@@ -21,7 +22,7 @@ export function traceSchema(defaults: { maxFiles: number; maxRegions: number }) 
 	});
 }
 
-export function traceTool(core: Native, settings: () => PiUtilsSettings): ToolDefinition<ReturnType<typeof traceSchema>, TraceToolDetails> {
+export function traceTool(core: Native, settings: () => PiUtilsSettings, familiarity?: SessionFamiliarity): ToolDefinition<ReturnType<typeof traceSchema>, TraceToolDetails> {
 	return discoverTool({
 		name: "trace",
 		description:
@@ -34,7 +35,7 @@ export function traceTool(core: Native, settings: () => PiUtilsSettings): ToolDe
 			"Use trace when you want where something is defined, called from, rendered, populated or handled in one call, instead of several greps and reads.",
 		],
 		parameters: traceSchema(settings().trace),
-		run: (params, cwd, signal) => {
+		run: (params, cwd, signal, ctx) => {
 			const s = settings().trace;
 			return runTraceTool(core, params, {
 				cwd,
@@ -43,6 +44,7 @@ export function traceTool(core: Native, settings: () => PiUtilsSettings): ToolDe
 				graceMs: s.graceMs,
 				defaultMaxFiles: s.maxFiles,
 				defaultMaxRegions: s.maxRegions,
+				known: familiarity?.discover(ctx),
 			});
 		},
 	});

@@ -30,8 +30,47 @@ export function callNative(call, opts, config) {
   });
 }
 
+/**
+ * What the session's familiarity adds to a locate or trace call: the harness context for the core (keyed by
+ * paths relative to the searched directory), and `seen`, what this answer showed of each file (its structure
+ * list, and the regions it inlined rather than named as already shown), kept in `details` so that a session
+ * rebuilt from its entries knows it. A core that does not read the context (files without `changedSinceSeen`)
+ * still must not hide a change: those files get a freshness notice from us.
+ */
+export function withFamiliarity(opts, config) {
+  const known = config.known?.(opts.path ?? ".");
+  if (known?.context) opts.context = known.context;
+  return known ?? null;
+}
+
+/**
+ * What the answer showed, for `details.seen`: `[kind, name, start, end]` symbols and `[start, end, whole]`
+ * regions. `pathsOnly` (paths listed, or a text the byte cap cut) claims nothing beyond the paths.
+ */
+export function seenOf(result, pathsOnly = false) {
+  if (pathsOnly) return [];
+  return (result?.files ?? []).map((f) => ({
+    path: f.path,
+    ...(f.pathBytes ? { pathBytes: f.pathBytes } : {}),
+    symbols: (f.structure ?? []).map((s) => [s.kind, s.name, s.startLine, s.endLine]),
+    regions: (f.regions ?? []).filter((r) => !r.alreadyShown).map((r) => [r.startLine, r.endLine, r.fullRegion === true]),
+  }));
+}
+
+/** Files of the answer that changed since the model saw them, when the core did not say so itself. */
+export function freshnessNotices(result, known) {
+  if (!known?.changed || !result) return [];
+  const out = [];
+  for (const f of result.files ?? []) {
+    if (f.changedSinceSeen !== undefined) continue;
+    const note = known.changed(f.path);
+    if (note) out.push(`${f.path} ${note}`);
+  }
+  return out.length > 0 ? [out.join("; ")] : [];
+}
+
 /** The core's text with the byte cap applied and the notices appended in one bracket, as the other tools do. */
-export function finishText(body, result, config, advice) {
+export function finishText(body, result, config, advice, more = []) {
   const maxBytes = config.maxBytes ?? DISCOVER_DEFAULTS.maxBytes;
   const truncation = truncateHead(body.replace(/\n$/, ""), { maxLines: Number.MAX_SAFE_INTEGER, maxBytes });
   const notices = [];
@@ -47,6 +86,7 @@ export function finishText(body, result, config, advice) {
   }
   const errors = result ? errorsNotice(result.errorCount, result.errors) : null;
   if (errors) notices.push(errors);
+  notices.push(...more);
   const text = notices.length > 0 ? `${truncation.content}\n\n[${notices.join(". ")}]` : truncation.content;
   return { text, extra };
 }

@@ -58,6 +58,8 @@ export interface GrepRunConfig {
   onUpdate?: (partial: { text: string; details: GrepToolDetails | undefined }) => void;
   /** Where the full output is written when the byte cap cuts it. Default `os.tmpdir()`. */
   tmpDir?: string;
+  /** What the model already has (Pi sessions); the CLI has none. */
+  known?: GrepKnown;
 }
 
 /** Pi's grep `details` shape plus our own optional fields. */
@@ -99,7 +101,28 @@ export interface HitFormatOptions {
    * top-level symbols that hold no hit; blocks are set off by blank lines. Default false: all flat.
    */
   group?: boolean;
+  /** What the model already has (the session's familiarity), by the path as the hits show it. */
+  known?: GrepKnown;
 }
+
+/**
+ * The session's familiarity as grep uses it, by path as displayed: known symbols are left out of the `other:`
+ * hint, a file whose structure the model has unchanged gets a short header, and a file changed on disk since
+ * the model read it gets a freshness notice. Hits are always shown.
+ */
+export interface GrepKnown {
+  /** `kind name @ start-end` labels the model has, unchanged. */
+  symbols(path: string): Set<string>;
+  /** The model has the file's whole structure, unchanged. */
+  structure(path: string): boolean;
+  /** "changed since you read it at turn N", or null. */
+  changed(path: string): string | null;
+}
+
+/** The grouped header's text for a file whose structure the model already has, unchanged. */
+export declare const KNOWN_HEADING: string;
+/** Files among the hits that changed on disk since the model read them, as one notice. */
+export declare function freshnessNotice(hits: readonly { path: string }[], known: GrepKnown | undefined): string | null;
 
 /**
  * Renders hits as Pi's lines: `path:N: text`, context `path-N- text`; `files` mode one path per

@@ -52,6 +52,8 @@ function windowed(line) {
   return { text, cut: line.cutBefore > 0 || line.cutAfter > 0 };
 }
 
+/** The grouped header of a file whose structure the model already has, unchanged. */
+export const KNOWN_HEADING = "known, unchanged";
 const plural = (n, word) => `${n} ${word}${n === 1 ? "" : "s"}`;
 const symbolLabel = (s) => `${s.kind} ${s.name} @ ${s.startLine}-${s.endLine}`;
 const symbolKey = (s) => (s ? `${s.kind}\0${s.name}\0${s.startLine}\0${s.endLine}` : "");
@@ -64,6 +66,7 @@ const symbolKey = (s) => (s ? `${s.kind}\0${s.name}\0${s.startLine}\0${s.endLine
  */
 export function createHitFormatter(mode, options = {}) {
   const group = options.group === true && mode === "content";
+  const known = options.known;
   const lines = [];
   let linesTruncated = false;
   let path;
@@ -82,9 +85,12 @@ export function createHitFormatter(mode, options = {}) {
   };
   const endFile = () => {
     if (!block) return;
-    if (block.others.length > 0) {
-      const more = block.othersOmitted > 0 ? `; +${block.othersOmitted} more` : "";
-      emit(`  other: ${block.others.map(symbolLabel).join("; ")}${more}`);
+    // Symbols the model already has, unchanged, are not hinted again.
+    const have = known ? known.symbols(path) : null;
+    const others = have ? block.others.filter((s) => !have.has(symbolLabel(s))) : block.others;
+    if (others.length > 0 || block.othersOmitted > 0) {
+      const more = block.othersOmitted > 0 ? `${others.length > 0 ? "; " : ""}+${block.othersOmitted} more` : "";
+      emit(`  other: ${others.map(symbolLabel).join("; ")}${more}`);
     }
     block = null;
     gap = true;
@@ -98,7 +104,9 @@ export function createHitFormatter(mode, options = {}) {
       const st = group ? hit.fileStructure : undefined;
       if (st) {
         gap = lines.length > 0;
-        emit(`${hit.path} (${st.language}, ${plural(st.totalLines, "line")}, ${plural(st.totalSymbols, "symbol")})`);
+        // A file whose structure the model has, unchanged: its size and symbol count are not repeated.
+        if (known?.structure(hit.path)) emit(`${hit.path} (${KNOWN_HEADING})`);
+        else emit(`${hit.path} (${st.language}, ${plural(st.totalLines, "line")}, ${plural(st.totalSymbols, "symbol")})`);
         block = st;
         scope = undefined;
       }
@@ -168,7 +176,7 @@ export async function runGrepTool(backend, params, config) {
   }
 
   const hits = [];
-  const formatter = createHitFormatter(mode, { group: opts.group === true });
+  const formatter = createHitFormatter(mode, { group: opts.group === true, known: config.known });
   const { lines } = formatter;
   let dropped = false;
   let lastUpdate = Date.now();
@@ -257,11 +265,27 @@ export async function runGrepTool(backend, params, config) {
   }
   if (summary && (limitReached || timedOut)) notices.unsearched(summary.ignoredUnsearched, timedOut);
   if (errors) notices.push(errors);
+  const fresh = freshnessNotice(hits, config.known);
+  if (fresh) notices.push(fresh);
 
   text = notices.appendTo(text);
   return { text, details: pruned(details) };
 }
 
+
+/** Files among the hits that changed on disk since the model read them: `a.ts changed since you read it at turn 3`. */
+export function freshnessNotice(hits, known) {
+  if (!known) return null;
+  const said = [];
+  const seen = new Set();
+  for (const h of hits) {
+    if (seen.has(h.path)) continue;
+    seen.add(h.path);
+    const note = known.changed(h.path);
+    if (note) said.push(`${h.path} ${note}`);
+  }
+  return said.length > 0 ? said.join("; ") : null;
+}
 
 /**
  * The tool's parameters as plain data (fs-search turns them into a typebox schema; the CLI and tests read
@@ -316,7 +340,7 @@ export function formatGrepCall(args, theme) {
 }
 
 /** A grouped file's heading: `src/a.ts (TypeScript, 40 lines, 3 symbols)`. */
-const FILE_HEADING = /^(.+) \([^,()]+, \d+ lines?, \d+ symbols?\)$/;
+const FILE_HEADING = /^(.+) \((?:[^,()]+, \d+ lines?, \d+ symbols?|known, unchanged)\)$/;
 /** A hit or context line in Pi's format, `path:12: text` or `path-13- text` (the path is what comes first). */
 const HIT_LINE = /^(.+?)([:-])\d+\2 /;
 /** Prose rather than code: a reader looking for code wants it after the project's sources. */

@@ -3,7 +3,7 @@
 
 import { effectiveLimit } from "./toolkit.mjs";
 import { DEFAULTS } from "../defaults.mjs";
-import { callNative, finishText } from "./discover-kit.mjs";
+import { callNative, finishText, freshnessNotices, seenOf, withFamiliarity } from "./discover-kit.mjs";
 
 export const DEFAULT_LOCATE_LIMIT = DEFAULTS.locate.limit;
 
@@ -22,6 +22,7 @@ export function locateOptionsFor(params, config) {
 
 export async function runLocateTool(backend, params, config) {
   const opts = locateOptionsFor(params, config);
+  const known = withFamiliarity(opts, config);
   const result = await callNative((o) => backend.locate(o), opts, config);
   const files = result?.files ?? [];
   let body;
@@ -35,7 +36,7 @@ export async function runLocateTool(backend, params, config) {
   const { text, extra } = finishText(body, result, config, {
     truncated: "Use limit or pathsOnly for a shorter list",
     timedOut: "Narrow the path or add a type or glob filter",
-  });
-  const details = { files: files.length, candidates: result?.candidates ?? 0, index: result?.index ?? "off", ...extra };
+  }, freshnessNotices(result, known));
+  const details = { files: files.length, candidates: result?.candidates ?? 0, index: result?.index ?? "off", ...extra, ...(known ? { seen: seenOf(result, params.pathsOnly === true || extra.truncation !== undefined) } : {}) };
   return { text, details, result };
 }

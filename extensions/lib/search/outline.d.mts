@@ -24,6 +24,16 @@ export interface OutlineRunConfig {
   /** Used when `params.maxItems` is not given. Default {@link DEFAULT_OUTLINE_MAX_ITEMS}. */
   defaultMaxItems?: number;
   signal?: AbortSignal;
+  /** What the model already has of the file, by the path as passed to the core (Pi sessions; the CLI has none). */
+  known?: (path: string) => KnownFor | null;
+}
+
+/** The session's familiarity for one call: the harness context to pass, and a change the core may not report. */
+export interface KnownFor {
+  /** The agentgrep harness context (omitted when the model has seen nothing relevant). */
+  context?: object;
+  /** "changed since you read it at turn N": said by us when the core does not read the context. */
+  changed?: string | null;
 }
 
 export interface OutlineToolDetails {

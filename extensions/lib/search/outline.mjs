@@ -30,7 +30,12 @@ export async function runOutlineTool(backend, params, config) {
   if (typeof params.path !== "string" || params.path.length === 0) throw new Error("path must not be empty");
   const n = typeof params.maxItems === "number" && Number.isFinite(params.maxItems) ? params.maxItems : config.defaultMaxItems;
   const maxItems = Math.max(1, Math.floor(n ?? DEFAULT_OUTLINE_MAX_ITEMS));
-  const pending = backend.outline({ path: outlinePath(params.path), cwd: config.cwd, maxItems });
+  const opts = { path: outlinePath(params.path), cwd: config.cwd, maxItems };
+  // What the model already has of this file (Pi sessions): the core compacts an unchanged outline and says
+  // what changed in a changed one.
+  const known = config.known?.(opts.path);
+  if (known?.context) opts.context = known.context;
+  const pending = backend.outline(opts);
   // The native call cannot be interrupted; an abort stops waiting for it (it is bounded by the 16 MiB cap).
   const result = await new Promise((resolve, reject) => {
     const onAbort = () => reject(abortError());
@@ -38,7 +43,9 @@ export async function runOutlineTool(backend, params, config) {
     pending.then(resolve, reject).finally(() => signal?.removeEventListener("abort", onAbort));
   });
 
-  const full = result.text.replace(/\n$/, "");
+  let full = result.text.replace(/\n$/, "");
+  // A core that does not read the context (no `context` field) still must not hide a change from the model.
+  if (known?.changed && result.context === undefined) full = `${full}\n\n[${known.changed}]`;
   const truncation = truncateHead(full, { maxLines: Number.MAX_SAFE_INTEGER, maxBytes: config.maxBytes });
   const details = {
     language: result.language,

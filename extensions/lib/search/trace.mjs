@@ -3,7 +3,7 @@
 // from the native core (src/discover).
 
 import { DEFAULTS } from "../defaults.mjs";
-import { callNative, finishText } from "./discover-kit.mjs";
+import { callNative, finishText, freshnessNotices, seenOf, withFamiliarity } from "./discover-kit.mjs";
 
 export const DEFAULT_TRACE_MAX_FILES = DEFAULTS.trace.maxFiles;
 export const DEFAULT_TRACE_MAX_REGIONS = DEFAULTS.trace.maxRegions;
@@ -23,6 +23,7 @@ export function traceOptionsFor(params, config) {
 
 export async function runTraceTool(backend, params, config) {
   const opts = traceOptionsFor(params, config);
+  const known = withFamiliarity(opts, config);
   const result = await callNative((o) => backend.trace(o), opts, config);
   const files = result?.files ?? [];
   let body;
@@ -32,7 +33,7 @@ export async function runTraceTool(backend, params, config) {
   const { text, extra } = finishText(body, result, config, {
     truncated: "Use maxFiles or maxRegions for a smaller packet",
     timedOut: "Narrow the path with path:P or kind:code",
-  });
+  }, freshnessNotices(result, known));
   const details = {
     files: files.length,
     regions: result?.totalRegions ?? 0,
@@ -40,6 +41,7 @@ export async function runTraceTool(backend, params, config) {
     structureFound: result?.structureFound ?? false,
     index: result?.index ?? "off",
     ...extra,
+    ...(known ? { seen: seenOf(result, params.pathsOnly === true || extra.truncation !== undefined) } : {}),
   };
   return { text, details, result };
 }
