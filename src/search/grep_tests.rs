@@ -272,6 +272,115 @@ fn binary_files_are_skipped_and_counted() {
     assert_eq!(s.binary_skipped, 1);
 }
 
+/// rg's tests/binary.rs haystack, its landmarks kept: a match on line 1, a
+/// match just before the NUL in the same 64 KiB block, the NUL past the
+/// first block, a match after it. Returns the text and the NUL's offset.
+fn haystack() -> (String, u64) {
+    let mut text = String::from("needle first\n");
+    while text.len() < 100_000 {
+        text.push_str("filler line, long enough to need a second block\n");
+    }
+    text.push_str("needle before\nabcdef\0\nneedle after\n");
+    let nul = text.find('\0').unwrap() as u64;
+    (text, nul)
+}
+
+fn stops(s: &GrepSummary) -> Vec<(String, u64)> {
+    s.binary_stopped
+        .iter()
+        .map(|b| (b.path.text.clone(), b.offset))
+        .collect()
+}
+
+/// rg's after_match1_implicit / before_match2_implicit / _path / _count: a
+/// file found by the walk is searched up to the 64 KiB block holding its
+/// first NUL byte; the matches before that block are shown and the stop is
+/// reported; a file dropped before any match is counted as binary, and so
+/// is any such file in count mode (rg -c drops it).
+#[test]
+fn a_walked_file_shows_the_matches_before_the_block_holding_its_nul() {
+    let t = tempfile::tempdir().unwrap();
+    let (hay, nul) = haystack();
+    fs::write(t.path().join("hay"), &hay).unwrap();
+    let (hits, s) = search(t.path(), opts("needle"));
+    assert_eq!(lines(&hits), vec!["hay:1:needle first"]);
+    assert_eq!(stops(&s), vec![("hay".to_string(), nul)]);
+    assert_eq!(
+        (s.binary_skipped, s.matches, s.files_with_matches),
+        (0, 1, 1)
+    );
+    // Only past the first block: nothing shown, the file is binary.
+    let (hits, s) = search(t.path(), opts("needle (before|after)"));
+    assert!(hits.is_empty());
+    assert_eq!((s.binary_skipped, stops(&s).len()), (1, 0));
+    let mut files = opts("needle");
+    files.mode = GrepMode::Files;
+    let (hits, s) = search(t.path(), files);
+    assert_eq!(hits.len(), 1, "listed: its first match came before the NUL");
+    assert_eq!(s.binary_skipped, 0);
+    let mut count = opts("needle");
+    count.mode = GrepMode::Count;
+    let (hits, s) = search(t.path(), count);
+    assert!(hits.is_empty(), "rg -c drops a file it found binary");
+    assert_eq!(s.binary_skipped, 1);
+    // Read whole or streamed (past the whole-read size), the same answer.
+    let big = hay.replace("needle before", &"x".repeat(9 << 20));
+    fs::write(t.path().join("hay"), &big).unwrap();
+    let (hits, s) = search(t.path(), opts("needle"));
+    assert_eq!(lines(&hits), vec!["hay:1:needle first"]);
+    assert_eq!(
+        stops(&s),
+        vec![("hay".to_string(), big.find('\0').unwrap() as u64)]
+    );
+}
+
+/// rg's binary_convert and mmap_* cases: a file named alone is searched
+/// on past its NUL byte (rg reads it whole through a memory map and checks
+/// its first 64 KiB and each match for a NUL); a match holding the NUL, or
+/// any match once a NUL was seen, ends the search and is only reported as
+/// a binary match.
+#[test]
+fn a_file_named_alone_is_searched_past_its_nul_byte() {
+    let t = tempfile::tempdir().unwrap();
+    let (hay, nul) = haystack();
+    fs::write(t.path().join("hay"), &hay).unwrap();
+    fs::write(t.path().join("file"), "foo\0bar\nfoo\0baz\n").unwrap();
+    let named = |path: &str, o: GrepOptions| {
+        let mut hits = Vec::new();
+        let s = run(t.path(), Some(path), &o, &CancelToken::new(None), |b| {
+            hits.extend(b);
+            true
+        })
+        .unwrap();
+        (hits, s)
+    };
+    let (hits, s) = named("hay", opts("needle"));
+    let before = hay.lines().position(|l| l == "needle before").unwrap() + 1;
+    assert_eq!(
+        lines(&hits),
+        vec![
+            "hay:1:needle first".to_string(),
+            format!("hay:{before}:needle before"),
+            format!("hay:{}:needle after", before + 2),
+        ]
+    );
+    assert!(stops(&s).is_empty() && s.binary_skipped == 0);
+    let (hits, s) = named("hay", opts("abcdef"));
+    assert!(hits.is_empty());
+    assert_eq!(stops(&s), vec![("hay".to_string(), nul)]);
+    let (hits, s) = named("file", opts("foo"));
+    assert!(
+        hits.is_empty(),
+        "rg: binary file matches (found \"\\0\" byte around offset 3)"
+    );
+    assert_eq!(stops(&s), vec![("file".to_string(), 3)]);
+    let mut count = opts("foo");
+    count.mode = GrepMode::Count;
+    let (hits, s) = named("file", count);
+    assert_eq!(hits.iter().map(|h| h.count).collect::<Vec<_>>(), vec![2]);
+    assert_eq!(s.binary_skipped, 0);
+}
+
 /// The text with a byte order mark, in UTF-16 (`le`/`be`).
 fn utf16_with_bom(text: &str, le: bool) -> Vec<u8> {
     let mut out = if le {

@@ -51,7 +51,9 @@ pub use outline_file::{
 };
 pub use parallel_walk::Start as WalkStart;
 pub use path_order::{file_name_bytes, path_order};
-pub use results::{ContextLine, FileStructure, GrepSummary, Hit, HitSymbol, IgnoredCount};
+pub use results::{
+    BinaryStop, ContextLine, FileStructure, GrepSummary, Hit, HitSymbol, IgnoredCount,
+};
 pub use source::{
     system_time, FileFeed, FileList, FileSource, KnownStamp, ListedFile, Narrowing, SourceFile,
 };
