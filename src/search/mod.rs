@@ -30,7 +30,8 @@ mod walk;
 
 pub use cancel::{CancelToken, StopReason};
 pub use classify::{
-    chain_in, classifies_alike, global_excludes_apply, Classifier, RuleChain, IGNORE_FILES,
+    chain_in, classifies_alike, global_excludes_apply, global_rule_files, repository_exclude,
+    Classifier, RuleChain, IGNORE_FILES,
 };
 pub use dir_open::{DirOpener, DirStat};
 pub use display::{display_bytes, relative_bytes, DisplayPath};
