@@ -303,7 +303,8 @@ export interface GrepHit {
   /**
    * Matching lines this entry stands for: 1 in content mode, 0 for a
    * matching line shown in the after-context of the last match `maxCount`
-   * counted (as `rg -m N -A M` shows it).
+   * counted (as `rg -m N -A M` shows it), and for the lines after the
+   * first of a multi-line match (it counts once, as in rg).
    */
   count: number
   /**

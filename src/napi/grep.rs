@@ -50,7 +50,8 @@ pub struct GrepHit {
     pub context_after: Vec<ContextLine>,
     /// Matching lines this entry stands for: 1 in content mode, 0 for a
     /// matching line shown in the after-context of the last match `maxCount`
-    /// counted (as `rg -m N -A M` shows it).
+    /// counted (as `rg -m N -A M` shows it), and for the lines after the
+    /// first of a multi-line match (it counts once, as in rg).
     pub count: i64,
     /// With `group`, in a grouped file: the symbol this hit is shown under,
     /// normally the innermost one enclosing the line (in a file with 12 to

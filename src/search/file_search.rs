@@ -395,15 +395,21 @@ impl Sink for HitSink<'_> {
                 self.lines_matched = 1;
                 return Ok(false);
             }
+            // One per match the searcher reports, as rg -c counts: a line,
+            // or in multi-line mode a run of lines.
             GrepMode::Count => {
-                self.lines_matched += m.lines().count() as u64;
+                self.lines_matched += 1;
                 return Ok(true);
             }
             GrepMode::Content => {}
         }
         let first_line = m.line_number().unwrap_or(0);
         for (i, raw) in m.lines().enumerate() {
-            let past_cap = self.lines_matched >= self.cap;
+            // A multi-line match is counted once, on its first line, its
+            // other lines shown with it (`count` 0); the searcher stops at
+            // the cap there (`build_searcher`), as rg's does.
+            let continuation = self.opts.multiline && i > 0;
+            let past_cap = !continuation && self.lines_matched >= self.cap;
             if past_cap {
                 if self.count_past_cap {
                     self.lines_matched += 1;
@@ -424,7 +430,7 @@ impl Sink for HitSink<'_> {
                 .flatten()
                 .map(|mat| mat.start());
             let w = window(line, focus, self.opts.max_line_length);
-            if !past_cap {
+            if !past_cap && !continuation {
                 self.lines_matched += 1;
             }
             let path = self.display();
@@ -442,7 +448,7 @@ impl Sink for HitSink<'_> {
                     Vec::new()
                 },
                 after: Vec::new(),
-                count: u64::from(!past_cap),
+                count: u64::from(!past_cap && !continuation),
                 symbol: None,
                 structure: None,
             });

@@ -144,6 +144,10 @@ pub(super) fn build_searcher(opts: &GrepOptions, named: bool) -> Searcher {
         .before_context(if content { opts.before } else { 0 })
         .after_context(if content { opts.after } else { 0 })
         .multi_line(opts.multiline)
+        // rg's maxCount in multi-line mode: a match counts once however
+        // many lines it spans, and matches that share a line are reported
+        // together up to the limit. Line by line, the sink counts.
+        .max_matches(opts.max_count.filter(|_| opts.multiline))
         .memory_map(MmapChoice::never())
         .binary_detection(if named {
             BinaryDetection::convert(0)

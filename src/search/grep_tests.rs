@@ -381,6 +381,52 @@ fn a_file_named_alone_is_searched_past_its_nul_byte() {
     assert_eq!(s.binary_skipped, 0);
 }
 
+/// rg 15.2's maxCount with multi-line matching: a match spanning lines
+/// counts once and is shown whole (`-U -m1 'foo\nbar'` prints 2:foo 3:bar);
+/// matches sharing a line are shown together up to the limit (`-m2
+/// 'o\nb|r\nf'` on foo/bar/foo/bar prints lines 1-3, `-m1` lines 1-2); the
+/// after-context follows as context (`-m1 -A2`: 4-x 5-foo); `-c` counts
+/// matches as the searcher reports them (3).
+#[test]
+fn max_count_counts_a_multi_line_match_once_as_rg_does() {
+    let t = tempfile::tempdir().unwrap();
+    fs::write(
+        t.path().join("m"),
+        "a\nfoo\nbar\nx\nfoo\nbar\ny\nfoo\nbar\n",
+    )
+    .unwrap();
+    let run = |pattern: &str, max: Option<u64>, after: usize, mode: GrepMode| {
+        let mut o = opts(pattern);
+        (o.multiline, o.max_count, o.after, o.mode) = (true, max, after, mode);
+        search(t.path(), o)
+    };
+    let shown = |hits: &[Hit]| -> Vec<String> {
+        hits.iter()
+            .flat_map(|h| {
+                std::iter::once(format!("{}:{}/{}", h.line, h.text, h.count))
+                    .chain(h.after.iter().map(|c| format!("{}-{}", c.line, c.text)))
+            })
+            .collect()
+    };
+    let (hits, s) = run("foo\nbar", Some(1), 0, GrepMode::Content);
+    assert_eq!(shown(&hits), vec!["2:foo/1", "3:bar/0"]);
+    assert_eq!(s.matches, 1);
+    let (hits, _) = run("foo\nbar", Some(1), 2, GrepMode::Content);
+    assert_eq!(shown(&hits), vec!["2:foo/1", "3:bar/0", "4-x", "5-foo"]);
+    let (hits, _) = run("foo\nbar", Some(2), 0, GrepMode::Content);
+    assert_eq!(
+        shown(&hits),
+        vec!["2:foo/1", "3:bar/0", "5:foo/1", "6:bar/0"]
+    );
+    let (hits, _) = run("foo\nbar", None, 0, GrepMode::Count);
+    assert_eq!(hits.iter().map(|h| h.count).collect::<Vec<_>>(), vec![3]);
+    fs::write(t.path().join("m"), "foo\nbar\nfoo\nbar\n").unwrap();
+    let (hits, _) = run("o\nb|r\nf", Some(2), 0, GrepMode::Content);
+    assert_eq!(shown(&hits), vec!["1:foo/1", "2:bar/0", "3:foo/0"]);
+    let (hits, _) = run("o\nb|r\nf", Some(1), 0, GrepMode::Content);
+    assert_eq!(shown(&hits), vec!["1:foo/1", "2:bar/0"]);
+}
+
 /// The text with a byte order mark, in UTF-16 (`le`/`be`).
 fn utf16_with_bom(text: &str, le: bool) -> Vec<u8> {
     let mut out = if le {

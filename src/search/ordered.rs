@@ -551,7 +551,8 @@ fn listed_units(hit: &Hit, opts: &GrepOptions) -> u64 {
 /// Cuts one file's hits to the `room` left under the limit. In content
 /// mode the last hit kept keeps its after-context window as `rg -m N -A M`
 /// prints it: the `after` lines that follow it, matching ones shown as
-/// matches that are not counted (`count` 0), and nothing past the window.
+/// matches that are not counted (`count` 0), and nothing past the window;
+/// a multi-line match keeps all its lines.
 fn cut_to_room(hits: &mut Vec<Hit>, room: u64, opts: &GrepOptions) {
     if opts.mode != GrepMode::Content {
         hits.truncate(room.min(hits.len() as u64) as usize);
@@ -568,8 +569,19 @@ fn cut_to_room(hits: &mut Vec<Hit>, room: u64, opts: &GrepOptions) {
     }) else {
         return;
     };
-    let end = hits[last].line + opts.after as u64;
+    // A multi-line match's other lines (`count` 0, the lines right after
+    // its first) are part of it; its window starts after its last line.
+    let mut last_line = hits[last].line;
     let mut keep = last + 1;
+    while opts.multiline
+        && keep < hits.len()
+        && hits[keep].count == 0
+        && hits[keep].line == last_line + 1
+    {
+        last_line += 1;
+        keep += 1;
+    }
+    let end = last_line + opts.after as u64;
     while keep < hits.len() && hits[keep].line <= end {
         let h = &mut hits[keep];
         h.count = 0;
