@@ -343,7 +343,8 @@ export interface GrepHit {
   /**
    * Matching lines this entry stands for: 1 in content mode, 0 for a
    * matching line shown in the after-context of the last match `maxCount`
-   * counted (as `rg -m N -A M` shows it).
+   * counted (as `rg -m N -A M` shows it), and for the lines after the
+   * first of a multi-line match (it counts once, as in rg).
    */
   count: number
   /**
@@ -454,7 +455,13 @@ export interface GrepSummary {
   limitReached: boolean
   timedOut: boolean
   cancelled: boolean
+  /**
+   * Files dropped at a NUL byte before any match was shown (in count
+   * mode, whatever they matched: rg -c drops them too).
+   */
   binarySkipped: number
+  /** Content mode: files whose hits stop at a NUL byte, in output order. */
+  binaryStopped: Array<BinaryStop>
   /** Unreadable files and directories; the search went on. */
   errorCount: number
   /** The first few error messages. */
@@ -500,6 +507,22 @@ export interface HarnessContext {
   known_regions?: Array<KnownRegionEntry>
   known_symbols?: Array<KnownSymbolEntry>
   focus_files?: Array<string>
+}
+
+/**
+ * A file holding a NUL byte that matched: its hits are those before the
+ * NUL. A file found by the walk was not searched past the 64 KiB block
+ * holding it (rg's "stopped searching binary file after match"); a file
+ * named alone was, but a match past the NUL only puts it here (rg's
+ * "binary file matches").
+ */
+export interface BinaryStop {
+  path: string
+  /** Hex of the raw path bytes, when they are not UTF-8 (as on hits). */
+  pathBytes?: string
+  /** Byte offset of the first NUL byte the search met. */
+  offset: number
+  ignored: boolean
 }
 
 export interface IgnoredCount {

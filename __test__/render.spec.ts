@@ -48,7 +48,7 @@ function hit(p: string, line: number, text: string, extra: Partial<GrepHit> = {}
 function summaryOf(over: Partial<GrepSummary> = {}): GrepSummary {
   return {
     matches: 0, filesWithMatches: 0, filesSearched: 0, limitReached: false, timedOut: false, cancelled: false,
-    binarySkipped: 0, errorCount: 0, errors: [], ignored: [], ignoredUnsearched: [], elapsedMs: 1, index: "off", ...over,
+    binarySkipped: 0, binaryStopped: [], errorCount: 0, errors: [], ignored: [], ignoredUnsearched: [], elapsedMs: 1, index: "off", ...over,
   };
 }
 
@@ -325,6 +325,16 @@ test("a native timeout is reported with the number of files searched", async () 
   assert.deepEqual(r.details, { timedOut: true, filesSearched: 7 });
   const empty = await runGrepTool(scriptedBackend([], { summary: summaryOf({ filesSearched: 1, timedOut: true }) }).backend, { pattern: "x" }, grepConfig("/"));
   assert.match(empty.text, /^No matches found before the search timed out after 30s \(searched 1 file\)\. This is not proof of absence/);
+});
+
+test("a file whose hits stop at a NUL byte says so; a named file that matched only past it is not 'no matches'", async (t) => {
+  const late = "needle first\n" + "filler line\n".repeat(8000) + "needle late\u0000\n";
+  const tree = makeTree({ hay: late, file: "foo\u0000bar\n" });
+  t.after(tree.cleanup);
+  const r = await runGrepTool(native, { pattern: "needle" }, grepConfig(tree.root));
+  assert.equal(r.text, "hay:1: needle first\n\n[Binary file (NUL byte), matches past it not shown: hay (byte 96024)]");
+  const named = await runGrepTool(native, { pattern: "foo", path: "file" }, grepConfig(tree.root));
+  assert.equal(named.text, "No text matches shown\n\n[Binary file (NUL byte), matches past it not shown: file (byte 3)]");
 });
 
 test("abort: before the start nothing runs; during the run the search is cancelled", { timeout: 20_000 }, async () => {

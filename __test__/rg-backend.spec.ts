@@ -177,6 +177,18 @@ test("a parent's .ignore holds when the search starts in a subfolder, in both mo
 	}
 });
 
+test("a walked file with a NUL byte shows its matches before it and is listed as stopped; count mode drops it, in both backends", needsBoth, async (t) => {
+	const tree = makeTree({ hay: "needle first\n" + "filler line\n".repeat(8000) + "needle late\u0000\n", "b.txt": "needle\n" });
+	t.after(tree.cleanup);
+	for (const backend of [native!, rgBackend]) {
+		const content = await grepAll(backend, { pattern: "needle", cwd: tree.root, index: false });
+		assert.deepEqual(content.hits.map(at), ["b.txt:1", "hay:1"]);
+		assert.deepEqual(content.summary.binaryStopped, [{ path: "hay", offset: 96024, ignored: false }]);
+		const count = await grepAll(backend, { pattern: "needle", cwd: tree.root, mode: "count", index: false });
+		assert.deepEqual(count.hits.map((h) => `${h.path}:${h.count}`), ["b.txt:1"]);
+	}
+});
+
 test(".git is never searched, whatever the globs say", needsRg, async (t) => {
 	const tree = projectTree();
 	t.after(tree.cleanup);

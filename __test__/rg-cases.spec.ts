@@ -1,4 +1,4 @@
-// ripgrep's own test cases (its tests/misc.rs, feature.rs, regression.rs, multiline.rs), for the features
+// ripgrep's own test cases (its tests/misc.rs, feature.rs, regression.rs, multiline.rs, binary.rs), for the features
 // we share: each case builds the files the rg test builds, runs our grep with the equivalent options and
 // compares with the output the rg test expects (facts from ripgrep's tests; the code is ours). Every case
 // runs three ways: `noIgnore: false` must print rg's output; the default mode (`noIgnore: true`) must print
@@ -10,7 +10,7 @@ import assert from "node:assert/strict";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import type { GrepHit, GrepOptions } from "../index.d.ts";
+import type { BinaryStop, GrepHit, GrepOptions } from "../index.d.ts";
 import { native, collect } from "./helpers/native.ts";
 import { makeTree } from "./helpers/tree.ts";
 
@@ -29,19 +29,27 @@ and exhibited clearly, with a label attached.
 const S1 = "For the Doctor Watsons of this world, as opposed to the Sherlock";
 const S3 = "be, to a very large extent, the result of luck. Sherlock Holmes";
 
+// rg's tests/binary.rs haystack (2,133 lines of "A Study in Scarlet" with a NUL byte on line 1870, at
+// offset 77041, past the first 64 KiB block): HAY keeps every landmark its cases depend on (line 1, "A medical
+// student" on rg's eight lines, "a medical student" on 1867, "Heaven" on 1871) and pads the rest so that the
+// NUL lands at the same offset, so rg's expected text is taken as it is.
 const HAY1 = "The Project Gutenberg EBook of A Study In Scarlet, by Arthur Conan Doyle";
-const HAY = [
-  HAY1,
-  ...Array.from({ length: 1865 }, (_, i) => `filler line ${i} of the study, long enough to pass 64 KiB`),
-  '"And yet you say he is not a medical student?"',
-  "filler",
-  "filler",
-  "abcdef\u0000",
-  '"No. Heaven knows what the objects of his studies are. But here we',
-  "the end",
-].join("\n") + "\n";
+const MED = '"A medical student, I suppose?" said I.';
+const MED_AT = [176, 409, 642, 875, 1108, 1341, 1574, 1807];
+const HEAVEN = '"No. Heaven knows what the objects of his studies are. But here we';
+const HAY = (() => {
+  const tail = ['"And yet you say he is not a medical student?"', "filler", "filler"];
+  const fixed = HAY1.length + 1 + tail.reduce((n, l) => n + l.length + 1, 0) + "abcdef".length + MED_AT.length * (MED.length + 1);
+  const fillers = 1865 - MED_AT.length;
+  const room = 77041 - fixed;
+  let k = 0;
+  const middle = Array.from({ length: 1865 }, (_, i) =>
+    MED_AT.includes(i + 2) ? MED : `filler ${i} `.padEnd(Math.floor(room / fillers) - 1 + (k++ < room % fillers ? 1 : 0), "x"));
+  const hay = [HAY1, ...middle, ...tail, "abcdef\u0000", HEAVEN, "the end"].join("\n") + "\n";
+  assert.equal(hay.indexOf("\0"), 77041);
+  return hay;
+})();
 const CAT_NUL = "cat here\n" + "padding line\n".repeat(150_000) + "\u0000";
-const BINARY_WHOLE = "a file with a NUL byte is skipped whole (read once, NUL found, nothing shown); rg prints what it matched before it met the NUL";
 
 interface Case {
   /** The rg test: file and name. */
@@ -163,6 +171,13 @@ const cases: Case[] = [
   { src: "regression.rs r1174", files: { ".gitignore": "**/**/*", "a/foo": "test" }, dirs: [".git"], pattern: "test", expected: "" },
   { src: "regression.rs r1380", files: { foo: "a\nb\nc\nd\ne\nd\ne\nd\ne\nd\ne\n" }, path: "foo", pattern: "d", opts: { after: 2, maxCount: 1 }, expected: "d\ne\nd\n" },
   { src: "regression.rs r1638", files: { foo: Buffer.from("\xef\xbb\xbfx", "latin1") }, pattern: "x", n: true, column: true, expected: "foo:1:1:x\n" },
+  {
+    // The worktree's `.git` names its folder absolutely (as `git worktree add` writes it; rg's test writes it
+    // relative to rg's working directory, the tree's root, where the ignore crate resolves it).
+    src: "regression.rs r1446_respect_excludes_in_worktree",
+    files: { "repo/.git/info/exclude": "ignored", "repo/.git/worktrees/repotree/commondir": "../..", "repotree/.git": "gitdir: ${ROOT}/repo/.git/worktrees/repotree", "repotree/ignored": "", "repotree/not-ignored": "" },
+    path: "repotree", pattern: "*", list: true, expected: "repotree/not-ignored\n",
+  },
   { src: "regression.rs r2236", files: { ".ignore": "foo\\/", "foo/bar": "test\n" }, pattern: "test", expected: "" },
   { src: "regression.rs r2770_gitignore_error", files: { ".git": "", ".gitignore": "**/bar/*", "foo/bar/baz": "quux" }, pattern: "quux", opts: { mode: "files" }, expected: "" },
   { src: "regression.rs r2770_gitignore_error (from foo)", files: { ".git": "", ".gitignore": "**/bar/*", "foo/bar/baz": "quux" }, cwd: "foo", pattern: "quux", opts: { mode: "files" }, expected: "" },
@@ -178,17 +193,32 @@ const cases: Case[] = [
   {
     src: "binary.rs after_match1_implicit", files: { hay: HAY }, pattern: "Project Gutenberg EBook", opts: { glob: ["hay"] }, n: true,
     expected: `hay:1:${HAY1}\nhay: WARNING: stopped searching binary file after match (found "\\0" byte around offset 77041)\n`,
-    todo: BINARY_WHOLE,
   },
-  { src: "binary.rs after_match1_implicit_path", files: { hay: HAY }, pattern: "Project Gutenberg EBook", opts: { glob: ["hay"], mode: "files" }, expected: "hay\n", todo: BINARY_WHOLE },
+  { src: "binary.rs after_match1_implicit_path", files: { hay: HAY }, pattern: "Project Gutenberg EBook", opts: { glob: ["hay"], mode: "files" }, expected: "hay\n" },
   {
     src: "binary.rs after_match2_implicit", files: { hay: HAY }, pattern: "Project Gutenberg EBook|a medical student", opts: { glob: ["hay"] }, n: true,
     expected: `hay:1:${HAY1}\nhay: WARNING: stopped searching binary file after match (found "\\0" byte around offset 77041)\n`,
-    todo: BINARY_WHOLE,
   },
   {
     src: "binary.rs matching_files_inconsistent_with_count (-l)", files: { "file1.txt": CAT_NUL, "file2.txt": "cat here" }, pattern: "cat", opts: { mode: "files" },
-    expected: "file1.txt\nfile2.txt\n", todo: BINARY_WHOLE,
+    expected: "file1.txt\nfile2.txt\n",
+  },
+  // A file named alone: rg reads it through a memory map (its default for a few named files; the cases with
+  // --no-mmap read it in 64 KiB blocks and are not ported) and converts binary data, checking the first 64 KiB
+  // and each match for a NUL: matches before that are shown, the first one after ends the search as "binary
+  // file matches".
+  { src: "binary.rs mmap_match_explicit", files: { hay: HAY }, path: "hay", pattern: "Project Gutenberg EBook", n: true, expected: `1:${HAY1}\n` },
+  { src: "binary.rs mmap_match_near_nul", files: { hay: HAY }, path: "hay", pattern: "abcdef", n: true, expected: `binary file matches (found "\\0" byte around offset 77041)\n` },
+  { src: "binary.rs mmap_match_count", files: { hay: HAY }, path: "hay", pattern: "Project Gutenberg EBook|Heaven", opts: { mode: "count" }, expected: "2\n" },
+  { src: "binary.rs after_match1_explicit_count", files: { hay: HAY }, path: "hay", pattern: "Project Gutenberg EBook", opts: { mode: "count" }, expected: "1\n" },
+  { src: "binary.rs mmap_match_multiple", files: { hay: HAY }, path: "hay", pattern: "Project Gutenberg EBook|Heaven", n: true, expected: `1:${HAY1}\n1871:${HEAVEN}\n` },
+  {
+    src: "binary.rs mmap_after_nul_match", files: { hay: HAY }, path: "hay", pattern: "medical student", n: true,
+    expected: MED_AT.map((l) => `${l}:${MED}\n`).join("") + '1867:"And yet you say he is not a medical student?"\n',
+  },
+  {
+    src: "misc.rs binary_convert, binary_convert_mmap", files: { file: "foo\x00bar\nfoo\x00baz\n" }, path: "file", pattern: "foo",
+    expected: `binary file matches (found "\\0" byte around offset 3)\n`,
   },
   // tests/multiline.rs
   { src: "multiline.rs overlap1", files: { test: "xxx\nabc\ndefxxxabc\ndefxxx\nxxx" }, path: "test", pattern: "abc\ndef", opts: { multiline: true }, n: true, expected: "2:abc\n3:defxxxabc\n4:defxxx\n" },
@@ -202,24 +232,38 @@ const cases: Case[] = [
 
 function build(c: Case) {
   const tree = makeTree(c.files);
+  // `${ROOT}` in a file's text: the tree's own path.
+  for (const [name, text] of Object.entries(c.files)) {
+    if (typeof text === "string" && text.includes("${ROOT}")) fs.writeFileSync(path.join(tree.root, name), text.replaceAll("${ROOT}", tree.root));
+  }
   for (const d of c.dirs ?? []) fs.mkdirSync(path.join(tree.root, d), { recursive: true });
   for (const [target, link] of c.links ?? []) fs.symlinkSync(path.join(tree.root, target), path.join(tree.root, link));
   return tree;
 }
 
-/** Hits printed as rg prints them without a tty (`--` between context groups). */
-function render(c: Case, cwd: string, hits: GrepHit[], mode: string | undefined): string {
+/**
+ * Hits printed as rg prints them without a tty (`--` between context groups), each file's binary stop after
+ * its hits as rg's warning: a walked file's "stopped searching", a file named alone's "binary file matches".
+ */
+function render(c: Case, cwd: string, hits: GrepHit[], stops: BinaryStop[], mode: string | undefined): string {
   // A file named alone is printed without its name; paths below a named directory start with its name.
   const named = c.path === undefined || fs.statSync(path.join(cwd, c.path)).isDirectory();
   const prefix = c.path !== undefined && named ? `${c.path}/` : "";
   const out: string[] = [];
   if (mode === "files") return hits.map((h) => `${prefix}${h.path}\n`).join("");
-  if (mode === "count") return hits.map((h) => `${prefix}${h.path}:${h.count}\n`).join("");
+  if (mode === "count") return hits.map((h) => `${named ? `${prefix}${h.path}:` : ""}${h.count}\n`).join("");
+  const stopOf = (p: string) => {
+    const s = stops.find((b) => b.path === p);
+    if (!s) return "";
+    const what = named ? "WARNING: stopped searching binary file after match" : "binary file matches";
+    return `${named ? `${prefix}${p}: ` : ""}${what} (found "\\0" byte around offset ${s.offset})\n`;
+  };
   const withContext = (c.opts?.context ?? c.opts?.before ?? c.opts?.after ?? 0) > 0;
   let last: { path: string; line: number } | undefined;
   const line = (p: string, n: number, sep: string, text: string, col?: number) =>
     `${named ? `${p}${sep}` : ""}${c.n ? `${n}${sep}` : ""}${c.column && col !== undefined ? `${col}${sep}` : ""}${text}\n`;
   for (const h of hits) {
+    if (last && last.path !== h.path) out.push(stopOf(last.path));
     const first = h.contextBefore[0]?.line ?? h.line;
     if (withContext && last && (last.path !== h.path || first > last.line + 1)) out.push("--\n");
     for (const b of h.contextBefore) out.push(line(prefix + h.path, b.line, "-", b.text));
@@ -227,21 +271,26 @@ function render(c: Case, cwd: string, hits: GrepHit[], mode: string | undefined)
     for (const a of h.contextAfter) out.push(line(prefix + h.path, a.line, "-", a.text));
     last = { path: h.path, line: h.contextAfter.at(-1)?.line ?? h.line };
   }
+  if (last) out.push(stopOf(last.path));
+  // A file named alone may have matched past its NUL only.
+  for (const s of stops) if (!hits.some((h) => h.path === s.path)) out.push(stopOf(s.path));
   return out.join("");
 }
 
 async function run(c: Case, root: string, noIgnore: boolean, index: boolean): Promise<{ all: string; project: string; used: string }> {
   const cwd = path.join(root, c.cwd ?? "");
   if (c.list) {
-    const r = await native.glob({ pattern: c.pattern, cwd, path: c.path, hidden: false, noIgnore, sort: "path", ...(c.opts as object) });
-    const names = (entries: typeof r.entries) => entries.map((e) => `${e.path}\n`).join("");
-    return { all: names(r.entries), project: names(r.entries.filter((e) => !e.ignored)), used: "off" };
+    const r = await native.glob({ pattern: c.pattern, cwd, path: c.path, hidden: false, noIgnore, sort: "path", ...(c.opts as object), index });
+    const prefix = c.path !== undefined ? `${c.path}/` : "";
+    const names = (entries: typeof r.entries) => entries.map((e) => `${prefix}${e.path}\n`).join("");
+    return { all: names(r.entries), project: names(r.entries.filter((e) => !e.ignored)), used: r.index };
   }
   const opts = { pattern: c.pattern, cwd, path: c.path, hidden: false, ...c.opts, noIgnore, index } as GrepOptions;
   const { hits, summary } = await collect(native.grep(opts));
+  const stops = summary.binaryStopped;
   return {
-    all: render(c, cwd, hits, c.opts?.mode),
-    project: render(c, cwd, hits.filter((h) => !h.ignored), c.opts?.mode),
+    all: render(c, cwd, hits, stops, c.opts?.mode),
+    project: render(c, cwd, hits.filter((h) => !h.ignored), stops.filter((s) => !s.ignored), c.opts?.mode),
     used: summary.index,
   };
 }
@@ -256,7 +305,6 @@ for (const c of cases) {
       assert.equal((await run(c, tree.root, false, false)).all, c.expected, "noIgnore: false");
       assert.equal((await run(c, tree.root, true, false)).project, c.expected, "default mode, project files");
     }
-    if (c.list) return;
     // Through a ready index of the directory rg searched from: the same text as the scan.
     const scan = await run(c, tree.root, true, false);
     const cwd = path.join(tree.root, c.cwd ?? "");

@@ -126,9 +126,10 @@ impl FileReader {
             };
             total += got as u64;
             let filled = carried + got;
-            // A file with a NUL byte is binary to the searcher whatever the
-            // pattern (counted as skipped by every search that reaches it):
-            // it is never pruned, so it is not indexed. Nor is one the
+            // A file with a NUL byte is binary to the searcher: every search
+            // that reaches it shows its matches before the NUL, or counts it
+            // as skipped, whatever the pattern. It is never pruned, so it is
+            // not indexed. Nor is one the
             // searcher transcodes (a UTF-16 byte order mark): its trigrams
             // are not those of the bytes.
             if total > MAX_INDEXED_BYTES

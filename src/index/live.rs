@@ -108,7 +108,7 @@ impl Picture {
     fn recount(&mut self) {
         self.linked_rules = table::linked_rules(&self.table.entries);
         self.unwatched = (self.linked_rules.iter().cloned())
-            .chain(table::unseen_rules(&self.table.rule_files))
+            .chain(table::unseen_rules(&self.table))
             .collect();
         let (doc_at, unindexed, universe) = counts(&self.table);
         (self.unindexed, self.universe) = (unindexed, universe);
@@ -127,7 +127,7 @@ impl Picture {
         self.linked_rules.retain(|(p, _)| !below(p));
         self.linked_rules.extend(edits.linked_rules);
         self.unwatched = (self.linked_rules.iter().cloned())
-            .chain(table::unseen_rules(&self.table.rule_files))
+            .chain(table::unseen_rules(&self.table))
             .collect();
         #[cfg(debug_assertions)]
         self.check_counts();

@@ -617,6 +617,12 @@ fn a_binary_file_present_at_build_time_is_never_pruned() {
     let (how, via) = both_ways(root, "struct");
     assert_eq!(how, IndexUse::Used);
     assert!(via.contains("binary=1"), "{via}");
+    // A match in a block before the NUL is shown (rg's rule), through the
+    // index as by the scan.
+    let late = format!("early needle\n{}late needle\0\n", "filler\n".repeat(12_000));
+    fs::write(root.join("late.txt"), late).unwrap();
+    let (_, via) = both_ways(root, "early needle");
+    assert!(via.contains("[(\"late.txt\", 84024, false)]"), "{via}");
     super::drop_root(root);
 }
 

@@ -69,11 +69,13 @@ fn gallop<T>(items: &[T], before: impl Fn(&T) -> bool) -> usize {
 }
 
 /// Whether any ignore rule may apply to the table's files: an ignore file
-/// among them or above the root, an exclude file, the global excludes.
+/// among them or above the root, an exclude file, the global excludes
+/// (asked of the classifier: git's config files, also among the rule
+/// files, hold no rule themselves).
 fn any_rules(table: &Table) -> bool {
     crate::search::global_excludes_apply()
         || (table.rule_files.iter())
-            .any(|(p, s)| s.is_some() && p.file_name().is_some_and(|n| n != ".git"))
+            .any(|(p, s)| s.is_some() && (names_rules(p) || p.ends_with("info/exclude")))
         || table.entries.iter().any(|e| names_rules(&e.path))
 }
 

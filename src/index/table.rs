@@ -100,8 +100,11 @@ pub struct Table {
 pub type Stamped = (PathBuf, Option<Stamp>);
 
 /// The files outside the table whose change could change how the walk
-/// classifies the table's files, stamped as they are now. Of a `.git`
-/// only whether it is there counts (git changes its stamp all the time).
+/// classifies the table's files, stamped as they are now: the ancestors'
+/// ignore files, each repository's marks and exclude, and the files the
+/// user's global excludes come from (git's config files and the excludes
+/// file they name). Of a `.git` only whether it is there counts (git
+/// changes its stamp all the time).
 pub(super) fn rule_files_of(root: &Path) -> Vec<Stamped> {
     let mut out = Vec::new();
     for dir in root.ancestors() {
@@ -113,24 +116,47 @@ pub(super) fn rule_files_of(root: &Path) -> Vec<Stamped> {
             }
         }
         push_repository(&mut out, dir);
+        // A `.jj` makes a repository root too (whether it is there).
+        let p = dir.join(".jj");
+        let s = rule_stamp(&p);
+        out.push((p, s));
+    }
+    for p in crate::search::global_rule_files() {
+        let s = rule_stamp(&p);
+        out.push((p, s));
     }
     out
 }
 
-/// `dir`'s `.git` (whether it is there) and `.git/info/exclude`.
+/// `dir`'s `.git` (whether it is there) and its exclude file: its
+/// `.git/info/exclude`, or a worktree's in its common directory.
 fn push_repository(out: &mut Vec<Stamped>, dir: &Path) {
-    for p in [dir.join(".git"), dir.join(".git/info/exclude")] {
+    let exclude = crate::search::repository_exclude(dir);
+    for p in [
+        dir.join(".git"),
+        exclude.unwrap_or_else(|| dir.join(".git/info/exclude")),
+    ] {
         let s = rule_stamp(&p);
         out.push((p, s));
     }
 }
 
+/// Whether a watch surely hears of a change of this rule file: an ignore
+/// file, a `.git`, a `.git/info/exclude` below the root (their folders are
+/// watched). The global excludes' files and a worktree's common exclude
+/// may be anywhere; an exclude above the root is one `stat` to check.
+fn watched_place(p: &Path, root: Option<&Path>) -> bool {
+    names_rules(p)
+        || p.file_name().is_some_and(|n| n == ".git" || n == ".jj")
+        || (p.ends_with(".git/info/exclude") && root.is_some_and(|r| p.starts_with(r)))
+}
+
 /// A rule file's stamp as [`rule_files_of`] takes it: followed through
-/// links (the classifier reads the target), and of a `.git` only that it
-/// is there.
+/// links (the classifier reads the target), and of a `.git` or `.jj` only
+/// that it is there.
 pub(super) fn rule_stamp(path: &Path) -> Option<Stamp> {
     let s = Stamp::followed(path);
-    if path.file_name().is_some_and(|n| n == ".git") {
+    if path.file_name().is_some_and(|n| n == ".git" || n == ".jj") {
         return s.map(|_| Stamp {
             size: 0,
             mtime: (0, 0),
@@ -150,12 +176,13 @@ pub fn identity(root: &Path) -> Option<(u64, u64)> {
 }
 
 /// The rule files no watch sees a change of, which the picture stamps
-/// again at every search: a symlinked one (its target may be anywhere) and
-/// a hard-linked one (written through another name, only that name's
-/// directory hears of it). Empty in a tree without such files.
+/// again at every search: a symlinked one (its target may be anywhere), a
+/// hard-linked one (written through another name, only that name's
+/// directory hears of it), and those outside the watched folders (the
+/// global excludes' files, a worktree's common exclude: a few `stat`s).
 pub fn unwatched_rules(table: &Table) -> Vec<Stamped> {
     let mut out = linked_rules(&table.entries);
-    out.extend(unseen_rules(&table.rule_files));
+    out.extend(unseen_rules(table));
     out
 }
 
@@ -169,13 +196,15 @@ pub fn linked_rules(entries: &[Entry]) -> Vec<Stamped> {
         .collect()
 }
 
-/// The symlinked or hard-linked files among the rule files kept beside
-/// the table (a few per tree: each costs an `lstat`).
-pub fn unseen_rules(rule_files: &[Stamped]) -> Vec<Stamped> {
-    (rule_files.iter())
+/// The rule files kept beside the table that no watch surely hears of: a
+/// symlinked or hard-linked one, and those outside the watched folders (a
+/// few per tree: each costs a `stat`).
+pub fn unseen_rules(table: &Table) -> Vec<Stamped> {
+    let root = table.dirs.first().map(|d| d.0.as_path());
+    (table.rule_files.iter())
         .filter(|(p, s)| {
             let symlink = std::fs::symlink_metadata(p).is_ok_and(|m| m.file_type().is_symlink());
-            symlink || s.is_some_and(|s| s.nlink > 1)
+            symlink || s.is_some_and(|s| s.nlink > 1) || !watched_place(p, root)
         })
         .cloned()
         .collect()

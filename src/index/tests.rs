@@ -55,11 +55,14 @@ fn render(hits: &[Hit], s: &crate::search::GrepSummary) -> String {
         ));
     }
     out.push_str(&format!(
-        "matches={} files={} limit={} binary={} errors={} {:?} ignored={:?}\n",
+        "matches={} files={} limit={} binary={} {:?} errors={} {:?} ignored={:?}\n",
         s.matches,
         s.files_with_matches,
         s.limit_reached,
         s.binary_skipped,
+        (s.binary_stopped.iter())
+            .map(|b| (&b.path.text, b.offset, b.ignored))
+            .collect::<Vec<_>>(),
         s.errors.count,
         s.errors.first,
         s.ignored,

@@ -40,9 +40,10 @@ pub struct Changes {
 }
 
 /// Whether a change of entry `name` re-classifies what lies below its
-/// directory: an ignore file, or a `.git` (which makes it a repository).
+/// directory: an ignore file, or a `.git` or `.jj` (which makes it a
+/// repository).
 pub(super) fn is_rule_file(name: &std::ffi::OsStr) -> bool {
-    name == ".git" || crate::search::IGNORE_FILES.iter().any(|f| name == *f)
+    name == ".git" || name == ".jj" || crate::search::IGNORE_FILES.iter().any(|f| name == *f)
 }
 
 /// What a watched directory stands for. One directory may stand for

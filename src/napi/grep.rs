@@ -50,7 +50,8 @@ pub struct GrepHit {
     pub context_after: Vec<ContextLine>,
     /// Matching lines this entry stands for: 1 in content mode, 0 for a
     /// matching line shown in the after-context of the last match `maxCount`
-    /// counted (as `rg -m N -A M` shows it).
+    /// counted (as `rg -m N -A M` shows it), and for the lines after the
+    /// first of a multi-line match (it counts once, as in rg).
     pub count: i64,
     /// With `group`, in a grouped file: the symbol this hit is shown under,
     /// normally the innermost one enclosing the line (in a file with 12 to
@@ -102,6 +103,21 @@ pub struct IgnoredCount {
     pub files: i64,
 }
 
+/// A file holding a NUL byte that matched: its hits are those before the
+/// NUL. A file found by the walk was not searched past the 64 KiB block
+/// holding it (rg's "stopped searching binary file after match"); a file
+/// named alone was, but a match past the NUL only puts it here (rg's
+/// "binary file matches").
+#[napi(object)]
+pub struct BinaryStop {
+    pub path: String,
+    /// Hex of the raw path bytes, when they are not UTF-8 (as on hits).
+    pub path_bytes: Option<String>,
+    /// Byte offset of the first NUL byte the search met.
+    pub offset: i64,
+    pub ignored: bool,
+}
+
 #[napi(object)]
 pub struct GrepSummary {
     pub matches: i64,
@@ -111,7 +127,11 @@ pub struct GrepSummary {
     pub limit_reached: bool,
     pub timed_out: bool,
     pub cancelled: bool,
+    /// Files dropped at a NUL byte before any match was shown (in count
+    /// mode, whatever they matched: rg -c drops them too).
     pub binary_skipped: i64,
+    /// Content mode: files whose hits stop at a NUL byte, in output order.
+    pub binary_stopped: Vec<BinaryStop>,
     /// Unreadable files and directories; the search went on.
     pub error_count: i64,
     /// The first few error messages.
@@ -192,6 +212,16 @@ fn summary_out(
         timed_out: s.timed_out,
         cancelled: s.cancelled,
         binary_skipped: s.binary_skipped as i64,
+        binary_stopped: s
+            .binary_stopped
+            .into_iter()
+            .map(|b| BinaryStop {
+                path: b.path.text.clone(),
+                path_bytes: b.path.raw_hex.clone(),
+                offset: b.offset as i64,
+                ignored: b.ignored,
+            })
+            .collect(),
         error_count: s.errors.count as i64,
         errors: s.errors.first,
         ignored: s

@@ -11,7 +11,8 @@
 //! global excludes, whichever directory each match came from. `.ignore`
 //! and `.rgignore` apply from every ancestor; `.gitignore` and the
 //! repository's exclude file stop at the repository root (a directory with
-//! a `.git`), so a nested repository does not inherit its parent's. One
+//! a `.git`, or a `.jj` as for the `ignore` crate since 0.4.35, rg 15), so a
+//! nested repository does not inherit its parent's. One
 //! deliberate difference from rg: a `.gitignore` outside any repository
 //! applies too (as `rg --no-require-git`), in both modes alike. Nothing
 //! below an ignored directory can be re-included (the walk never enters
@@ -22,7 +23,7 @@ use super::walk::IgnoredRoot;
 use ignore::gitignore::{Gitignore, GitignoreBuilder};
 use ignore::Match;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, OnceLock};
+use std::sync::{Arc, Mutex};
 
 /// The ignore files a directory may hold, lowest precedence first.
 pub const IGNORE_FILES: [&str; 3] = [".gitignore", ".ignore", ".rgignore"];
@@ -131,6 +132,12 @@ fn git_mark(dir: &Path) -> GitMark {
     }
 }
 
+/// The exclude file of the repository whose root is `dir` (if any), as
+/// the classifier reads it.
+pub fn repository_exclude(dir: &Path) -> Option<PathBuf> {
+    exclude_file(dir, git_mark(dir))
+}
+
 /// The exclude file of the repository whose root is `dir`: `.git/info/
 /// exclude`, or for a worktree the common directory's (`gitdir:` then its
 /// `commondir`), as the `ignore` crate finds it. `None`: no such file.
@@ -151,7 +158,9 @@ fn exclude_file(dir: &Path, git: GitMark) -> Option<PathBuf> {
     }
 }
 
-fn dir_rules(dir: &Path, git: GitMark, has_file: impl Fn(&str) -> bool) -> DirRules {
+/// `dir`'s rules; `jj`: it holds a `.jj` (a Jujutsu repository, a
+/// repository root to the `ignore` crate as a `.git` is).
+fn dir_rules(dir: &Path, git: GitMark, jj: bool, has_file: impl Fn(&str) -> bool) -> DirRules {
     let one = |name: &str| {
         if has_file(name) {
             rules_of_dir(dir, None, &[name], |_| true)
@@ -165,12 +174,13 @@ fn dir_rules(dir: &Path, git: GitMark, has_file: impl Fn(&str) -> bool) -> DirRu
         rgignore: one(IGNORE_FILES[2]),
         exclude: exclude_file(dir, git).and_then(|f| rules_of_dir(dir, Some(&f), &[], |_| false)),
         global: None,
-        repo: git != GitMark::None,
+        repo: git != GitMark::None || jj,
     }
 }
 
 fn chain_with(parent: Option<Arc<RuleChain>>, dir: &Path) -> Arc<RuleChain> {
-    let rules = dir_rules(dir, git_mark(dir), |name| dir.join(name).is_file());
+    let jj = dir.join(".jj").exists();
+    let rules = dir_rules(dir, git_mark(dir), jj, |name| dir.join(name).is_file());
     linked(rules, parent)
 }
 
@@ -186,17 +196,67 @@ fn linked(rules: DirRules, parent: Option<Arc<RuleChain>>) -> Arc<RuleChain> {
     }
 }
 
+/// The files the user's global git excludes depend on, as the `ignore`
+/// crate finds them: git's global and system config files (where
+/// `core.excludesFile` may be set) and the excludes file they name, else
+/// `$XDG_CONFIG_HOME/git/ignore`. Their change is a change of the rules.
+pub fn global_rule_files() -> Vec<PathBuf> {
+    let var = |name: &str| {
+        std::env::var_os(name)
+            .filter(|v| !v.is_empty())
+            .map(PathBuf::from)
+    };
+    #[allow(deprecated)]
+    let home = std::env::home_dir();
+    let mut out: Vec<PathBuf> = var("GIT_CONFIG_GLOBAL").into_iter().collect();
+    out.extend(home.as_ref().map(|h| h.join(".gitconfig")));
+    out.extend(
+        (var("XDG_CONFIG_HOME").or_else(|| home.map(|h| h.join(".config"))))
+            .map(|x| x.join("git/config")),
+    );
+    out.push(var("GIT_CONFIG_SYSTEM").unwrap_or_else(|| PathBuf::from("/etc/gitconfig")));
+    out.extend(ignore::gitignore::gitconfig_excludes_path());
+    out
+}
+
+/// What a global rule file was when read (`None`: absent).
+type FileStamp = Option<super::rules_cache::Stamp>;
+
+fn file_stamp(p: &Path) -> FileStamp {
+    std::fs::metadata(p)
+        .ok()
+        .map(|m| super::rules_cache::stamp(&m))
+}
+
 /// The user's global git excludes (`core.excludesFile`, else
-/// `$XDG_CONFIG_HOME/git/ignore`), read once per process as the `ignore`
-/// crate reads them.
+/// `$XDG_CONFIG_HOME/git/ignore`), read as the `ignore` crate reads them,
+/// again whenever one of [`global_rule_files`] changed (rg reads them at
+/// each run). A few `stat`s per call.
 fn global_rules() -> Option<Arc<Gitignore>> {
-    static GLOBAL: OnceLock<Option<Arc<Gitignore>>> = OnceLock::new();
-    GLOBAL
-        .get_or_init(|| {
-            let (g, _) = GitignoreBuilder::new("/").build_global();
-            (!g.is_empty()).then(|| Arc::new(g))
+    type Read = (Vec<(PathBuf, FileStamp)>, Option<Arc<Gitignore>>);
+    static GLOBAL: Mutex<Option<Read>> = Mutex::new(None);
+    let mut kept = GLOBAL.lock().unwrap_or_else(|p| p.into_inner());
+    if let Some((files, rules)) = kept.as_ref() {
+        if files.iter().all(|(p, s)| file_stamp(p) == *s) {
+            return rules.clone();
+        }
+    }
+    // Stamped before the read: a change after it is seen by the next call.
+    let files: Vec<(PathBuf, FileStamp)> = (global_rule_files().into_iter())
+        .map(|p| {
+            let s = file_stamp(&p);
+            (p, s)
         })
-        .clone()
+        .collect();
+    let (g, _) = GitignoreBuilder::new("/").build_global();
+    let rules = (!g.is_empty()).then(|| Arc::new(g));
+    // A file changed within the stamps' granularity could change again
+    // unseen: such a read is not kept.
+    let now = std::time::SystemTime::now();
+    let settled = (files.iter())
+        .all(|(p, _)| std::fs::metadata(p).map_or(true, |m| super::rules_cache::settled(&m, now)));
+    *kept = settled.then(|| (files, rules.clone()));
+    rules
 }
 
 /// Whether the user's global git excludes hold any rule.
@@ -222,6 +282,7 @@ enum Seen {
 pub struct IgnoreFilesPresent {
     git: Seen,
     git_file: bool,
+    jj: Seen,
     files: [Seen; 3],
 }
 
@@ -237,6 +298,8 @@ impl IgnoreFilesPresent {
             // Any kind: a worktree or submodule has a `.git` file.
             self.git = seen(true);
             self.git_file = kind.is_file();
+        } else if name == ".jj" {
+            self.jj = seen(true);
         } else if let Some(i) = IGNORE_FILES.iter().position(|f| name == *f) {
             self.files[i] = seen(kind.is_file());
         }
@@ -253,7 +316,12 @@ impl RuleChain {
             Seen::Yes => GitMark::Dir,
             Seen::Symlink => git_mark(dir),
         };
-        let rules = dir_rules(dir, git, |name| {
+        let jj = match present.jj {
+            Seen::Absent => false,
+            Seen::Yes => true,
+            Seen::Symlink => dir.join(".jj").exists(),
+        };
+        let rules = dir_rules(dir, git, jj, |name| {
             let i = IGNORE_FILES.iter().position(|f| *f == name);
             match i.map(|i| present.files[i]) {
                 Some(Seen::Yes) => true,

@@ -1,6 +1,6 @@
-//! Searching one file: open without blocking, skip binaries, read small
-//! files whole (one read, reusable for structure), stream large ones, and
-//! turn matches into bounded hits.
+//! Searching one file: open without blocking, read small files whole (one
+//! read, reusable for structure), stream large ones, judge binary data as
+//! rg does, and turn matches into bounded hits.
 
 use super::buffers;
 use super::dir_open::DirOpener;
@@ -8,7 +8,7 @@ use super::display::{display_bytes, relative_bytes, DisplayPath};
 use super::grep::{build_searcher, GrepMode, GrepOptions};
 use super::line_window::{trim_terminator, window};
 use super::outline_cache;
-use super::results::{ContextLine, FileStructure, Hit, HitSymbol};
+use super::results::{BinaryStop, ContextLine, FileStructure, Hit, HitSymbol};
 use crate::structure::{self, Language, Outline};
 use grep_matcher::Matcher;
 use grep_regex::RegexMatcher;
@@ -30,6 +30,9 @@ pub(super) enum FileOutcome {
         full_count: u64,
         /// The file's structure, when grouping wants it (see `search`).
         outline: Option<Arc<Outline>>,
+        /// Content mode: the file matched and its search stopped at a NUL
+        /// byte (`hits` are what came before it).
+        binary: Option<BinaryStop>,
     },
     Binary,
     Failed(String),
@@ -133,15 +136,6 @@ fn read_unsized(
     read_to_eof(file, buf, filled).map(Unsized::Whole)
 }
 
-/// Whether the searcher sniffs a byte order mark at the start of `bytes`
-/// and searches the text transcoded to UTF-8 (grep-searcher's BOM
-/// sniffing, the same marks: UTF-8, UTF-16LE, UTF-16BE).
-fn starts_with_bom(bytes: &[u8]) -> bool {
-    bytes.starts_with(&[0xef, 0xbb, 0xbf])
-        || bytes.starts_with(&[0xff, 0xfe])
-        || bytes.starts_with(&[0xfe, 0xff])
-}
-
 /// Per-thread search state: the buffer is reused across files.
 pub(super) struct FileSearcher<'a> {
     opts: &'a GrepOptions,
@@ -152,6 +146,9 @@ pub(super) struct FileSearcher<'a> {
     filled: usize,
     display_root: PathBuf,
     short_read_ends_file: bool,
+    /// The search was given this file by name: binary data converts
+    /// rather than quits (see `build_searcher`).
+    named: bool,
 }
 
 /// Stops a streamed read when the search is cancelled, since the searcher
@@ -179,15 +176,17 @@ impl<'a> FileSearcher<'a> {
         matcher: RegexMatcher,
         display_root: PathBuf,
         short_read_ends_file: bool,
+        named: bool,
     ) -> Self {
         FileSearcher {
             opts,
             matcher,
-            searcher: build_searcher(opts),
+            searcher: build_searcher(opts, named),
             opener: DirOpener::default(),
             filled: 0,
             display_root,
             short_read_ends_file,
+            named,
         }
     }
 
@@ -225,7 +224,8 @@ impl<'a> FileSearcher<'a> {
             cap: self.opts.max_count.unwrap_or(u64::MAX),
             trailing_left: self.opts.after,
             count_past_cap: ignored_root.is_some() && self.opts.ignored_count_only,
-            binary: false,
+            binary: None,
+            matched_past_binary: false,
             stop,
         };
         let (whole, result) = match read_unsized(&mut file, &mut buf, self.short_read_ends_file) {
@@ -233,15 +233,21 @@ impl<'a> FileSearcher<'a> {
             Ok(Unsized::NotRegular) => return FileOutcome::Skipped,
             Ok(Unsized::Whole(n)) => {
                 self.filled = n;
-                // A file that starts with a byte order mark is transcoded
-                // by the searcher (as rg does) and its NULs judged after
-                // that: UTF-16 holding ASCII has a NUL in every other byte.
-                if !starts_with_bom(&buf[..n]) && memchr::memchr(0, &buf[..n]).is_some() {
-                    return FileOutcome::Binary;
-                }
-                let r = self
-                    .searcher
-                    .search_slice(&self.matcher, &buf[..n], &mut sink);
+                // A walked file holding a NUL byte is searched as rg reads
+                // it, a block of 64 KiB at a time: the searcher quits at
+                // the block with the NUL, keeping the matches of the blocks
+                // before (a slice would only be checked in its first 64
+                // KiB and in its matches: rg's memory-map rule, which rg
+                // keeps for files named alone, as here). A byte order mark
+                // is sniffed either way, the text transcoded and its NULs
+                // judged after that (UTF-16 holding ASCII is not binary).
+                let r = if !self.named && memchr::memchr(0, &buf[..n]).is_some() {
+                    self.searcher
+                        .search_reader(&self.matcher, &buf[..n], &mut sink)
+                } else {
+                    self.searcher
+                        .search_slice(&self.matcher, &buf[..n], &mut sink)
+                };
                 (true, r)
             }
             Ok(Unsized::Large(n)) => {
@@ -263,9 +269,24 @@ impl<'a> FileSearcher<'a> {
                 return FileOutcome::Failed(format!("{}: {e}", path.display()));
             }
         }
-        if sink.binary && sink.lines_matched == 0 {
-            return FileOutcome::Binary;
-        }
+        // rg's answer for a file holding a NUL byte: a walked one shows the
+        // matches before it, or nothing at all in count mode (rg -c drops
+        // it rather than give a short count); a named one (searched on)
+        // is only binary in content mode, where its hits stop at the NUL.
+        let content = self.opts.mode == GrepMode::Content;
+        let binary = match sink.binary {
+            Some(_) if !self.named && (sink.lines_matched == 0 || !content) => {
+                return FileOutcome::Binary;
+            }
+            Some(offset) if content && (!sink.hits.is_empty() || sink.matched_past_binary) => {
+                Some(BinaryStop {
+                    path: sink.display(),
+                    offset,
+                    ignored: sink.ignored,
+                })
+            }
+            _ => None,
+        };
         if self.opts.mode != GrepMode::Content && sink.lines_matched > 0 {
             let path = sink.display();
             sink.hits.push(Hit {
@@ -305,6 +326,7 @@ impl<'a> FileSearcher<'a> {
             hits: sink.hits,
             full_count: sink.lines_matched,
             outline,
+            binary,
         }
     }
 }
@@ -328,7 +350,11 @@ struct HitSink<'a> {
     trailing_left: usize,
     /// Keep counting (without building hits) after the cap.
     count_past_cap: bool,
-    binary: bool,
+    /// Where the searcher met the first NUL byte.
+    binary: Option<u64>,
+    /// A named file matched past its NUL byte (not shown: rg's "binary
+    /// file matches").
+    matched_past_binary: bool,
     stop: &'a dyn Fn() -> bool,
 }
 
@@ -358,20 +384,32 @@ impl Sink for HitSink<'_> {
         if (self.stop)() {
             return Ok(false);
         }
+        // Only a named file's search goes on past a NUL byte; its first
+        // match there ends it, shown only as a binary match (rg's printer).
+        if self.binary.is_some() && self.opts.mode == GrepMode::Content {
+            self.matched_past_binary = true;
+            return Ok(false);
+        }
         match self.opts.mode {
             GrepMode::Files => {
                 self.lines_matched = 1;
                 return Ok(false);
             }
+            // One per match the searcher reports, as rg -c counts: a line,
+            // or in multi-line mode a run of lines.
             GrepMode::Count => {
-                self.lines_matched += m.lines().count() as u64;
+                self.lines_matched += 1;
                 return Ok(true);
             }
             GrepMode::Content => {}
         }
         let first_line = m.line_number().unwrap_or(0);
         for (i, raw) in m.lines().enumerate() {
-            let past_cap = self.lines_matched >= self.cap;
+            // A multi-line match is counted once, on its first line, its
+            // other lines shown with it (`count` 0); the searcher stops at
+            // the cap there (`build_searcher`), as rg's does.
+            let continuation = self.opts.multiline && i > 0;
+            let past_cap = !continuation && self.lines_matched >= self.cap;
             if past_cap {
                 if self.count_past_cap {
                     self.lines_matched += 1;
@@ -392,7 +430,7 @@ impl Sink for HitSink<'_> {
                 .flatten()
                 .map(|mat| mat.start());
             let w = window(line, focus, self.opts.max_line_length);
-            if !past_cap {
+            if !past_cap && !continuation {
                 self.lines_matched += 1;
             }
             let path = self.display();
@@ -410,7 +448,7 @@ impl Sink for HitSink<'_> {
                     Vec::new()
                 },
                 after: Vec::new(),
-                count: u64::from(!past_cap),
+                count: u64::from(!past_cap && !continuation),
                 symbol: None,
                 structure: None,
             });
@@ -419,6 +457,9 @@ impl Sink for HitSink<'_> {
     }
 
     fn context(&mut self, _s: &Searcher, c: &SinkContext<'_>) -> Result<bool, Self::Error> {
+        if self.binary.is_some() {
+            return Ok(false);
+        }
         let line = self.context_line(c.line_number().unwrap_or(0), c.bytes());
         match c.kind() {
             SinkContextKind::Before => self.pending_before.push(line),
@@ -444,9 +485,10 @@ impl Sink for HitSink<'_> {
         Ok(true)
     }
 
-    fn binary_data(&mut self, _s: &Searcher, _offset: u64) -> Result<bool, Self::Error> {
-        self.binary = true;
-        Ok(false)
+    /// The searcher quits there (a walked file) or goes on (a named one).
+    fn binary_data(&mut self, _s: &Searcher, offset: u64) -> Result<bool, Self::Error> {
+        self.binary = Some(offset);
+        Ok(true)
     }
 }
 

@@ -132,15 +132,28 @@ fn has_basic_regex_escape(pattern: &str) -> bool {
     ["\\|", "\\(", "\\)"].iter().any(|e| pattern.contains(e))
 }
 
-pub(super) fn build_searcher(opts: &GrepOptions) -> Searcher {
+/// The searcher of one search thread. Binary detection is rg's: a file
+/// found by the walk quits at its first NUL byte (matches already seen are
+/// kept); a file the search was given by name (`named`) converts, so its
+/// search goes on past the NUL, and [`super::file_search`] stops at the
+/// first match there, as rg's printer does.
+pub(super) fn build_searcher(opts: &GrepOptions, named: bool) -> Searcher {
     let content = opts.mode == GrepMode::Content;
     SearcherBuilder::new()
         .line_number(opts.mode != GrepMode::Files)
         .before_context(if content { opts.before } else { 0 })
         .after_context(if content { opts.after } else { 0 })
         .multi_line(opts.multiline)
+        // rg's maxCount in multi-line mode: a match counts once however
+        // many lines it spans, and matches that share a line are reported
+        // together up to the limit. Line by line, the sink counts.
+        .max_matches(opts.max_count.filter(|_| opts.multiline))
         .memory_map(MmapChoice::never())
-        .binary_detection(BinaryDetection::quit(0))
+        .binary_detection(if named {
+            BinaryDetection::convert(0)
+        } else {
+            BinaryDetection::quit(0)
+        })
         .build()
 }
 
@@ -156,6 +169,9 @@ pub struct GrepPlan {
     /// Whether a short read of a file is its end (see `local_fs`), decided
     /// once for the search.
     pub(super) short_read_ends_file: bool,
+    /// The search was given one file by name (rg's explicit file): its
+    /// binary detection converts instead of quitting (see [`build_searcher`]).
+    pub(super) named: bool,
 }
 
 impl GrepPlan {
@@ -170,6 +186,7 @@ impl GrepPlan {
             }
         };
         let walker = Walker::new(walk_root.clone(), opts.walk.clone())?;
+        let named = single.is_some();
         let source = match single {
             None => FileSource::Walk(Arc::new(walker)),
             // A named file is a list of one, if it passes the glob and type
@@ -191,6 +208,7 @@ impl GrepPlan {
             source,
             short_read_ends_file: short_read_ends_file(&walk_root),
             display_root: walk_root,
+            named,
         })
     }
 
@@ -208,6 +226,7 @@ impl GrepPlan {
             source: FileSource::List(files),
             short_read_ends_file: short_read_ends_file(&display_root),
             display_root,
+            named: false,
         })
     }
 
@@ -244,6 +263,7 @@ impl GrepPlan {
             self.matcher.clone(),
             self.display_root.clone(),
             self.short_read_ends_file,
+            self.named,
         )
     }
 

@@ -272,6 +272,161 @@ fn binary_files_are_skipped_and_counted() {
     assert_eq!(s.binary_skipped, 1);
 }
 
+/// rg's tests/binary.rs haystack, its landmarks kept: a match on line 1, a
+/// match just before the NUL in the same 64 KiB block, the NUL past the
+/// first block, a match after it. Returns the text and the NUL's offset.
+fn haystack() -> (String, u64) {
+    let mut text = String::from("needle first\n");
+    while text.len() < 100_000 {
+        text.push_str("filler line, long enough to need a second block\n");
+    }
+    text.push_str("needle before\nabcdef\0\nneedle after\n");
+    let nul = text.find('\0').unwrap() as u64;
+    (text, nul)
+}
+
+fn stops(s: &GrepSummary) -> Vec<(String, u64)> {
+    s.binary_stopped
+        .iter()
+        .map(|b| (b.path.text.clone(), b.offset))
+        .collect()
+}
+
+/// rg's after_match1_implicit / before_match2_implicit / _path / _count: a
+/// file found by the walk is searched up to the 64 KiB block holding its
+/// first NUL byte; the matches before that block are shown and the stop is
+/// reported; a file dropped before any match is counted as binary, and so
+/// is any such file in count mode (rg -c drops it).
+#[test]
+fn a_walked_file_shows_the_matches_before_the_block_holding_its_nul() {
+    let t = tempfile::tempdir().unwrap();
+    let (hay, nul) = haystack();
+    fs::write(t.path().join("hay"), &hay).unwrap();
+    let (hits, s) = search(t.path(), opts("needle"));
+    assert_eq!(lines(&hits), vec!["hay:1:needle first"]);
+    assert_eq!(stops(&s), vec![("hay".to_string(), nul)]);
+    assert_eq!(
+        (s.binary_skipped, s.matches, s.files_with_matches),
+        (0, 1, 1)
+    );
+    // Only past the first block: nothing shown, the file is binary.
+    let (hits, s) = search(t.path(), opts("needle (before|after)"));
+    assert!(hits.is_empty());
+    assert_eq!((s.binary_skipped, stops(&s).len()), (1, 0));
+    let mut files = opts("needle");
+    files.mode = GrepMode::Files;
+    let (hits, s) = search(t.path(), files);
+    assert_eq!(hits.len(), 1, "listed: its first match came before the NUL");
+    assert_eq!(s.binary_skipped, 0);
+    let mut count = opts("needle");
+    count.mode = GrepMode::Count;
+    let (hits, s) = search(t.path(), count);
+    assert!(hits.is_empty(), "rg -c drops a file it found binary");
+    assert_eq!(s.binary_skipped, 1);
+    // Read whole or streamed (past the whole-read size), the same answer.
+    let big = hay.replace("needle before", &"x".repeat(9 << 20));
+    fs::write(t.path().join("hay"), &big).unwrap();
+    let (hits, s) = search(t.path(), opts("needle"));
+    assert_eq!(lines(&hits), vec!["hay:1:needle first"]);
+    assert_eq!(
+        stops(&s),
+        vec![("hay".to_string(), big.find('\0').unwrap() as u64)]
+    );
+}
+
+/// rg's binary_convert and mmap_* cases: a file named alone is searched
+/// on past its NUL byte (rg reads it whole through a memory map and checks
+/// its first 64 KiB and each match for a NUL); a match holding the NUL, or
+/// any match once a NUL was seen, ends the search and is only reported as
+/// a binary match.
+#[test]
+fn a_file_named_alone_is_searched_past_its_nul_byte() {
+    let t = tempfile::tempdir().unwrap();
+    let (hay, nul) = haystack();
+    fs::write(t.path().join("hay"), &hay).unwrap();
+    fs::write(t.path().join("file"), "foo\0bar\nfoo\0baz\n").unwrap();
+    let named = |path: &str, o: GrepOptions| {
+        let mut hits = Vec::new();
+        let s = run(t.path(), Some(path), &o, &CancelToken::new(None), |b| {
+            hits.extend(b);
+            true
+        })
+        .unwrap();
+        (hits, s)
+    };
+    let (hits, s) = named("hay", opts("needle"));
+    let before = hay.lines().position(|l| l == "needle before").unwrap() + 1;
+    assert_eq!(
+        lines(&hits),
+        vec![
+            "hay:1:needle first".to_string(),
+            format!("hay:{before}:needle before"),
+            format!("hay:{}:needle after", before + 2),
+        ]
+    );
+    assert!(stops(&s).is_empty() && s.binary_skipped == 0);
+    let (hits, s) = named("hay", opts("abcdef"));
+    assert!(hits.is_empty());
+    assert_eq!(stops(&s), vec![("hay".to_string(), nul)]);
+    let (hits, s) = named("file", opts("foo"));
+    assert!(
+        hits.is_empty(),
+        "rg: binary file matches (found \"\\0\" byte around offset 3)"
+    );
+    assert_eq!(stops(&s), vec![("file".to_string(), 3)]);
+    let mut count = opts("foo");
+    count.mode = GrepMode::Count;
+    let (hits, s) = named("file", count);
+    assert_eq!(hits.iter().map(|h| h.count).collect::<Vec<_>>(), vec![2]);
+    assert_eq!(s.binary_skipped, 0);
+}
+
+/// rg 15.2's maxCount with multi-line matching: a match spanning lines
+/// counts once and is shown whole (`-U -m1 'foo\nbar'` prints 2:foo 3:bar);
+/// matches sharing a line are shown together up to the limit (`-m2
+/// 'o\nb|r\nf'` on foo/bar/foo/bar prints lines 1-3, `-m1` lines 1-2); the
+/// after-context follows as context (`-m1 -A2`: 4-x 5-foo); `-c` counts
+/// matches as the searcher reports them (3).
+#[test]
+fn max_count_counts_a_multi_line_match_once_as_rg_does() {
+    let t = tempfile::tempdir().unwrap();
+    fs::write(
+        t.path().join("m"),
+        "a\nfoo\nbar\nx\nfoo\nbar\ny\nfoo\nbar\n",
+    )
+    .unwrap();
+    let run = |pattern: &str, max: Option<u64>, after: usize, mode: GrepMode| {
+        let mut o = opts(pattern);
+        (o.multiline, o.max_count, o.after, o.mode) = (true, max, after, mode);
+        search(t.path(), o)
+    };
+    let shown = |hits: &[Hit]| -> Vec<String> {
+        hits.iter()
+            .flat_map(|h| {
+                std::iter::once(format!("{}:{}/{}", h.line, h.text, h.count))
+                    .chain(h.after.iter().map(|c| format!("{}-{}", c.line, c.text)))
+            })
+            .collect()
+    };
+    let (hits, s) = run("foo\nbar", Some(1), 0, GrepMode::Content);
+    assert_eq!(shown(&hits), vec!["2:foo/1", "3:bar/0"]);
+    assert_eq!(s.matches, 1);
+    let (hits, _) = run("foo\nbar", Some(1), 2, GrepMode::Content);
+    assert_eq!(shown(&hits), vec!["2:foo/1", "3:bar/0", "4-x", "5-foo"]);
+    let (hits, _) = run("foo\nbar", Some(2), 0, GrepMode::Content);
+    assert_eq!(
+        shown(&hits),
+        vec!["2:foo/1", "3:bar/0", "5:foo/1", "6:bar/0"]
+    );
+    let (hits, _) = run("foo\nbar", None, 0, GrepMode::Count);
+    assert_eq!(hits.iter().map(|h| h.count).collect::<Vec<_>>(), vec![3]);
+    fs::write(t.path().join("m"), "foo\nbar\nfoo\nbar\n").unwrap();
+    let (hits, _) = run("o\nb|r\nf", Some(2), 0, GrepMode::Content);
+    assert_eq!(shown(&hits), vec!["1:foo/1", "2:bar/0", "3:foo/0"]);
+    let (hits, _) = run("o\nb|r\nf", Some(1), 0, GrepMode::Content);
+    assert_eq!(shown(&hits), vec!["1:foo/1", "2:bar/0"]);
+}
+
 /// The text with a byte order mark, in UTF-16 (`le`/`be`).
 fn utf16_with_bom(text: &str, le: bool) -> Vec<u8> {
     let mut out = if le {

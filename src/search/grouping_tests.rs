@@ -254,7 +254,7 @@ fn a_search_stopped_after_its_matches_does_not_outline() {
     let opts = grouped("needle");
     let outline_of = |stop: &dyn Fn() -> bool| {
         let matcher = build_matcher(&opts).unwrap();
-        let mut fs = FileSearcher::new(&opts, matcher, t.path().to_path_buf(), false);
+        let mut fs = FileSearcher::new(&opts, matcher, t.path().to_path_buf(), false, false);
         match fs.search(&file, None, true, stop) {
             FileOutcome::Searched { hits, outline, .. } => (hits.len(), outline.is_some()),
             _ => panic!("searched"),

@@ -81,6 +81,23 @@ fn rg_walk_with(start: &Path, hidden: bool) -> Vec<String> {
         .collect()
 }
 
+/// A `.jj` folder makes a repository root as a `.git` does (the `ignore`
+/// crate 0.4.35, rg 15.2 checked): a repository's `.gitignore` stops at a
+/// nested `foo/.jj`, so rg lists `foo/bar/sherlock` from `foo/bar`.
+#[test]
+fn a_jj_folder_makes_a_repository_root_as_a_git_folder_does() {
+    let t = tempfile::tempdir().unwrap();
+    fs::create_dir_all(t.path().join(".git")).unwrap();
+    write(t.path(), ".gitignore", "sherlock\n");
+    fs::create_dir_all(t.path().join("foo/.jj")).unwrap();
+    write(t.path(), "foo/bar/sherlock", "Sherlock\n");
+    let start = t.path().join("foo/bar");
+    let (project, ignored, kept) = both_modes(&start);
+    assert_eq!((&project, &kept), (&vec!["sherlock".to_string()], &project));
+    assert!(ignored.is_empty());
+    assert_eq!(rg_walk(&start), project);
+}
+
 /// Regression (rg's `misc.rs` nested repository case): `.gitignore` =
 /// `sherlock` above `foo/.git`; searched from `foo/bar`, rg finds
 /// `foo/bar/sherlock`. Our `noIgnore: false` searched nothing, and the
@@ -199,10 +216,24 @@ struct Case {
     /// (directory index, ignore file index, patterns)
     rules: Vec<(usize, usize, Vec<usize>)>,
     /// Directories (by index, not the repository root) holding a `.git`,
-    /// with an optional exclude pattern.
-    repos: Vec<(usize, Option<usize>)>,
+    /// with an optional exclude pattern, and the kind of mark (see
+    /// [`Mark`]).
+    repos: Vec<(usize, Option<usize>, Mark)>,
     /// Where the search starts (a directory index).
     start: usize,
+}
+
+/// What makes a directory a repository root.
+#[derive(Debug, Clone, Copy)]
+enum Mark {
+    /// A `.git` folder, its exclude in `.git/info`.
+    Git,
+    /// A `.jj` folder (Jujutsu; no exclude of its own).
+    Jj,
+    /// A worktree: a `.git` file naming (absolutely) a folder of a main
+    /// repository elsewhere, whose `commondir` leads to that repository's
+    /// `.git`, where the exclude is.
+    Worktree,
 }
 
 const DIRS: [&str; 7] = ["..", "", "a", "a/b", "a/b/c", "d", "d/e"];
@@ -229,7 +260,8 @@ fn case() -> impl Strategy<Value = Case> {
         0..3usize,
         prop::collection::vec(0..PATTERNS.len(), 1..3),
     );
-    let repo = (2..DIRS.len(), prop::option::of(0..PATTERNS.len()));
+    let mark = prop_oneof![Just(Mark::Git), Just(Mark::Jj), Just(Mark::Worktree)];
+    let repo = (2..DIRS.len(), prop::option::of(0..PATTERNS.len()), mark);
     (
         prop::collection::vec(rule, 0..7),
         prop::collection::vec(repo, 0..3),
@@ -252,14 +284,28 @@ fn build(c: &Case) -> (tempfile::TempDir, PathBuf) {
         }
     }
     fs::create_dir_all(repo.join(".git/info")).unwrap();
-    for (d, exclude) in &c.repos {
-        fs::create_dir_all(dir(*d).join(".git/info")).unwrap();
+    for (k, (d, exclude, mark)) in c.repos.iter().enumerate() {
+        // One `.git` a directory (a `.jj` may sit beside it).
+        if !matches!(mark, Mark::Jj) && dir(*d).join(".git").exists() {
+            continue;
+        }
+        let git = match mark {
+            Mark::Git => dir(*d).join(".git"),
+            Mark::Jj => {
+                fs::create_dir_all(dir(*d).join(".jj")).unwrap();
+                continue;
+            }
+            Mark::Worktree => {
+                let main = t.path().join(format!("main{k}/.git"));
+                write(&main, "worktrees/w/commondir", "../..\n");
+                let gitdir = main.join("worktrees/w");
+                write(&dir(*d), ".git", &format!("gitdir: {}\n", gitdir.display()));
+                main
+            }
+        };
+        fs::create_dir_all(git.join("info")).unwrap();
         if let Some(p) = exclude {
-            write(
-                &dir(*d),
-                ".git/info/exclude",
-                &format!("{}\n", PATTERNS[*p]),
-            );
+            write(&git, "info/exclude", &format!("{}\n", PATTERNS[*p]));
         }
     }
     for (d, f, pats) in &c.rules {

@@ -30,7 +30,8 @@ mod walk;
 
 pub use cancel::{CancelToken, StopReason};
 pub use classify::{
-    chain_in, classifies_alike, global_excludes_apply, Classifier, RuleChain, IGNORE_FILES,
+    chain_in, classifies_alike, global_excludes_apply, global_rule_files, repository_exclude,
+    Classifier, RuleChain, IGNORE_FILES,
 };
 pub use dir_open::{DirOpener, DirStat};
 pub use display::{display_bytes, relative_bytes, DisplayPath};
@@ -51,7 +52,9 @@ pub use outline_file::{
 };
 pub use parallel_walk::Start as WalkStart;
 pub use path_order::{file_name_bytes, path_order};
-pub use results::{ContextLine, FileStructure, GrepSummary, Hit, HitSymbol, IgnoredCount};
+pub use results::{
+    BinaryStop, ContextLine, FileStructure, GrepSummary, Hit, HitSymbol, IgnoredCount,
+};
 pub use source::{
     system_time, FileFeed, FileList, FileSource, KnownStamp, ListedFile, Narrowing, SourceFile,
 };

@@ -344,13 +344,19 @@ impl<'a, E: FnMut(Vec<Hit>) -> bool> Collector<'a, E> {
                 hits,
                 full_count,
                 outline,
+                binary,
             } => {
                 self.summary.files_searched += 1;
+                // A named file may match past its NUL byte only.
+                let mut shown = hits.is_empty();
                 if !hits.is_empty() {
-                    self.collect_hits(root, hits, full_count, outline.as_deref());
+                    shown = self.collect_hits(root, hits, full_count, outline.as_deref());
                     if self.summary.limit_reached && self.cut_at.is_none() {
                         self.cut_at = Some(searched.path);
                     }
+                }
+                if let (Some(stop), true) = (binary, shown) {
+                    self.summary.binary_stopped.push(stop);
                 }
             }
         }
@@ -359,13 +365,14 @@ impl<'a, E: FnMut(Vec<Hit>) -> bool> Collector<'a, E> {
         }
     }
 
+    /// Returns whether any of the file's hits are listed.
     fn collect_hits(
         &mut self,
         root: Option<usize>,
         mut hits: Vec<Hit>,
         full_count: u64,
         outline: Option<&crate::structure::Outline>,
-    ) {
+    ) -> bool {
         let opts = self.opts;
         let progress = self.progress;
         let count_only = progress.counted_only(opts, root);
@@ -386,7 +393,7 @@ impl<'a, E: FnMut(Vec<Hit>) -> bool> Collector<'a, E> {
         }
         self.summary.files_with_matches += 1;
         if count_only {
-            return;
+            return false;
         }
         let room = opts.max_count.unwrap_or(u64::MAX) - self.listed;
         cut_to_room(&mut hits, room, opts);
@@ -410,11 +417,13 @@ impl<'a, E: FnMut(Vec<Hit>) -> bool> Collector<'a, E> {
             self.per_root.entry(r).or_default().matches += kept;
         }
         self.listed += hits.iter().map(|h| listed_units(h, opts)).sum::<u64>();
+        let any = !hits.is_empty();
         self.batch.extend(hits);
         if self.listed >= opts.max_count.unwrap_or(u64::MAX) {
             self.summary.limit_reached = true;
             progress.halt.store(true, Ordering::Relaxed);
         }
+        any
     }
 
     /// Emits the batch when it is full or due (or, with `force`, whenever it
@@ -542,7 +551,8 @@ fn listed_units(hit: &Hit, opts: &GrepOptions) -> u64 {
 /// Cuts one file's hits to the `room` left under the limit. In content
 /// mode the last hit kept keeps its after-context window as `rg -m N -A M`
 /// prints it: the `after` lines that follow it, matching ones shown as
-/// matches that are not counted (`count` 0), and nothing past the window.
+/// matches that are not counted (`count` 0), and nothing past the window;
+/// a multi-line match keeps all its lines.
 fn cut_to_room(hits: &mut Vec<Hit>, room: u64, opts: &GrepOptions) {
     if opts.mode != GrepMode::Content {
         hits.truncate(room.min(hits.len() as u64) as usize);
@@ -559,8 +569,19 @@ fn cut_to_room(hits: &mut Vec<Hit>, room: u64, opts: &GrepOptions) {
     }) else {
         return;
     };
-    let end = hits[last].line + opts.after as u64;
+    // A multi-line match's other lines (`count` 0, the lines right after
+    // its first) are part of it; its window starts after its last line.
+    let mut last_line = hits[last].line;
     let mut keep = last + 1;
+    while opts.multiline
+        && keep < hits.len()
+        && hits[keep].count == 0
+        && hits[keep].line == last_line + 1
+    {
+        last_line += 1;
+        keep += 1;
+    }
+    let end = last_line + opts.after as u64;
     while keep < hits.len() && hits[keep].line <= end {
         let h = &mut hits[keep];
         h.count = 0;

@@ -74,6 +74,20 @@ pub struct FileStructure {
     pub others_omitted: usize,
 }
 
+/// A file holding a NUL byte that matched: its hits are those before the
+/// NUL (rg's binary rule). A file found by the walk was not searched past
+/// the 64 KiB block holding the NUL (rg: "WARNING: stopped searching binary
+/// file after match"); a file named alone was, and a match past the NUL is
+/// only reported by this entry (rg: "binary file matches").
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BinaryStop {
+    /// Display path, as on the file's hits.
+    pub path: Arc<DisplayPath>,
+    /// Byte offset of the first NUL the search met.
+    pub offset: u64,
+    pub ignored: bool,
+}
+
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct IgnoredCount {
     /// Display path of the ignored root (`node_modules/` for a directory).
@@ -90,7 +104,12 @@ pub struct GrepSummary {
     pub limit_reached: bool,
     pub timed_out: bool,
     pub cancelled: bool,
+    /// Files dropped at a NUL byte before any match (count mode: whatever
+    /// they matched, as `rg -c` drops them).
     pub binary_skipped: u64,
+    /// Content mode: files whose shown hits stop at a NUL byte, in output
+    /// order (each has hits shown, or is the one file named).
+    pub binary_stopped: Vec<BinaryStop>,
     pub errors: ErrorLog,
     /// Matches found in ignored files, per ignored root, as far as searched.
     pub ignored: Vec<IgnoredCount>,

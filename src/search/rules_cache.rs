@@ -16,7 +16,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, SystemTime};
 
 /// Identity and change stamps of one rules file.
-type Stamp = (u64, u64, u64, i64, i64, i64, i64);
+pub(super) type Stamp = (u64, u64, u64, i64, i64, i64, i64);
 
 #[derive(PartialEq, Eq, Hash)]
 struct Key {
@@ -33,7 +33,7 @@ fn cache() -> &'static Mutex<HashMap<Key, Option<Arc<Gitignore>>>> {
     CACHE.get_or_init(|| Mutex::new(HashMap::new()))
 }
 
-fn stamp(m: &std::fs::Metadata) -> Stamp {
+pub(super) fn stamp(m: &std::fs::Metadata) -> Stamp {
     (
         m.dev(),
         m.ino(),
@@ -45,7 +45,9 @@ fn stamp(m: &std::fs::Metadata) -> Stamp {
     )
 }
 
-fn settled(m: &std::fs::Metadata, now: SystemTime) -> bool {
+/// Whether a file last changed before the racy window (a change within
+/// the stamps' granularity could otherwise go unseen).
+pub(super) fn settled(m: &std::fs::Metadata, now: SystemTime) -> bool {
     let now = now
         .duration_since(SystemTime::UNIX_EPOCH)
         .map_or(0, |d| d.as_secs() as i64);

@@ -211,7 +211,16 @@ export async function runGrepTool(backend, params, config) {
     .filter(Boolean)
     .join(". ") || null;
 
+  // Files whose hits stop at a NUL byte (rg's binary rule): matches past it are not shown.
+  const stopped = summary?.binaryStopped ?? [];
+  const binary = stopped.length
+    ? `Binary ${stopped.length === 1 ? "file" : "files"} (NUL byte), matches past it not shown: ` +
+      stopped.slice(0, 3).map((b) => `${b.path} (byte ${b.offset})`).join(", ") +
+      (stopped.length > 3 ? ` and ${stopped.length - 3} more` : "")
+    : null;
+
   if (hits.length === 0) {
+    if (binary) return { text: withNotice("No text matches shown", [binary, errors].filter(Boolean).join(". ")), details: undefined };
     if (timedOut || cancelled) {
       const text = timedOut
         ? `No matches found before the search timed out after ${formatSeconds(config.timeoutMs)}${searched}. ` +
@@ -264,6 +273,7 @@ export async function runGrepTool(backend, params, config) {
     notices.ignored(roots, listed, mode === "files" ? "files" : "matches", params.path);
   }
   if (summary && (limitReached || timedOut)) notices.unsearched(summary.ignoredUnsearched, timedOut);
+  if (binary) notices.push(binary);
   if (errors) notices.push(errors);
   const fresh = freshnessNotice(hits, config.known);
   if (fresh) notices.push(fresh);

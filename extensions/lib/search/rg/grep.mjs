@@ -39,7 +39,9 @@ export class RgGrepSearch {
 		errors: /** @type {string[]} */ ([]),
 		ignored: new Map(),
 		ignoredUnsearched: /** @type {string[]} */ ([]),
+		binaryStopped: /** @type {import("../../../../index.d.ts").BinaryStop[]} */ ([]),
 	};
+	#named = false;
 	#started = performance.now();
 
 	constructor(rg, opts) {
@@ -125,6 +127,7 @@ export class RgGrepSearch {
 			timedOut: this.#stop === "timedOut",
 			cancelled: this.#stop === "cancelled",
 			binarySkipped: 0,
+			binaryStopped: c.binaryStopped,
 			errorCount: c.errorCount,
 			errors: c.errors,
 			ignored: [...c.ignored.values()].filter((g) => g.matches > 0),
@@ -146,6 +149,7 @@ export class RgGrepSearch {
 		const base = baseFlags(this.#opts);
 		const filters = filterFlags(this.#opts);
 		if (isFile) {
+			this.#named = true;
 			await this.#search(cwd, [...base, ...ignoreFlags("ignored"), ...filters], [target], undefined);
 			this.#counts.filesSearched = 1;
 			return;
@@ -232,6 +236,8 @@ export class RgGrepSearch {
 			file = null;
 			this.#lastPath = f.key;
 			if (f.count === 0) return;
+			// rg -c drops a walked file it found binary (its JSON output still has the matches before the NUL).
+			if (f.binary !== undefined && !this.#named && this.#mode === "count") return;
 			this.#counts.filesWithMatches++;
 			const group = ignored && rootOf(ignored.index, f.key);
 			if (group) {
@@ -243,6 +249,10 @@ export class RgGrepSearch {
 			if (this.#mode === "content") {
 				this.#counts.matches += f.count;
 				this.#push(f.hits);
+				if (f.binary !== undefined && f.hits.length > 0) {
+					const { path, pathBytes, ignored } = f.head;
+					this.#counts.binaryStopped.push({ path, ...(pathBytes ? { pathBytes } : {}), offset: f.binary, ignored });
+				}
 			} else {
 				const hit = { ...f.head, count: this.#mode === "count" ? f.count : 1 };
 				this.#counts.matches += hit.count;
@@ -275,7 +285,7 @@ export class RgGrepSearch {
 					contextAfter: [],
 					count: 0,
 				};
-				file = { key: raw.toString("latin1"), head, hits: [], pending: [], count: 0 };
+				file = { key: raw.toString("latin1"), head, hits: [], pending: [], count: 0, binary: undefined };
 			} else if (msg.type === "match" && file) {
 				// In the last counted hit's after-context a match is shown but not counted, as rg -m -A shows it.
 				if (draining && (d.line_number ?? 0) > windowEnd) return endFile(), stopNow();
@@ -310,6 +320,7 @@ export class RgGrepSearch {
 				} else if (last && cl.line <= last.line + this.#after) last.contextAfter.push(cl);
 				else file.pending.push(cl);
 			} else if (msg.type === "end") {
+				if (file && d.binary_offset != null) file.binary = d.binary_offset;
 				endFile();
 				if (draining) stopNow();
 			}

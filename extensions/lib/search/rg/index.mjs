@@ -7,7 +7,9 @@
 //   ignored roots (found by comparing an ignore-respecting and an ignore-free `rg --files` listing) are
 //   searched with `--no-ignore`. An ignored root is the top directory holding no project file, so a directory
 //   whose files are each ignored (`logs/*.log`) is summarised as `logs/`, where the native core lists the files.
-// - `binarySkipped` is always 0: rg skips binary files without reporting them.
+// - `binarySkipped` is always 0: rg skips binary files without reporting them. `binaryStopped` lists the walked
+//   files rg stopped at a NUL after matches; a file named alone is read by rg's JSON printer up to and including
+//   the first match where it saw a NUL (shown here as a hit), and is not listed.
 // - `filesSearched` is exact when the search ran to the end; after a stop (limit, timeout, cancel) it counts
 //   the listed files up to the last file rg reported, a lower bound.
 // - glob finds directories through the files under them (rg lists files only), so empty directories are
