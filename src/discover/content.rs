@@ -126,6 +126,18 @@ impl ContentQuery {
     /// The file's score, or `None` when it lacks a word and no identifier
     /// there names the query.
     pub fn score(&self, buf: &[u8]) -> Option<ContentScore> {
+        let (said, qualifies) = self.measure(buf);
+        qualifies.then_some(said)
+    }
+
+    /// What the text says whether or not it holds every word: for a file
+    /// named by the query, whose text is read to see which of the words
+    /// its path lacks it holds (issue 45).
+    pub fn measure_any(&self, buf: &[u8]) -> ContentScore {
+        self.measure(buf).0
+    }
+
+    fn measure(&self, buf: &[u8]) -> (ContentScore, bool) {
         let mut counts = vec![0u32; self.words.len()];
         // Each word's first letters must be in the file, whatever else
         // matched: that is exactly what the index's narrowing asks, so a
@@ -180,17 +192,16 @@ impl ContentQuery {
         }
         let all_words = counts.iter().all(|&c| c > 0);
         let holds_all = present.iter().all(|&p| p);
-        if !(holds_all && (all_words || named.is_some())) {
-            return None;
-        }
+        let qualifies = holds_all && (all_words || named.is_some());
         let holds = (self.held.iter())
             .map(|r| r.as_ref().is_some_and(|r| r.is_match(buf)))
             .collect();
-        Some(ContentScore {
+        let said = ContentScore {
             counts,
             holds,
             named,
-        })
+        };
+        (said, qualifies)
     }
 }
 

@@ -14,7 +14,7 @@ use crate::index::{IndexMode, IndexUse};
 use crate::search::CancelToken;
 use crate::search::{display_bytes, relative_bytes, DisplayPath};
 use crate::search::{ErrorLog, SourceFile, WalkOptions};
-use crate::structure::{self, Language, Outline, Symbol, SymbolKind};
+use crate::structure::{Language, Outline, Symbol, SymbolKind};
 use std::cmp::{Ordering, Reverse};
 use std::collections::BinaryHeap;
 use std::path::{Path, PathBuf};
@@ -804,12 +804,23 @@ fn run_plan(plan: &LocatePlan, cancel: &CancelToken) -> LocateResult {
     );
     let best = best.into_inner().unwrap_or_else(|p| p.into_inner());
     let gave_up = budget.gave_up();
-    let (heap, matched) = if gave_up {
-        (best.by_path, best.matched_path)
+    let (heap, matched, by_path) = if gave_up {
+        (best.by_path, best.matched_path, BinaryHeap::new())
     } else {
-        (best.heap, best.matched)
+        (best.heap, best.matched, best.by_path)
     };
     let mut chosen: Vec<Candidate> = heap.into_iter().map(|Reverse(c)| c).collect();
+    if let Some(cq) = content.filter(|_| !gave_up) {
+        // Those ranked by path alone so far are read again below.
+        let (said, unread): (Vec<Candidate>, Vec<Candidate>) =
+            chosen.into_iter().partition(|c| c.content.is_some());
+        let by_path = by_path.into_iter().map(|Reverse(c)| c).chain(unread);
+        let named = read_named_files(q, cq, root, by_path, &said);
+        chosen = said;
+        chosen.extend(named);
+        chosen.sort_by(|a, b| b.cmp(a));
+        chosen.truncate(keep);
+    }
     chosen.sort_by(|a, b| b.cmp(a));
     let mut files = finish(q, content, root, chosen, cancel);
     code_first_on_its_topic(&mut files);
@@ -842,6 +853,48 @@ fn run_plan(plan: &LocatePlan, cancel: &CancelToken) -> LocateResult {
     result
 }
 
+/// The files best named by their paths that the content pass did not
+/// take (their text lacks one of its words), read now for which of the
+/// words their paths lack they hold: `reloader.rb` for "reload changed
+/// source files in development" lacked four words in its path, and
+/// `changed` in its text, so it ranked 500 points below files that only
+/// mentioned the words (issue 45). Read in path order's best few only.
+fn read_named_files(
+    q: &Query,
+    cq: &ContentQuery,
+    root: &Path,
+    by_path: impl Iterator<Item = Candidate>,
+    chosen: &[Candidate],
+) -> Vec<Candidate> {
+    let mut matchers = q.matchers();
+    let mut buf = Vec::new();
+    let mut out: Vec<Candidate> = Vec::new();
+    for c in by_path {
+        let taken = |x: &Candidate| x.path == c.path;
+        if chosen.iter().any(taken) || out.iter().any(taken) {
+            continue;
+        }
+        let text = read_small(&c.path, &mut buf).is_some()
+            && memchr::memchr(0, &buf[..buf.len().min(8192)]).is_none();
+        if !text {
+            out.push(c); // ranked by its path, as before
+            continue;
+        }
+        let rel = display_bytes(&relative_bytes(root, &c.path)).text;
+        let by_path = score_path(q, &rel, &mut matchers, false);
+        if let Some(s) = combine(&rel, by_path.as_ref(), Some(cq.measure_any(&buf))) {
+            out.push(Candidate {
+                score: s.score,
+                base: s.base,
+                refund: s.refund,
+                content: s.content,
+                ..c
+            });
+        }
+    }
+    out
+}
+
 /// Which query words a file meets (its path or its text), or `None` when
 /// it defines a symbol naming the whole query (it meets them all).
 type Topic = Option<Vec<bool>>;
@@ -849,7 +902,7 @@ type Topic = Option<Vec<bool>>;
 /// A test, bench, example, docs or other file that is not code never
 /// outranks a code file that meets every query word it meets (issue 45:
 /// `test/res.cookie.js` above `lib/response.js`): it is put just below
-/// the best such code file, and its reasons say so.
+/// the lowest such code file, and its reasons say so.
 fn code_first_on_its_topic(files: &mut [(LocatedFile, usize, Topic)]) {
     let covers = |a: &Topic, b: &Topic| match (a, b) {
         (None, _) => true,
@@ -864,9 +917,10 @@ fn code_first_on_its_topic(files: &mut [(LocatedFile, usize, Topic)]) {
         if f.role == Role::Code || f.ignored {
             continue;
         }
+        // Below every such code file, the lowest included.
         let above = (code.iter())
             .filter(|(score, _, t)| *score <= f.score && covers(t, topic))
-            .max_by(|a, b| a.0.total_cmp(&b.0));
+            .min_by(|a, b| a.0.total_cmp(&b.0));
         if let Some((score, path, _)) = above {
             f.score = score - 1.0;
             f.why.push(format!(

@@ -223,7 +223,15 @@ pub fn shape(line: &str, occ: &Occurrence) -> Shape {
     let method = rest.starts_with('(')
         && line.trim_end().ends_with('{')
         && before.split_whitespace().all(|w| MODIFIERS.contains(&w));
-    if go_method || method {
+    // A Java or C# method: `public GsonBuilder registerTypeAdapter(Type
+    // type, Object adapter) {`, an access modifier first, then the return
+    // type, then the name.
+    let words: Vec<&str> = before.split_whitespace().collect();
+    let typed_method = rest.starts_with('(')
+        && words.len() >= 2
+        && matches!(words[0], "public" | "private" | "protected" | "internal")
+        && !line.trim_end().ends_with(';');
+    if go_method || method || typed_method {
         return Shape::Definition;
     }
     // A C/Go-style definition: `type name(` at the start of a line, not a
@@ -314,6 +322,11 @@ mod tests {
             shape_of("\tAuthStatus: status,"),
             Shape::Assignment,
             "a Go keyed field"
+        );
+        assert_eq!(
+            shape_of("  public static Status authStatus(Session s) {"),
+            Shape::Definition,
+            "a Java method"
         );
         assert_eq!(
             shape_of("static struct ops auth_status = {"),
