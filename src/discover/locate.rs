@@ -22,8 +22,13 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering as AtomicOrdering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime};
 
-/// Structure items shown per file, as agentgrep shows them.
+/// Structure items shown per file, as agentgrep shows them (trace).
 pub const STRUCTURE_ITEMS: usize = 8;
+/// Structure items locate shows per file, and the files that show them:
+/// the symbols bearing on the question in the first files are what an
+/// agent reads; the rest were most of what it paid for (issue 45).
+const LOCATE_STRUCTURE_ITEMS: usize = 4;
+const LOCATE_STRUCTURE_FILES: usize = 5;
 /// Files larger than this are ranked by path only (not read or outlined).
 /// Candidates beyond `limit` that are read for the definition signal.
 const EXTRA_READ: usize = 10;
@@ -58,7 +63,7 @@ pub struct LocatedFile {
     pub language: Option<Language>,
     /// The signals that scored, in words.
     pub why: Vec<String>,
-    /// Up to [`STRUCTURE_ITEMS`] symbols (deepest dropped first).
+    /// The symbols bearing on the query (see `bearing_symbols`), in the first files only.
     pub structure: Vec<Symbol>,
     pub more_symbols: usize,
     pub ignored: bool,
@@ -830,6 +835,10 @@ fn run_plan(plan: &LocatePlan, cancel: &CancelToken) -> LocateResult {
             .then(b.0.score.total_cmp(&a.0.score))
             .then(a.1.cmp(&b.1))
     });
+    for (f, ..) in files.iter_mut().skip(LOCATE_STRUCTURE_FILES) {
+        f.more_symbols += f.structure.len();
+        f.structure.clear();
+    }
     let content_note = gave_up.then(|| {
         format!(
             "ranked by path only: more than {MAX_CONTENT_READS} files or {} MiB to read for their text (a ready index narrows them)",
@@ -1009,7 +1018,8 @@ fn located(
             .into_iter()
             .collect();
         let bears = |s: &Symbol| shares_a_word(&s.name, &q.tokens);
-        (structure, more_symbols) = bearing_symbols(&outline.symbols, bears, &hits);
+        (structure, more_symbols) =
+            bearing_symbols(&outline.symbols, bears, &hits, LOCATE_STRUCTURE_ITEMS);
     } else {
         score += lexical;
         language = Language::from_path(&c.path).or(language);
@@ -1048,7 +1058,7 @@ fn shares_a_word(name: &str, words: &[String]) -> bool {
 }
 
 /// The symbols of a file that bear on the question, in source order, at
-/// most [`STRUCTURE_ITEMS`]: those `bears` accepts (locate: the name shares
+/// most `max_items`: those `bears` accepts (locate: the name shares
 /// a word with the query; trace: it names the subject), those enclosing
 /// one of the `hits` lines, and the symbols holding them. A
 /// one-line statement of a name defined with a body in the same file (a
@@ -1059,6 +1069,7 @@ pub(crate) fn bearing_symbols(
     symbols: &[Symbol],
     bears: impl Fn(&Symbol) -> bool,
     hits: &[u32],
+    max_items: usize,
 ) -> (Vec<Symbol>, usize) {
     let defined_with_body: std::collections::HashSet<&str> = (symbols.iter())
         .filter(|s| s.line_count() > 1)
@@ -1081,7 +1092,7 @@ pub(crate) fn bearing_symbols(
     let mut shown = Vec::new();
     let mut new_index = vec![None; symbols.len()];
     for (i, s) in symbols.iter().enumerate() {
-        if !keep[i] || shown.len() >= STRUCTURE_ITEMS {
+        if !keep[i] || shown.len() >= max_items {
             continue;
         }
         let mut s = s.clone();

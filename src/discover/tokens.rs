@@ -258,6 +258,23 @@ pub fn short_forms(word: &str) -> Vec<String> {
     out
 }
 
+/// Whether symbol `name` is the subject as written, underscores around it
+/// included: `_printk` is `_printk` and not `printk`; `__cookie_add` does
+/// not define `cookie_add` (issue 45). Case and separators may differ.
+pub fn names_symbol_as(name: &str, subject: &str) -> bool {
+    let subject = subject.trim();
+    let under = |s: &str| {
+        (
+            s.len() - s.trim_start_matches('_').len(),
+            s.len() - s.trim_end_matches('_').len(),
+        )
+    };
+    let words = split(subject);
+    [name, own_name(name)]
+        .iter()
+        .any(|n| same_name(n, &words) && under(n) == under(subject))
+}
+
 /// How an identifier names a whole query, best first.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum NameMatch {

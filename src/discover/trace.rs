@@ -432,7 +432,16 @@ fn keep_best_regions(files: &mut [TracedFile], max: usize) {
     let mut all: Vec<(f64, usize, usize)> = Vec::new();
     for (fi, f) in files.iter().enumerate() {
         for (ri, r) in f.regions.iter().enumerate() {
-            all.push((r.score, fi, ri));
+            // The best file's best region is the answer: always shown
+            // (issue 45: a test's regions, scored higher before its file
+            // was ranked down, took every place). Others rank as their
+            // files do, tests and docs down.
+            let key = if (fi, ri) == (0, 0) {
+                f64::INFINITY
+            } else {
+                r.score - f.role.penalty()
+            };
+            all.push((key, fi, ri));
         }
     }
     all.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)).then(a.2.cmp(&b.2)));
@@ -531,7 +540,8 @@ fn traced(
             let hits: Vec<u32> = occ.iter().map(|o| o.line).collect();
             let names =
                 |s: &Symbol| tokens::contains_run(&tokens::split(&s.name), &plan.subject.tokens);
-            super::locate::bearing_symbols(&o.symbols, names, &hits)
+            let max = super::locate::STRUCTURE_ITEMS;
+            super::locate::bearing_symbols(&o.symbols, names, &hits, max)
         }
         None => (Vec::new(), 0),
     };
@@ -576,8 +586,7 @@ fn build_regions(
     occ: &[Occurrence],
     uses: &[structure::calls::NameUse],
 ) -> Vec<Region> {
-    let subject = &plan.subject.tokens;
-    let named_subject = |s: &Symbol| tokens::names_symbol(&s.name, subject);
+    let named_subject = |s: &Symbol| tokens::names_symbol_as(&s.name, &plan.query.subject);
     // Group occurrences by home, in order of first appearance.
     let mut homes: Vec<(Home, Vec<&Occurrence>)> = Vec::new();
     for o in occ {
@@ -822,7 +831,9 @@ fn bump_other_signals(acc: &mut Verdict, plan: &TracePlan, s: &Signals) {
     let exact = s
         .symbol
         .is_some_and(|sym| tokens::own_name(&sym.name) == plan.query.subject);
-    if s.defines && exact {
+    // Not where implementations are asked for: the subject's own
+    // definition must not climb above them by its name.
+    if s.defines && exact && relation != Some(Relation::Implementation) {
         acc.score += 50.0;
         acc.why
             .push(format!("named exactly {}", plan.query.subject));
@@ -894,7 +905,8 @@ fn signals<'a>(
         }
     };
     let line_text = |n: u32| line_text(lines, n);
-    let is_call = |o: &Occurrence| is_call(subject, symbol, uses, &line_text(o.line), o);
+    let raw = plan.query.subject.as_str();
+    let is_call = |o: &Occurrence| is_call(raw, symbol, uses, &line_text(o.line), o);
     let is_render = |o: &Occurrence| {
         uses.iter().any(|u| {
             u.line == o.line && u.kind == UseKind::Render && tokens::same_name(&u.name, subject)
@@ -912,7 +924,7 @@ fn signals<'a>(
         .collect();
     Signals {
         symbol,
-        defines: defines_subject(subject, role, outline, symbol, lines, list),
+        defines: defines_subject(raw, role, outline, symbol, lines, list),
         implements: implements(plan, symbol, lines, list),
         calls: list.iter().filter(|o| is_call(o)).count(),
         renders: list.iter().filter(|o| is_render(o)).count(),
@@ -939,14 +951,14 @@ fn counted(n: usize, one: &str, many: &str) -> String {
 /// The subject's own definition is no call of it, whatever a parser or
 /// the line's shape say (`func (c *Client) Get(` looks like one).
 fn is_call(
-    subject: &[String],
+    subject: &str,
     symbol: Option<&Symbol>,
     uses: &[structure::calls::NameUse],
     text: &str,
     o: &Occurrence,
 ) -> bool {
     let definition_line = symbol
-        .filter(|s| tokens::names_symbol(&s.name, subject))
+        .filter(|s| tokens::names_symbol_as(&s.name, subject))
         .map(|s| s.start_line);
     let own = definition_line == Some(o.line) || shape(text, o) == Shape::Definition;
     // `__handle_mm_fault(` is another function's call (issue 45): the
@@ -967,7 +979,7 @@ fn same_identifier(called: &str, text: &str, o: &Occurrence) -> bool {
 /// Whether the region defines the subject: its symbol is named for it, or,
 /// in a file without structure, a line has a definition's shape.
 fn defines_subject(
-    subject: &[String],
+    subject: &str,
     role: Role,
     outline: Option<&Outline>,
     symbol: Option<&Symbol>,
@@ -979,7 +991,8 @@ fn defines_subject(
     let prose = role == Role::Docs;
     // A heading named for the subject is about it, not its definition (as
     // in locate).
-    symbol.is_some_and(|s| s.kind != SymbolKind::Section && tokens::names_symbol(&s.name, subject))
+    symbol
+        .is_some_and(|s| s.kind != SymbolKind::Section && tokens::names_symbol_as(&s.name, subject))
         || (symbol.is_none()
             && !prose
             && outline.is_none_or(|o| o.symbols.is_empty())
@@ -1013,7 +1026,7 @@ fn implements(
     c_struct
         || symbol.is_some_and(|s| {
             is_type_like(s.kind)
-                && !tokens::names_symbol(&s.name, subject)
+                && !tokens::names_symbol_as(&s.name, &plan.query.subject)
                 && (tokens::contains_run(&tokens::split(&s.name), subject)
                     || list.iter().any(|o| o.line == s.start_line))
         })
