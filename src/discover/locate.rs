@@ -27,8 +27,8 @@ pub const STRUCTURE_ITEMS: usize = 8;
 /// Structure items locate shows per file, and the files that show them:
 /// the symbols bearing on the question in the first files are what an
 /// agent reads; the rest were most of what it paid for (issue 45).
-const LOCATE_STRUCTURE_ITEMS: usize = 4;
-const LOCATE_STRUCTURE_FILES: usize = 5;
+const LOCATE_STRUCTURE_ITEMS: usize = 3;
+const LOCATE_STRUCTURE_FILES: usize = 3;
 /// Files larger than this are ranked by path only (not read or outlined).
 /// Candidates beyond `limit` that are read for the definition signal.
 const EXTRA_READ: usize = 10;
@@ -246,6 +246,7 @@ pub(crate) fn score_path(
     let mut why = Vec::new();
     let (mut in_name, mut in_dir, mut fuzzy, mut missing) = (vec![], vec![], vec![], vec![]);
     let mut written: Vec<String> = Vec::new();
+    let mut written_at: Vec<usize> = Vec::new();
     let mut positions = Vec::new();
     // `authstatus.ts` is named by `auth status` as a whole.
     let joined = q.tokens.len() >= 2 && name_tokens.contains(&q.tokens.concat());
@@ -269,9 +270,8 @@ pub(crate) fn score_path(
         if let Some(at) = name_tokens.iter().position(|nt| {
             tokens::related_word(t, nt) || tokens::joined_words(nt, &q.tokens).contains(&t.as_str())
         }) {
-            score += 60.0;
             written.push(format!("{} for {t}", name_tokens[at]));
-            positions.push(dir_tokens.len() + at);
+            written_at.push(dir_tokens.len() + at);
             continue;
         }
         let (dir_match, at) = tokens::match_token(t, &dir_tokens);
@@ -293,6 +293,30 @@ pub(crate) fn score_path(
             fuzzy.push(t.as_str());
         } else {
             missing.push(t.as_str());
+        }
+    }
+    // An abbreviation counts beside a word met as written, an inflected
+    // word (`chunks` for chunked) or one name token holding two words
+    // (`dynbuf`): alone, a `ctrl` in `timed_ctrl_public.h` is weak
+    // evidence for `TcpCongestionControl`.
+    let strong = written.iter().any(|w| {
+        let (form, word) = w.split_once(" for ").unwrap_or(("", ""));
+        tokens::inflects(word, form)
+            || written
+                .iter()
+                .filter(|x| x.split(' ').next() == Some(form))
+                .count()
+                >= 2
+    });
+    if !in_name.is_empty() || !in_dir.is_empty() || strong {
+        score += 60.0 * written.len() as f64;
+        positions.extend(written_at);
+    } else {
+        for w in std::mem::take(&mut written) {
+            let word = w.rsplit(' ').next().unwrap_or("");
+            if let Some(t) = q.tokens.iter().find(|t| t.as_str() == word) {
+                missing.push(t.as_str());
+            }
         }
     }
     let matched_tokens = in_name.len() + in_dir.len() + written.len();
@@ -932,6 +956,9 @@ fn code_first_on_its_topic(files: &mut [(LocatedFile, usize, Topic)]) {
             .min_by(|a, b| a.0.total_cmp(&b.0));
         if let Some((score, path, _)) = above {
             f.score = score - 1.0;
+            // Said once: this reason says more than "ranked down".
+            let down = format!("{} file: ranked down", f.role.as_str());
+            f.why.retain(|w| *w != down);
             f.why.push(format!(
                 "{} file: ranked after {path}, code on the same words",
                 f.role.as_str()
@@ -1023,6 +1050,21 @@ fn located(
     } else {
         score += lexical;
         language = Language::from_path(&c.path).or(language);
+    }
+    if let Some(said) = &c.content {
+        // Words the text holds cost the path nothing (their cost was given
+        // back): "path lacks" names only those missing from both.
+        let held = |w: &str| (q.tokens.iter().zip(&said.holds)).any(|(t, &h)| h && t == w);
+        for line in why.iter_mut() {
+            if let Some(words) = line.strip_prefix("path lacks ") {
+                let left: Vec<&str> = words.split(", ").filter(|w| !held(w)).collect();
+                *line = match left.is_empty() {
+                    true => String::new(),
+                    false => format!("path lacks {}", left.join(", ")),
+                };
+            }
+        }
+        why.retain(|w| !w.is_empty());
     }
     if let (Some(said), Some(cq)) = (&c.content, content) {
         let mut lines = said.why(cq);

@@ -171,7 +171,8 @@ fn is_subsequence(short: &str, long: &str) -> bool {
 /// as the word's first two consonants).
 pub fn abbreviates_word(short: &str, word: &str) -> bool {
     let (n, m) = (short.len(), word.len());
-    if n < 2 || n >= m || !short.is_ascii() || !word.is_ascii() {
+    // `all` is a word of its own, not `allocator` cut short.
+    if n < 2 || n >= m || !short.is_ascii() || !word.is_ascii() || is_function_word(short) {
         return false;
     }
     if n >= 3 && word.starts_with(short) {
@@ -193,12 +194,14 @@ pub fn abbreviates_word(short: &str, word: &str) -> bool {
 /// the name's side is abbreviated: a path holding such a form holds one
 /// of the word's [`short_forms`], which is what the byte prefilter asks.
 pub fn related_word(word: &str, token: &str) -> bool {
-    if word == token {
-        return true;
-    }
+    inflects(word, token) || abbreviates_word(token, word)
+}
+
+/// Whether two words share a stem of four letters or more (`chunks`,
+/// `chunked`): stronger evidence than an abbreviation.
+pub fn inflects(word: &str, token: &str) -> bool {
     let (a, b) = (stem(word), stem(token));
-    let shared = a.len().min(b.len()) >= 4 && (a.starts_with(b) || b.starts_with(a));
-    shared || abbreviates_word(token, word)
+    word == token || (a.len().min(b.len()) >= 4 && (a.starts_with(b) || b.starts_with(a)))
 }
 
 /// Whether `token` is two or more of `words` written together, each equal
@@ -486,6 +489,7 @@ mod tests {
             "two letters: the first two consonants only"
         );
         assert!(!related_word("set", "reset"));
+        assert!(!related_word("allocator", "all"), "a word of its own");
         assert_eq!(
             joined_words("parsecfg", &s("parse config file")),
             ["parse", "config"]
