@@ -13,7 +13,7 @@ use super::DiscoverError;
 use crate::index::{IndexMode, IndexUse};
 use crate::search::CancelToken;
 use crate::search::{display_bytes, relative_bytes, DisplayPath};
-use crate::search::{ErrorLog, SourceFile, WalkOptions};
+use crate::search::{ErrorLog, FileSource, SourceFile, WalkOptions};
 use crate::structure::{Language, Outline, Symbol, SymbolKind};
 use std::cmp::{Ordering, Reverse};
 use std::collections::BinaryHeap;
@@ -247,6 +247,8 @@ pub(crate) fn score_path(
     let (mut in_name, mut in_dir, mut fuzzy, mut missing) = (vec![], vec![], vec![], vec![]);
     let mut written: Vec<String> = Vec::new();
     let mut written_at: Vec<usize> = Vec::new();
+    // Each name token's words written together, worked out once if asked.
+    let mut joins: Option<Vec<Vec<&str>>> = None;
     let mut positions = Vec::new();
     // `authstatus.ts` is named by `auth status` as a whole.
     let joined = q.tokens.len() >= 2 && name_tokens.contains(&q.tokens.concat());
@@ -267,9 +269,16 @@ pub(crate) fn score_path(
             continue;
         }
         // `cfg` for config, `chunks` for chunked, `parsecfg` for parse config.
-        if let Some(at) = name_tokens.iter().position(|nt| {
-            tokens::related_word(t, nt) || tokens::joined_words(nt, &q.tokens).contains(&t.as_str())
-        }) {
+        let joins = joins.get_or_insert_with(|| {
+            (name_tokens.iter())
+                .map(|nt| tokens::joined_words(nt, &q.tokens))
+                .collect::<Vec<_>>()
+        });
+        if let Some(at) = name_tokens
+            .iter()
+            .zip(joins.iter())
+            .position(|(nt, j)| tokens::related_word(t, nt) || j.contains(&t.as_str()))
+        {
             written.push(format!("{} for {t}", name_tokens[at]));
             written_at.push(dir_tokens.len() + at);
             continue;
@@ -824,6 +833,15 @@ fn run_plan(plan: &LocatePlan, cancel: &CancelToken) -> LocateResult {
         rel_start: root_bytes.len() + usize::from(!root_bytes.ends_with(b"/")),
     };
     let (source, index) = plan.scope.source(content.map(ContentQuery::narrow));
+    // More candidates than the pass may read: give up on the text before
+    // reading any (on the Linux tree `sched fair` allows thousands, and
+    // reading 4,000 of them only to give up cost seconds).
+    if let FileSource::Feed(feed) = &source {
+        let over = MAX_CONTENT_READS as usize + 1;
+        if content.is_some() && feed.project_candidates().take(over).count() == over {
+            budget.gave_up.store(true, AtomicOrdering::Relaxed);
+        }
+    }
     let (roots, visited) = source.visit_all(
         plan.scope.threads(),
         cancel,

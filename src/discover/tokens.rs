@@ -185,7 +185,9 @@ pub fn abbreviates_word(short: &str, word: &str) -> bool {
         && if n == 2 {
             sk.starts_with(short)
         } else {
-            is_subsequence(short, &sk)
+            // Its first three letters from the word's first four consonants.
+            let head: String = sk.chars().take(5).collect();
+            is_subsequence(&short[..3], &head) && is_subsequence(short, &sk)
         }
 }
 
@@ -194,7 +196,9 @@ pub fn abbreviates_word(short: &str, word: &str) -> bool {
 /// the name's side is abbreviated: a path holding such a form holds one
 /// of the word's [`short_forms`], which is what the byte prefilter asks.
 pub fn related_word(word: &str, token: &str) -> bool {
-    inflects(word, token) || abbreviates_word(token, word)
+    // Every form shares the word's first letter: most tokens stop here.
+    word.as_bytes().first() == token.as_bytes().first()
+        && (inflects(word, token) || abbreviates_word(token, word))
 }
 
 /// Whether two words share a stem of four letters or more (`chunks`,
@@ -228,7 +232,14 @@ pub fn joined_words<'a>(token: &str, words: &'a [String]) -> Vec<&'a str> {
         false
     }
     let mut used = Vec::new();
-    if token.is_ascii() && token.len() <= 32 && walk(token, words, &mut used) {
+    // Two words need four letters at least; the first must begin one.
+    let starts = |t: &str| {
+        words
+            .iter()
+            .any(|w| w.as_bytes().first() == t.as_bytes().first())
+    };
+    let plausible = token.len() >= 4 && token.len() <= 24 && starts(token);
+    if token.is_ascii() && plausible && walk(token, words, &mut used) {
         used
     } else {
         Vec::new()
@@ -238,7 +249,8 @@ pub fn joined_words<'a>(token: &str, words: &'a [String]) -> Vec<&'a str> {
 /// The letter runs that any path holding `word` in some written form
 /// ([`related_word`] with the path's form shorter or equal, or
 /// [`joined_words`]) contains: its first three letters, its first two
-/// consonants, and every first-letter-plus-two-consonants drawn from it.
+/// consonants, and every first-letter-plus-two-consonants drawn from its
+/// first four consonants.
 /// A path with none of them cannot meet the word that way.
 pub fn short_forms(word: &str) -> Vec<String> {
     let mut out = Vec::new();
@@ -250,6 +262,9 @@ pub fn short_forms(word: &str) -> Vec<String> {
     if sk.len() >= 2 {
         out.push(sk[..2].iter().collect());
     }
+    // Abbreviations draw on a word's first consonants (`cfg`, `ctx`,
+    // `msg`): four are enough, and keep the forms few for the prefilter.
+    let sk = &sk[..sk.len().min(5)];
     for i in 1..sk.len() {
         for j in i + 1..sk.len() {
             out.push([sk[0], sk[i], sk[j]].iter().collect());
