@@ -24,21 +24,22 @@ const runs = Number(opt("--runs", "7"));
 const verbose = args.includes("--verbose");
 const linux = process.env.PI_UTILS_CORPUS ?? path.join(os.homedir(), ".cache/pi-utils-bench/linux-source-6.12");
 const trees = { self: root, linux: fs.existsSync(linux) ? linux : null };
-// Repositories nobody here wrote (issue 30), unpacked at the commits named in queries.json.
+// Repositories nobody here wrote (issue 30; set unseen-2, issue 45), unpacked at the commits named in queries.json.
 const outside = process.env.PI_UTILS_DISCOVERY_TREES ?? "/tmp/disc-trees";
-for (const name of ["hono", "httpx", "glow", "chi", "requests"]) {
+const outsideNames = ["hono", "httpx", "glow", "chi", "requests", "curl", "express", "axum", "sinatra", "gson"];
+for (const name of outsideNames) {
   const dir = path.join(outside, name);
   trees[name] = fs.existsSync(dir) ? dir : null;
 }
 // Their index is made ready first (they are small: minFiles 1), so timings are "index ready".
-for (const name of ["hono", "httpx", "glow", "chi", "requests"]) {
+for (const name of outsideNames) {
   if (trees[name]) await native.indexWarm({ path: trees[name], minFiles: 1 });
 }
 const hasRg = spawnSync("rg", ["--version"]).status === 0;
 
 /** Plain `rg -l -i` per word, files ranked by how many words they hold, then by total count (`rg -c -i`). */
-function rgRanked(cwd, query) {
-  const words = query.split(/[^A-Za-z0-9]+|(?<=[a-z])(?=[A-Z])/).filter((w) => w.length > 0);
+function rgRanked(cwd, query, whole = false) {
+  const words = whole ? [query] : query.split(/[^A-Za-z0-9]+|(?<=[a-z])(?=[A-Z])/).filter((w) => w.length > 0);
   const per = new Map();
   for (const w of words) {
     const r = spawnSync("rg", ["-c", "-i", "--no-config", "--", w, "."], { cwd, stdio: ["ignore", "pipe", "pipe"], encoding: "utf8", maxBuffer: 64 << 20 });
@@ -56,6 +57,21 @@ function rgRanked(cwd, query) {
     .sort((a, b) => b[1].words - a[1].words || b[1].count - a[1].count || (a[0] < b[0] ? -1 : 1))
     .map(([f]) => f);
 }
+/** What an agent reads of the rg ranking: the first ten paths, one a line. */
+const rgText = (cwd, query) =>
+  rgRanked(cwd, query)
+    .slice(0, 10)
+    .map((f) => `${f}\n`)
+    .join("");
+/** The trace subject, for the rg baseline (its files ranked by the subject's count). */
+const subjectOf = (query) => /subject[:=](\S+)/.exec(query)?.[1] ?? query;
+/** agentgrep's plain text answer (what an agent reads). */
+function agentgrepText(cwd, argv) {
+  const r = spawnSync(agentgrep, argv, { cwd, encoding: "utf8", timeout: 120_000, maxBuffer: 64 << 20 });
+  return r.stdout ?? "";
+}
+const chars = {};
+const addChars = (key, n) => (chars[key] ??= []).push(n);
 const times = {};
 const time = (key, ms) => (times[key] ??= []).push(ms);
 const set = JSON.parse(fs.readFileSync(path.join(here, "queries.json"), "utf8"));
@@ -113,14 +129,23 @@ for (const q of set.locate) {
   );
   add(`locate ours ${q.tree}`, r);
   add("locate ours all", r);
+  if (q.set) {
+    add(`locate ours ${q.set}`, r);
+    addChars(`locate ours ${q.set}`, ours.text.length);
+  }
   if (q.heldOut) add("locate ours held-out", r);
   time(`locate ${q.tree}`, ours.elapsedMs);
   let line = `locate [${q.tree}] ${JSON.stringify(q.query)}: ours #${r || "-"} (${ours.elapsedMs.toFixed(0)} ms)`;
   if (hasRg && !["self", "linux"].includes(q.tree)) {
     const g = rankOf(rgRanked(cwd, q.query).slice(0, 10), q.expect);
     add(`locate rg ${q.tree}`, g);
-    add(q.heldOut ? "locate rg held-out" : "locate rg tuned", g);
-    add(q.heldOut ? "locate ours held-out (outside)" : "locate ours tuned (outside)", r);
+    if (q.set) {
+      add(`locate rg ${q.set}`, g);
+      addChars(`locate rg ${q.set}`, rgText(cwd, q.query).length);
+    } else {
+      add(q.heldOut ? "locate rg held-out" : "locate rg tuned", g);
+      add(q.heldOut ? "locate ours held-out (outside)" : "locate ours tuned (outside)", r);
+    }
     line += `, rg #${g || "-"}`;
   }
   if (agentgrep) {
@@ -128,6 +153,10 @@ for (const q of set.locate) {
     add(`locate agentgrep ${q.tree}`, a);
     add("locate agentgrep all", a);
     if (q.heldOut) add("locate agentgrep held-out", a);
+    if (q.set) {
+      add(`locate agentgrep ${q.set}`, a);
+      addChars(`locate agentgrep ${q.set}`, agentgrepText(cwd, ["find", ...q.query.split(/\s+/)]).length);
+    }
     line += `, agentgrep #${a || "-"}`;
   }
   if (verbose || !r || r > 3) console.log(line + (r === 1 ? "" : `; ours top: ${ours.files.slice(0, 3).map((f) => f.path).join(", ")}`));
@@ -146,16 +175,29 @@ for (const q of set.trace) {
   add(`trace ours ${q.tree}`, best ? 1 : 0);
   add("trace ours all", best ? 1 : 0);
   time(`trace ${q.tree}`, ours.elapsedMs);
-  if (!["self", "linux"].includes(q.tree)) add(q.heldOut ? "trace ours held-out (outside)" : "trace ours tuned (outside)", best ? 1 : 0);
+  if (q.set) {
+    add(`trace ours ${q.set}`, best ? 1 : 0);
+    addChars(`trace ours ${q.set}`, ours.text.length);
+  } else if (!["self", "linux"].includes(q.tree)) add(q.heldOut ? "trace ours held-out (outside)" : "trace ours tuned (outside)", best ? 1 : 0);
   if (q.heldOut) add("trace ours held-out", best ? 1 : 0);
   add(`trace-rank ours all`, r);
-  let line = `trace [${q.tree}] ${q.query}: ours best ${best ? "ok" : `WRONG (${ours.bestFile})`}, rank #${r || "-"} (${ours.elapsedMs.toFixed(0)} ms)`;
+  let line = `trace [${q.tree}] ${q.query}: ours best ${best ? "ok" : `WRONG (${ours.bestFile} ${ours.files[0]?.regions?.[0]?.label ?? ""})`}, rank #${r || "-"} (${ours.elapsedMs.toFixed(0)} ms)`;
+  if (hasRg && q.set) {
+    const g = rgRanked(cwd, subjectOf(q.query), true)[0] === q.expect;
+    add(`trace rg ${q.tree}`, g ? 1 : 0);
+    add(`trace rg ${q.set}`, g ? 1 : 0);
+    line += `, rg best ${g ? "ok" : "WRONG"}`;
+  }
   if (agentgrep) {
     const a = agentgrepTrace(cwd, q.query);
     const ok = a.best === q.expect;
     add(`trace agentgrep ${q.tree}`, ok ? 1 : 0);
     add("trace agentgrep all", ok ? 1 : 0);
     if (q.heldOut) add("trace agentgrep held-out", ok ? 1 : 0);
+    if (q.set) {
+      add(`trace agentgrep ${q.set}`, ok ? 1 : 0);
+      addChars(`trace agentgrep ${q.set}`, agentgrepText(cwd, ["trace", ...q.query.split(/\s+/)]).length);
+    }
     add(`trace-rank agentgrep all`, rankOf(a.files, q.expect));
     line += `, agentgrep best ${ok ? "ok" : `WRONG (${a.best})`}`;
   }
@@ -167,6 +209,12 @@ for (const [key, vals] of Object.entries(table)) {
   if (key.startsWith("trace ")) {
     console.log(`${key}: "best answer likely in" correct ${(vals.reduce((a, b) => a + b, 0) / vals.length).toFixed(2)} (n=${vals.length})`);
   } else console.log(`${key}: ${fmt(score(vals))}`);
+}
+
+console.log("\n## median characters of each answer (locate limit 10)");
+for (const [key, vals] of Object.entries(chars)) {
+  const sorted = [...vals].sort((a, b) => a - b);
+  console.log(`${key}: ${sorted[Math.floor(sorted.length / 2)]} (n=${vals.length})`);
 }
 
 console.log("\n## time per call (index ready on the outside trees), median / max ms");

@@ -13,8 +13,8 @@ use super::DiscoverError;
 use crate::index::{IndexMode, IndexUse};
 use crate::search::CancelToken;
 use crate::search::{display_bytes, relative_bytes, DisplayPath};
-use crate::search::{ErrorLog, SourceFile, WalkOptions};
-use crate::structure::{self, Language, Outline, Symbol, SymbolKind};
+use crate::search::{ErrorLog, FileSource, SourceFile, WalkOptions};
+use crate::structure::{Language, Outline, Symbol, SymbolKind};
 use std::cmp::{Ordering, Reverse};
 use std::collections::BinaryHeap;
 use std::path::{Path, PathBuf};
@@ -22,8 +22,13 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering as AtomicOrdering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime};
 
-/// Structure items shown per file, as agentgrep shows them.
+/// Structure items shown per file, as agentgrep shows them (trace).
 pub const STRUCTURE_ITEMS: usize = 8;
+/// Structure items locate shows per file, and the files that show them:
+/// the symbols bearing on the question in the first files are what an
+/// agent reads; the rest were most of what it paid for (issue 45).
+const LOCATE_STRUCTURE_ITEMS: usize = 3;
+const LOCATE_STRUCTURE_FILES: usize = 3;
 /// Files larger than this are ranked by path only (not read or outlined).
 /// Candidates beyond `limit` that are read for the definition signal.
 const EXTRA_READ: usize = 10;
@@ -58,7 +63,7 @@ pub struct LocatedFile {
     pub language: Option<Language>,
     /// The signals that scored, in words.
     pub why: Vec<String>,
-    /// Up to [`STRUCTURE_ITEMS`] symbols (deepest dropped first).
+    /// The symbols bearing on the query (see `bearing_symbols`), in the first files only.
     pub structure: Vec<Symbol>,
     pub more_symbols: usize,
     pub ignored: bool,
@@ -95,7 +100,8 @@ pub struct Query {
     path_form: Option<String>,
     /// Every token is ASCII, so [`Query::may_match`] can rule paths out.
     ascii: bool,
-    /// One substring finder per token, built once for every path.
+    /// Substring finders for each token and its [`tokens::short_forms`],
+    /// built once for every path.
     finders: Vec<memchr::memmem::Finder<'static>>,
 }
 
@@ -105,7 +111,21 @@ impl Query {
         if trimmed.is_empty() {
             return Err(DiscoverError::EmptyQuery);
         }
-        let mut toks = tokens::split(trimmed);
+        // "the middleware that sets the csrf cookie": `the`, `that` are no
+        // evidence, and lacking them cost every file the same (issue 45).
+        // Only words standing alone are dropped: `for` in
+        // `raise_for_status` is part of a name.
+        let words = trimmed.split_whitespace();
+        let said: Vec<&str> = words
+            .clone()
+            .filter(|w| !matches!(tokens::split(w).as_slice(), [t] if tokens::is_function_word(t)))
+            .collect();
+        let kept = if said.is_empty() {
+            words.collect()
+        } else {
+            said
+        };
+        let mut toks: Vec<String> = kept.iter().flat_map(|w| tokens::split(w)).collect();
         let mut seen = std::collections::HashSet::new();
         toks.retain(|t| seen.insert(t.clone()));
         if toks.is_empty() {
@@ -118,6 +138,7 @@ impl Query {
             raw: trimmed.to_string(),
             ascii: toks.iter().all(|t| t.is_ascii()),
             finders: (toks.iter())
+                .flat_map(|t| std::iter::once(t.clone()).chain(tokens::short_forms(t)))
                 .map(|t| memchr::memmem::Finder::new(t.as_bytes()).into_owned())
                 .collect(),
             tokens: toks,
@@ -127,7 +148,8 @@ impl Query {
 
     /// False only for a path that [`score_path`] cannot score. A path
     /// scores when a token meets one of its tokens whole or as a prefix (or
-    /// a run of its tokens written together), when every token meets it
+    /// a run of its tokens written together, or a token abbreviating or
+    /// inflecting it: those hold one of its short forms), when every token meets it
     /// fuzzily, or when it contains the query's path form. The first needs
     /// a token inside the path's letters and digits with the rest taken out
     /// (`scratch` holds them); the others need every token's letters in
@@ -223,6 +245,10 @@ pub(crate) fn score_path(
     let mut score = 0.0;
     let mut why = Vec::new();
     let (mut in_name, mut in_dir, mut fuzzy, mut missing) = (vec![], vec![], vec![], vec![]);
+    let mut written: Vec<String> = Vec::new();
+    let mut written_at: Vec<usize> = Vec::new();
+    // Each name token's words written together, worked out once if asked.
+    let mut joins: Option<Vec<Vec<&str>>> = None;
     let mut positions = Vec::new();
     // `authstatus.ts` is named by `auth status` as a whole.
     let joined = q.tokens.len() >= 2 && name_tokens.contains(&q.tokens.concat());
@@ -240,6 +266,21 @@ pub(crate) fn score_path(
             };
             in_name.push(t.as_str());
             positions.push(dir_tokens.len() + at.unwrap_or(0));
+            continue;
+        }
+        // `cfg` for config, `chunks` for chunked, `parsecfg` for parse config.
+        let joins = joins.get_or_insert_with(|| {
+            (name_tokens.iter())
+                .map(|nt| tokens::joined_words(nt, &q.tokens))
+                .collect::<Vec<_>>()
+        });
+        if let Some(at) = name_tokens
+            .iter()
+            .zip(joins.iter())
+            .position(|(nt, j)| tokens::related_word(t, nt) || j.contains(&t.as_str()))
+        {
+            written.push(format!("{} for {t}", name_tokens[at]));
+            written_at.push(dir_tokens.len() + at);
             continue;
         }
         let (dir_match, at) = tokens::match_token(t, &dir_tokens);
@@ -263,7 +304,31 @@ pub(crate) fn score_path(
             missing.push(t.as_str());
         }
     }
-    let matched_tokens = in_name.len() + in_dir.len();
+    // An abbreviation counts beside a word met as written, an inflected
+    // word (`chunks` for chunked) or one name token holding two words
+    // (`dynbuf`): alone, a `ctrl` in `timed_ctrl_public.h` is weak
+    // evidence for `TcpCongestionControl`.
+    let strong = written.iter().any(|w| {
+        let (form, word) = w.split_once(" for ").unwrap_or(("", ""));
+        tokens::inflects(word, form)
+            || written
+                .iter()
+                .filter(|x| x.split(' ').next() == Some(form))
+                .count()
+                >= 2
+    });
+    if !in_name.is_empty() || !in_dir.is_empty() || strong {
+        score += 60.0 * written.len() as f64;
+        positions.extend(written_at);
+    } else {
+        for w in std::mem::take(&mut written) {
+            let word = w.rsplit(' ').next().unwrap_or("");
+            if let Some(t) = q.tokens.iter().find(|t| t.as_str() == word) {
+                missing.push(t.as_str());
+            }
+        }
+    }
+    let matched_tokens = in_name.len() + in_dir.len() + written.len();
     let path_hit = q
         .path_form
         .as_ref()
@@ -288,7 +353,13 @@ pub(crate) fn score_path(
     let covered = name_tokens
         .iter()
         .take(stem_len)
-        .filter(|nt| joined || q.tokens.iter().any(|t| nt.starts_with(t.as_str())))
+        .filter(|nt| {
+            joined
+                || q.tokens.iter().any(|t| nt.starts_with(t.as_str()))
+                || written
+                    .iter()
+                    .any(|w| w.split(' ').next() == Some(nt.as_str()))
+        })
         .count();
     let coverage = covered as f64 / stem_len as f64;
     score += 40.0 * coverage;
@@ -313,6 +384,7 @@ pub(crate) fn score_path(
             q,
             dir,
             in_name: &in_name,
+            written: &written,
             in_dir: &in_dir,
             fuzzy: &fuzzy,
             missing: &missing,
@@ -322,10 +394,14 @@ pub(crate) fn score_path(
             role,
         });
     }
+    let met = (q.tokens.iter())
+        .map(|t| !missing.contains(&t.as_str()))
+        .collect();
     Some(PathScore {
         score,
         why,
         missing: missing.len(),
+        met,
     })
 }
 
@@ -334,6 +410,8 @@ struct Matched<'a> {
     q: &'a Query,
     dir: &'a str,
     in_name: &'a [&'a str],
+    /// `cfg for config`: a name token that abbreviates or inflects a word.
+    written: &'a [String],
     in_dir: &'a [&'a str],
     fuzzy: &'a [&'a str],
     missing: &'a [&'a str],
@@ -353,6 +431,9 @@ fn reasons(m: &Matched<'_>) -> Vec<String> {
     let mut why = Vec::new();
     if !m.in_name.is_empty() {
         why.push(format!("file name matches {}", m.in_name.join(", ")));
+    }
+    if !m.written.is_empty() {
+        why.push(format!("file name has {}", m.written.join(", ")));
     }
     if m.whole_name && !m.in_name.is_empty() {
         if m.missing.is_empty() && m.fuzzy.is_empty() {
@@ -389,6 +470,9 @@ pub(crate) struct PathScore {
     pub score: f64,
     pub why: Vec<String>,
     pub missing: usize,
+    /// Per query token: the path meets it (whole, by prefix, written
+    /// differently or fuzzily).
+    pub met: Vec<bool>,
 }
 
 /// A scored file in the walk's heap; the greatest is the best.
@@ -558,9 +642,12 @@ impl LocatePlan {
     }
 }
 
-/// Path tokens the text holds earn back this share of what lacking them
-/// cost: `kill grace` names `src/shell/kill.rs`, whose text says grace.
-const REFUND_SHARE: f64 = 2.0 / 3.0;
+/// Path tokens the text holds earn back what lacking them cost: `kill
+/// grace` names `src/shell/kill.rs`, whose text says grace. (Two thirds
+/// were given back until issue 45: `http_chunks.c`, named by `chunked`
+/// and holding the other three words, then ranked below every file that
+/// only held them, its path named nothing.)
+const REFUND_SHARE: f64 = 1.0;
 
 /// A file's place in the heap from its path score and its text's, or
 /// `None` when neither matched.
@@ -576,8 +663,11 @@ fn combine(rel: &str, path: Option<&PathScore>, content: Option<ContentScore>) -
     let mut refund = 0.0;
     if let Some(c) = &content {
         base += c.text_points();
-        if let Some(p) = path.filter(|_| c.counts.iter().all(|&n| n > 0)) {
-            refund = REFUND_SHARE * MISSING_TOKEN_COST * p.missing as f64;
+        if let Some(p) = path {
+            let held = (p.met.iter().zip(&c.holds))
+                .filter(|(met, holds)| !**met && **holds)
+                .count();
+            refund = REFUND_SHARE * MISSING_TOKEN_COST * held as f64;
             base += refund;
         }
     }
@@ -748,6 +838,15 @@ fn run_plan(plan: &LocatePlan, cancel: &CancelToken) -> LocateResult {
         rel_start: root_bytes.len() + usize::from(!root_bytes.ends_with(b"/")),
     };
     let (source, index) = plan.scope.source(content.map(ContentQuery::narrow));
+    // More candidates than the pass may read: give up on the text before
+    // reading any (on the Linux tree `sched fair` allows thousands, and
+    // reading 4,000 of them only to give up cost seconds).
+    if let FileSource::Feed(feed) = &source {
+        let over = MAX_CONTENT_READS as usize + 1;
+        if content.is_some() && feed.project_candidates().take(over).count() == over {
+            budget.gave_up.store(true, AtomicOrdering::Relaxed);
+        }
+    }
     let (roots, visited) = source.visit_all(
         plan.scope.threads(),
         cancel,
@@ -757,20 +856,36 @@ fn run_plan(plan: &LocatePlan, cancel: &CancelToken) -> LocateResult {
     );
     let best = best.into_inner().unwrap_or_else(|p| p.into_inner());
     let gave_up = budget.gave_up();
-    let (heap, matched) = if gave_up {
-        (best.by_path, best.matched_path)
+    let (heap, matched, by_path) = if gave_up {
+        (best.by_path, best.matched_path, BinaryHeap::new())
     } else {
-        (best.heap, best.matched)
+        (best.heap, best.matched, best.by_path)
     };
     let mut chosen: Vec<Candidate> = heap.into_iter().map(|Reverse(c)| c).collect();
+    if let Some(cq) = content.filter(|_| !gave_up) {
+        // Those ranked by path alone so far are read again below.
+        let (said, unread): (Vec<Candidate>, Vec<Candidate>) =
+            chosen.into_iter().partition(|c| c.content.is_some());
+        let by_path = by_path.into_iter().map(|Reverse(c)| c).chain(unread);
+        let named = read_named_files(q, cq, root, by_path, &said);
+        chosen = said;
+        chosen.extend(named);
+        chosen.sort_by(|a, b| b.cmp(a));
+        chosen.truncate(keep);
+    }
     chosen.sort_by(|a, b| b.cmp(a));
     let mut files = finish(q, content, root, chosen, cancel);
+    code_first_on_its_topic(&mut files);
     files.sort_by(|a, b| {
         (!b.0.ignored)
             .cmp(&!a.0.ignored)
             .then(b.0.score.total_cmp(&a.0.score))
             .then(a.1.cmp(&b.1))
     });
+    for (f, ..) in files.iter_mut().skip(LOCATE_STRUCTURE_FILES) {
+        f.more_symbols += f.structure.len();
+        f.structure.clear();
+    }
     let content_note = gave_up.then(|| {
         format!(
             "ranked by path only: more than {MAX_CONTENT_READS} files or {} MiB to read for their text (a ready index narrows them)",
@@ -779,7 +894,7 @@ fn run_plan(plan: &LocatePlan, cancel: &CancelToken) -> LocateResult {
     });
     let mut result = LocateResult {
         query: q.raw.clone(),
-        files: files.into_iter().take(limit).map(|(f, _)| f).collect(),
+        files: files.into_iter().take(limit).map(|(f, ..)| f).collect(),
         candidates: matched,
         files_seen: best.seen,
         ignored_unsearched: plan.scope.unvisited(&roots, visited),
@@ -794,6 +909,87 @@ fn run_plan(plan: &LocatePlan, cancel: &CancelToken) -> LocateResult {
     result
 }
 
+/// The files best named by their paths that the content pass did not
+/// take (their text lacks one of its words), read now for which of the
+/// words their paths lack they hold: `reloader.rb` for "reload changed
+/// source files in development" lacked four words in its path, and
+/// `changed` in its text, so it ranked 500 points below files that only
+/// mentioned the words (issue 45). Read in path order's best few only.
+fn read_named_files(
+    q: &Query,
+    cq: &ContentQuery,
+    root: &Path,
+    by_path: impl Iterator<Item = Candidate>,
+    chosen: &[Candidate],
+) -> Vec<Candidate> {
+    let mut matchers = q.matchers();
+    let mut buf = Vec::new();
+    let mut out: Vec<Candidate> = Vec::new();
+    for c in by_path {
+        let taken = |x: &Candidate| x.path == c.path;
+        if chosen.iter().any(taken) || out.iter().any(taken) {
+            continue;
+        }
+        let text = read_small(&c.path, &mut buf).is_some()
+            && memchr::memchr(0, &buf[..buf.len().min(8192)]).is_none();
+        if !text {
+            out.push(c); // ranked by its path, as before
+            continue;
+        }
+        let rel = display_bytes(&relative_bytes(root, &c.path)).text;
+        let by_path = score_path(q, &rel, &mut matchers, false);
+        if let Some(s) = combine(&rel, by_path.as_ref(), Some(cq.measure_any(&buf))) {
+            out.push(Candidate {
+                score: s.score,
+                base: s.base,
+                refund: s.refund,
+                content: s.content,
+                ..c
+            });
+        }
+    }
+    out
+}
+
+/// Which query words a file meets (its path or its text), or `None` when
+/// it defines a symbol naming the whole query (it meets them all).
+type Topic = Option<Vec<bool>>;
+
+/// A test, bench, example, docs or other file that is not code never
+/// outranks a code file that meets every query word it meets (issue 45:
+/// `test/res.cookie.js` above `lib/response.js`): it is put just below
+/// the lowest such code file, and its reasons say so.
+fn code_first_on_its_topic(files: &mut [(LocatedFile, usize, Topic)]) {
+    let covers = |a: &Topic, b: &Topic| match (a, b) {
+        (None, _) => true,
+        (Some(_), None) => false,
+        (Some(a), Some(b)) => a.iter().zip(b).all(|(x, y)| *x || !*y),
+    };
+    let code: Vec<(f64, String, Topic)> = (files.iter())
+        .filter(|(f, ..)| f.role == Role::Code && !f.ignored)
+        .map(|(f, _, t)| (f.score, f.path.text.clone(), t.clone()))
+        .collect();
+    for (f, _, topic) in files.iter_mut() {
+        if f.role == Role::Code || f.ignored {
+            continue;
+        }
+        // Below every such code file, the lowest included.
+        let above = (code.iter())
+            .filter(|(score, _, t)| *score <= f.score && covers(t, topic))
+            .min_by(|a, b| a.0.total_cmp(&b.0));
+        if let Some((score, path, _)) = above {
+            f.score = score - 1.0;
+            // Said once: this reason says more than "ranked down".
+            let down = format!("{} file: ranked down", f.role.as_str());
+            f.why.retain(|w| *w != down);
+            f.why.push(format!(
+                "{} file: ranked after {path}, code on the same words",
+                f.role.as_str()
+            ));
+        }
+    }
+}
+
 /// Reads and outlines the candidates (in parallel: each parse is a few ms),
 /// adds the definition signal, and returns them with their walk rank.
 fn finish(
@@ -802,10 +998,13 @@ fn finish(
     root: &Path,
     chosen: Vec<Candidate>,
     cancel: &CancelToken,
-) -> Vec<(LocatedFile, usize)> {
+) -> Vec<(LocatedFile, usize, Topic)> {
     map_parallel(&chosen, || {
         let mut matchers = q.matchers();
-        move |rank, c: &Candidate| Some((located(q, content, root, c, &mut matchers, cancel), rank))
+        move |rank, c: &Candidate| {
+            let (file, topic) = located(q, content, root, c, &mut matchers, cancel);
+            Some((file, rank, topic))
+        }
     })
 }
 
@@ -816,10 +1015,21 @@ fn located(
     c: &Candidate,
     matchers: &mut [FuzzyToken],
     cancel: &CancelToken,
-) -> LocatedFile {
+) -> (LocatedFile, Topic) {
     let path = display_bytes(&relative_bytes(root, &c.path));
     let by_path = score_path(q, &path.text, matchers, true);
     let missing = by_path.as_ref().map_or(0, |p| p.missing);
+    let mut topic: Vec<bool> = by_path
+        .as_ref()
+        .map_or_else(|| vec![false; q.tokens.len()], |p| p.met.clone());
+    if let Some(said) = &c.content {
+        for (t, &holds) in topic.iter_mut().zip(&said.holds) {
+            *t |= holds;
+        }
+    }
+    let mut names_all = (c.content.as_ref())
+        .and_then(|said| said.named.as_ref())
+        .is_some_and(|n| n.defined);
     let mut why = by_path.map(|p| p.why).unwrap_or_default();
     let lexical = c
         .content
@@ -836,6 +1046,7 @@ fn located(
     if let Some(outline) = &outline {
         language = Some(outline.language);
         if let Some((bonus, reason, exact)) = definition_signal(q, outline) {
+            names_all |= bonus >= 200.0;
             outline_defines = bonus >= lexical;
             score += bonus.max(lexical);
             if outline_defines {
@@ -851,12 +1062,32 @@ fn located(
         } else {
             score += lexical;
         }
-        let cut = structure::limit(&outline.symbols, STRUCTURE_ITEMS);
-        structure = cut.symbols;
-        more_symbols = cut.omitted;
+        let hits: Vec<u32> = (c.content.as_ref())
+            .and_then(|said| said.named.as_ref())
+            .map(|n| n.line)
+            .into_iter()
+            .collect();
+        let bears = |s: &Symbol| shares_a_word(&s.name, &q.tokens);
+        (structure, more_symbols) =
+            bearing_symbols(&outline.symbols, bears, &hits, LOCATE_STRUCTURE_ITEMS);
     } else {
         score += lexical;
         language = Language::from_path(&c.path).or(language);
+    }
+    if let Some(said) = &c.content {
+        // Words the text holds cost the path nothing (their cost was given
+        // back): "path lacks" names only those missing from both.
+        let held = |w: &str| (q.tokens.iter().zip(&said.holds)).any(|(t, &h)| h && t == w);
+        for line in why.iter_mut() {
+            if let Some(words) = line.strip_prefix("path lacks ") {
+                let left: Vec<&str> = words.split(", ").filter(|w| !held(w)).collect();
+                *line = match left.is_empty() {
+                    true => String::new(),
+                    false => format!("path lacks {}", left.join(", ")),
+                };
+            }
+        }
+        why.retain(|w| !w.is_empty());
     }
     if let (Some(said), Some(cq)) = (&c.content, content) {
         let mut lines = said.why(cq);
@@ -868,7 +1099,7 @@ fn located(
     if c.ignored {
         why.push("excluded by ignore rules: listed after the project's files".to_string());
     }
-    LocatedFile {
+    let file = LocatedFile {
         role: Role::of(&path.text),
         path,
         score,
@@ -877,7 +1108,65 @@ fn located(
         structure,
         more_symbols,
         ignored: c.ignored,
+    };
+    (file, (!names_all).then_some(topic))
+}
+
+/// Whether a symbol's name shares a word with `words` (whole, by prefix,
+/// abbreviated or inflected).
+fn shares_a_word(name: &str, words: &[String]) -> bool {
+    tokens::split(name).iter().any(|t| {
+        words
+            .iter()
+            .any(|w| tokens::word_meets(w, t) || tokens::related_word(w, t))
+    })
+}
+
+/// The symbols of a file that bear on the question, in source order, at
+/// most `max_items`: those `bears` accepts (locate: the name shares
+/// a word with the query; trace: it names the subject), those enclosing
+/// one of the `hits` lines, and the symbols holding them. A
+/// one-line statement of a name defined with a body in the same file (a
+/// C prototype, a forward declaration) is left out. Returns them with how
+/// many symbols are not shown (issue 45: the first eight symbols, whatever
+/// they were, were two thirds of an answer).
+pub(crate) fn bearing_symbols(
+    symbols: &[Symbol],
+    bears: impl Fn(&Symbol) -> bool,
+    hits: &[u32],
+    max_items: usize,
+) -> (Vec<Symbol>, usize) {
+    let defined_with_body: std::collections::HashSet<&str> = (symbols.iter())
+        .filter(|s| s.line_count() > 1)
+        .map(|s| s.name.as_str())
+        .collect();
+    let mut keep = vec![false; symbols.len()];
+    for (i, s) in symbols.iter().enumerate() {
+        let declaration = s.line_count() == 1 && defined_with_body.contains(s.name.as_str());
+        let encloses = hits.iter().any(|&l| s.start_line <= l && l <= s.end_line);
+        if declaration || !(encloses || bears(s)) {
+            continue;
+        }
+        // Its owners too, so a method is shown inside its class.
+        let mut at = Some(i);
+        while let Some(j) = at {
+            keep[j] = true;
+            at = symbols[j].parent;
+        }
     }
+    let mut shown = Vec::new();
+    let mut new_index = vec![None; symbols.len()];
+    for (i, s) in symbols.iter().enumerate() {
+        if !keep[i] || shown.len() >= max_items {
+            continue;
+        }
+        let mut s = s.clone();
+        s.parent = s.parent.and_then(|p| new_index[p]);
+        new_index[i] = Some(shown.len());
+        shown.push(s);
+    }
+    let omitted = symbols.len() - shown.len();
+    (shown, omitted)
 }
 
 /// A symbol named like the query (in any identifier form) is the strongest

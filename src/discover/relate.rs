@@ -12,6 +12,12 @@ use regex::bytes::Regex;
 pub struct Subject {
     pub tokens: Vec<String>,
     regex: Regex,
+    /// Underscores the subject is written with before and after its
+    /// letters (`_build_redirect_request`: 1, 0): an occurrence takes them
+    /// in, so that `__handle_mm_fault` is not the whole identifier
+    /// `handle_mm_fault` but `_build_redirect_request` is.
+    lead: usize,
+    trail: usize,
 }
 
 /// One occurrence: 1-based line, and byte offsets within that line.
@@ -30,9 +36,12 @@ impl Subject {
         }
         let body: Vec<String> = toks.iter().map(|t| regex::escape(t)).collect();
         let regex = Regex::new(&format!("(?i){}", body.join("[_-]?"))).ok()?;
+        let core = subject.trim();
         Some(Subject {
             tokens: toks,
             regex,
+            lead: core.len() - core.trim_start_matches('_').len(),
+            trail: core.len() - core.trim_end_matches('_').len(),
         })
     }
 
@@ -55,10 +64,19 @@ impl Subject {
                 line_start = scanned + nl + 1;
             }
             scanned = m.start();
+            let underscores = |r: &[u8]| r.iter().all(|&b| b == b'_');
+            let start = match m.start().checked_sub(self.lead) {
+                Some(s) if s >= line_start && underscores(&buf[s..m.start()]) => s,
+                _ => m.start(),
+            };
+            let end = match buf.get(m.end()..m.end() + self.trail) {
+                Some(r) if underscores(r) => m.end() + self.trail,
+                _ => m.end(),
+            };
             out.push(Occurrence {
                 line,
-                start: m.start() - line_start,
-                end: m.end() - line_start,
+                start: start - line_start,
+                end: end - line_start,
             });
             if out.len() >= max {
                 break;
@@ -133,7 +151,62 @@ const MODIFIERS: [&str; 10] = [
     "default",
 ];
 
+/// Whether the occurrence is a whole identifier, not a part of a longer
+/// one (`__handle_mm_fault`, `addFoo`, `get_auth_status` for the subjects
+/// `handle_mm_fault`, `Foo`, `auth_status`).
+pub fn whole_identifier(line: &str, occ: &Occurrence) -> bool {
+    let ident = |b: Option<&u8>| b.is_some_and(|b| b.is_ascii_alphanumeric() || *b == b'_');
+    let bytes = line.as_bytes();
+    !ident(occ.start.checked_sub(1).and_then(|i| bytes.get(i))) && !ident(bytes.get(occ.end))
+}
+
+/// A C variable defined at file scope with a value: `static const struct
+/// Curl_cftype Curl_cft_ssl = {`, `int debug = 0;` (the occurrence is the
+/// variable's name: a type and qualifiers before it, `=` after).
+pub fn c_variable_definition(line: &str, occ: &Occurrence) -> bool {
+    let before = line.get(..occ.start).unwrap_or("");
+    let rest = line.get(occ.end..).unwrap_or("").trim_start();
+    let words: Vec<&str> = before.split_whitespace().collect();
+    !line.starts_with([' ', '\t'])
+        && !words.is_empty()
+        && !matches!(words[0], "extern" | "return" | "typedef" | "#define")
+        && words.iter().all(|w| {
+            w.bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'*')
+        })
+        && rest.starts_with('=')
+        && !rest.starts_with("==")
+        && !rest.starts_with("=>")
+}
+
+/// The type of such a variable: `struct Curl_ssl` in `const struct
+/// Curl_ssl Curl_ssl_openssl = {` (an implementation of that interface
+/// written as a struct of functions).
+pub fn c_initialised_type(line: &str, occ: &Occurrence) -> bool {
+    let before = line.get(..occ.start).unwrap_or("").trim_end();
+    let rest = line.get(occ.end..).unwrap_or("");
+    let Some(name_len) = rest.strip_prefix(' ').map(|r| {
+        r.bytes()
+            .take_while(|b| b.is_ascii_alphanumeric() || *b == b'_')
+            .count()
+    }) else {
+        return false;
+    };
+    let after_name = rest[1 + name_len..].trim_start();
+    !line.starts_with([' ', '\t'])
+        && name_len > 0
+        && before.split_whitespace().last() == Some("struct")
+        && after_name.starts_with("= {")
+}
+
 pub fn shape(line: &str, occ: &Occurrence) -> Shape {
+    // Part of a longer identifier: neither defined nor called here.
+    if !whole_identifier(line, occ) {
+        return Shape::Mention;
+    }
+    if c_variable_definition(line, occ) {
+        return Shape::Definition;
+    }
     let before = line.get(..occ.start).unwrap_or("").trim_end();
     let after = line.get(occ.end..).unwrap_or("");
     let last_word = before
@@ -150,7 +223,15 @@ pub fn shape(line: &str, occ: &Occurrence) -> Shape {
     let method = rest.starts_with('(')
         && line.trim_end().ends_with('{')
         && before.split_whitespace().all(|w| MODIFIERS.contains(&w));
-    if go_method || method {
+    // A Java or C# method: `public GsonBuilder registerTypeAdapter(Type
+    // type, Object adapter) {`, an access modifier first, then the return
+    // type, then the name.
+    let words: Vec<&str> = before.split_whitespace().collect();
+    let typed_method = rest.starts_with('(')
+        && words.len() >= 2
+        && matches!(words[0], "public" | "private" | "protected" | "internal")
+        && !line.trim_end().ends_with(';');
+    if go_method || method || typed_method {
         return Shape::Definition;
     }
     // A C/Go-style definition: `type name(` at the start of a line, not a
@@ -169,7 +250,13 @@ pub fn shape(line: &str, occ: &Occurrence) -> Shape {
         .iter()
         .any(|op| rest.starts_with(op))
         || (rest.starts_with('=') && !rest.starts_with("==") && !rest.starts_with("=>"));
-    if assigned {
+    // A keyed field of a literal, one to a line (`Handler: h,` in Go, a
+    // `.read = foo_read,` designated initialiser is the `=` case above).
+    let keyed = before.is_empty()
+        && rest.starts_with(':')
+        && !rest.starts_with("::")
+        && line.trim_end().ends_with(',');
+    if assigned || keyed {
         return Shape::Assignment;
     }
     Shape::Mention
@@ -231,5 +318,50 @@ mod tests {
         );
         assert_eq!(shape_of("  async authStatus(ctx) {"), Shape::Definition);
         assert_eq!(shape_of("  if (x) authStatus(ctx) {"), Shape::Call);
+        assert_eq!(
+            shape_of("\tAuthStatus: status,"),
+            Shape::Assignment,
+            "a Go keyed field"
+        );
+        assert_eq!(
+            shape_of("  public static Status authStatus(Session s) {"),
+            Shape::Definition,
+            "a Java method"
+        );
+        assert_eq!(
+            shape_of("static struct ops auth_status = {"),
+            Shape::Definition,
+            "a C variable with its initialiser"
+        );
+        assert_eq!(shape_of("extern struct ops auth_status;"), Shape::Mention);
+    }
+
+    /// Issue 45: `__handle_mm_fault(` inside `handle_mm_fault` was shown as
+    /// a call of the subject, and `addFoo(` as a definition of `Foo`.
+    #[test]
+    fn a_longer_identifier_holding_the_subject_is_only_a_mention() {
+        for (subject, line) in [
+            (
+                "handle_mm_fault",
+                "\tret = __handle_mm_fault(vma, address, flags);",
+            ),
+            ("Foo", "addFoo(bar) {"),
+            ("auth_status", "x = get_auth_status();"),
+        ] {
+            let s = Subject::new(subject).unwrap();
+            let occ = &s.find(line.as_bytes(), 1)[0];
+            assert_eq!(shape(line, occ), Shape::Mention, "{line}");
+        }
+        let s = Subject::new("_build_redirect_request").unwrap();
+        let line = "        request = self._build_redirect_request(request, response)";
+        let occ = &s.find(line.as_bytes(), 1)[0];
+        assert_eq!(
+            shape(line, occ),
+            Shape::Call,
+            "the subject's own underscore"
+        );
+        let s = Subject::new("Curl_ssl").unwrap();
+        let line = "const struct Curl_ssl Curl_ssl_openssl = {";
+        assert!(c_initialised_type(line, &s.find(line.as_bytes(), 1)[0]));
     }
 }

@@ -6,7 +6,9 @@
 
 use super::dsl::{KindFilter, Relation, RelationTerm, TraceQuery};
 use super::files::{map_parallel, read_small, Scope};
-use super::relate::{shape, Occurrence, Shape, Subject};
+use super::relate::{
+    c_initialised_type, c_variable_definition, shape, whole_identifier, Occurrence, Shape, Subject,
+};
 use super::role::Role;
 use super::tokens;
 use super::DiscoverError;
@@ -430,7 +432,16 @@ fn keep_best_regions(files: &mut [TracedFile], max: usize) {
     let mut all: Vec<(f64, usize, usize)> = Vec::new();
     for (fi, f) in files.iter().enumerate() {
         for (ri, r) in f.regions.iter().enumerate() {
-            all.push((r.score, fi, ri));
+            // The best file's best region is the answer: always shown
+            // (issue 45: a test's regions, scored higher before its file
+            // was ranked down, took every place). Others rank as their
+            // files do, tests and docs down.
+            let key = if (fi, ri) == (0, 0) {
+                f64::INFINITY
+            } else {
+                r.score - f.role.penalty()
+            };
+            all.push((key, fi, ri));
         }
     }
     all.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)).then(a.2.cmp(&b.2)));
@@ -526,8 +537,11 @@ fn traced(
     }
     let (structure, more_symbols) = match &outline {
         Some(o) => {
-            let cut = structure::limit(&o.symbols, super::locate::STRUCTURE_ITEMS);
-            (cut.symbols, cut.omitted)
+            let hits: Vec<u32> = occ.iter().map(|o| o.line).collect();
+            let names =
+                |s: &Symbol| tokens::contains_run(&tokens::split(&s.name), &plan.subject.tokens);
+            let max = super::locate::STRUCTURE_ITEMS;
+            super::locate::bearing_symbols(&o.symbols, names, &hits, max)
         }
         None => (Vec::new(), 0),
     };
@@ -572,8 +586,7 @@ fn build_regions(
     occ: &[Occurrence],
     uses: &[structure::calls::NameUse],
 ) -> Vec<Region> {
-    let subject = &plan.subject.tokens;
-    let named_subject = |s: &Symbol| tokens::names_symbol(&s.name, subject);
+    let named_subject = |s: &Symbol| tokens::names_symbol_as(&s.name, &plan.query.subject);
     // Group occurrences by home, in order of first appearance.
     let mut homes: Vec<(Home, Vec<&Occurrence>)> = Vec::new();
     for o in occ {
@@ -741,7 +754,8 @@ fn bump_implementation(acc: &mut Verdict, s: &Signals) {
 
 fn bump_called_from(acc: &mut Verdict, s: &Signals) {
     let calls = s.calls;
-    if calls > 0 {
+    // The subject's own definition is never its call site, recursion included.
+    if calls > 0 && !s.defines {
         acc.bump(
             RegionKind::Callsite,
             PRIMARY + 5.0 * calls.min(4) as f64,
@@ -777,7 +791,17 @@ fn bump_rendered(acc: &mut Verdict, s: &Signals) {
 fn bump_relation_words(acc: &mut Verdict, plan: &TracePlan, s: &Signals) {
     let relation = plan.known();
     let name = plan.query.relation.name();
-    if s.named_for_relation
+    // Populated and implementation have signals of their own: a
+    // function merely named like them (`init*`) is no assignment.
+    let own_signal = matches!(
+        relation,
+        Some(Relation::Populated | Relation::Implementation)
+    );
+    if s.named_for_relation && own_signal {
+        acc.score += 25.0;
+        acc.why
+            .push(format!("enclosing {} is named for {name}", s.label));
+    } else if s.named_for_relation
         && relation != Some(Relation::Defined)
         && relation != Some(Relation::CalledFrom)
     {
@@ -807,7 +831,9 @@ fn bump_other_signals(acc: &mut Verdict, plan: &TracePlan, s: &Signals) {
     let exact = s
         .symbol
         .is_some_and(|sym| tokens::own_name(&sym.name) == plan.query.subject);
-    if s.defines && exact {
+    // Not where implementations are asked for: the subject's own
+    // definition must not climb above them by its name.
+    if s.defines && exact && relation != Some(Relation::Implementation) {
         acc.score += 50.0;
         acc.why
             .push(format!("named exactly {}", plan.query.subject));
@@ -818,7 +844,18 @@ fn bump_other_signals(acc: &mut Verdict, plan: &TracePlan, s: &Signals) {
         acc.score -= 60.0;
         acc.why.push("a declaration without a body".into());
     }
-    if s.calls > 0 && acc.kind != RegionKind::Callsite && relation != Some(Relation::CalledFrom) {
+    // `type HonoRequest = ...` names a shape; a class or function of that
+    // name is the thing itself (this bonus was an "implementation" of the
+    // class by its own name before issue 45).
+    if s.defines && s.symbol.is_some_and(|sym| sym.kind == SymbolKind::Type) {
+        acc.score -= 15.0;
+        acc.why.push("a type alias".into());
+    }
+    if s.calls > 0
+        && !s.defines
+        && acc.kind != RegionKind::Callsite
+        && relation != Some(Relation::CalledFrom)
+    {
         acc.bump(RegionKind::Callsite, 10.0, "calls the subject".into());
     }
     if s.assigns > 0 && acc.kind != RegionKind::Assignment && relation != Some(Relation::Populated)
@@ -856,14 +893,20 @@ fn signals<'a>(
             s.end_line,
             format!("{} {}", s.kind.as_str(), s.name),
         ),
-        None => (
-            list[0].line,
-            list[list.len() - 1].line,
-            "<file scope>".to_string(),
-        ),
+        None => {
+            // `struct Curl_cftype Curl_cft_ssl = {`: a C variable defined here.
+            let variable = list.iter().find_map(|o| {
+                let text = line_text(lines, o.line);
+                c_variable_definition(&text, o).then(|| text[o.start..o.end].to_string())
+            });
+            let label =
+                variable.map_or_else(|| "<file scope>".to_string(), |v| format!("variable {v}"));
+            (list[0].line, list[list.len() - 1].line, label)
+        }
     };
     let line_text = |n: u32| line_text(lines, n);
-    let is_call = |o: &Occurrence| is_call(subject, symbol, uses, &line_text(o.line), o);
+    let raw = plan.query.subject.as_str();
+    let is_call = |o: &Occurrence| is_call(raw, symbol, uses, &line_text(o.line), o);
     let is_render = |o: &Occurrence| {
         uses.iter().any(|u| {
             u.line == o.line && u.kind == UseKind::Render && tokens::same_name(&u.name, subject)
@@ -881,10 +924,8 @@ fn signals<'a>(
         .collect();
     Signals {
         symbol,
-        defines: defines_subject(subject, role, outline, symbol, lines, list),
-        implements: symbol.is_some_and(|s| {
-            is_type_like(s.kind) && tokens::contains_run(&tokens::split(&s.name), subject)
-        }),
+        defines: defines_subject(raw, role, outline, symbol, lines, list),
+        implements: implements(plan, symbol, lines, list),
         calls: list.iter().filter(|o| is_call(o)).count(),
         renders: list.iter().filter(|o| is_render(o)).count(),
         assigns,
@@ -910,25 +951,35 @@ fn counted(n: usize, one: &str, many: &str) -> String {
 /// The subject's own definition is no call of it, whatever a parser or
 /// the line's shape say (`func (c *Client) Get(` looks like one).
 fn is_call(
-    subject: &[String],
+    subject: &str,
     symbol: Option<&Symbol>,
     uses: &[structure::calls::NameUse],
     text: &str,
     o: &Occurrence,
 ) -> bool {
     let definition_line = symbol
-        .filter(|s| tokens::names_symbol(&s.name, subject))
+        .filter(|s| tokens::names_symbol_as(&s.name, subject))
         .map(|s| s.start_line);
     let own = definition_line == Some(o.line) || shape(text, o) == Shape::Definition;
-    !own && (uses.iter().any(|u| {
-        u.line == o.line && u.kind == UseKind::Call && tokens::same_name(&u.name, subject)
-    }) || (uses.is_empty() && shape(text, o) == Shape::Call))
+    // `__handle_mm_fault(` is another function's call (issue 45): the
+    // occurrence must be the whole identifier called.
+    !own && whole_identifier(text, o)
+        && (uses.iter().any(|u| {
+            u.line == o.line && u.kind == UseKind::Call && same_identifier(&u.name, text, o)
+        }) || (uses.is_empty() && shape(text, o) == Shape::Call))
+}
+
+/// Whether a called name is the identifier at the occurrence, not one that
+/// holds it: `foo.bar` is called as `bar`; `__bar` is not `bar`.
+fn same_identifier(called: &str, text: &str, o: &Occurrence) -> bool {
+    text.get(o.start..o.end)
+        .is_some_and(|at| tokens::own_name(called).trim_start_matches(['.', ':', '#']) == at)
 }
 
 /// Whether the region defines the subject: its symbol is named for it, or,
 /// in a file without structure, a line has a definition's shape.
 fn defines_subject(
-    subject: &[String],
+    subject: &str,
     role: Role,
     outline: Option<&Outline>,
     symbol: Option<&Symbol>,
@@ -940,13 +991,45 @@ fn defines_subject(
     let prose = role == Role::Docs;
     // A heading named for the subject is about it, not its definition (as
     // in locate).
-    symbol.is_some_and(|s| s.kind != SymbolKind::Section && tokens::names_symbol(&s.name, subject))
+    symbol
+        .is_some_and(|s| s.kind != SymbolKind::Section && tokens::names_symbol_as(&s.name, subject))
         || (symbol.is_none()
             && !prose
             && outline.is_none_or(|o| o.symbols.is_empty())
             && list
                 .iter()
                 .any(|o| shape(&line_text(lines, o.line), o) == Shape::Definition))
+        // A C variable's definition at file scope, which outlines do not list.
+        || (symbol.is_none()
+            && !prose
+            && list
+                .iter()
+                .any(|o| c_variable_definition(&line_text(lines, o.line), o)))
+}
+
+/// Whether the region implements the subject: a class, impl or other type
+/// whose name holds it without being it (`FooImpl`, `impl Foo for Bar`), or
+/// whose first line names it (`class Bar implements Foo`), or a C struct of
+/// functions initialised as one (`const struct Curl_ssl Curl_ssl_openssl =
+/// {`). The subject's own `interface Foo` is its definition, not an
+/// implementation (issue 45).
+fn implements(
+    plan: &TracePlan,
+    symbol: Option<&Symbol>,
+    lines: &[&[u8]],
+    list: &[&Occurrence],
+) -> bool {
+    let subject = &plan.subject.tokens;
+    let c_struct = list
+        .iter()
+        .any(|o| c_initialised_type(&line_text(lines, o.line), o));
+    c_struct
+        || symbol.is_some_and(|s| {
+            is_type_like(s.kind)
+                && !tokens::names_symbol_as(&s.name, &plan.query.subject)
+                && (tokens::contains_run(&tokens::split(&s.name), subject)
+                    || list.iter().any(|o| o.line == s.start_line))
+        })
 }
 
 /// A function or method ending in `;` (a prototype), or one stated on one
