@@ -197,8 +197,10 @@ fn a_file_changed_since_read_is_flagged_in_trace_and_locate() {
 #[test]
 fn structure_lists_skip_symbols_the_model_has() {
     let t = tree();
+    // A symbol the structure list would show (it encloses a hit): the
+    // list leaves it out and counts it; its region is still shown.
     let c = ctx(
-        json!({"known_symbols": [{"path": "src/ui.rs", "symbol": "draw", "kind": "function",
+        json!({"known_symbols": [{"path": "src/ui.rs", "symbol": "render_footer", "kind": "function",
         "structure_confidence": 1, "current_version_confidence": 1}]}),
     );
     let (r, marks) = traced(t.path(), Some(&c), false, false);
@@ -207,12 +209,31 @@ fn structure_lists_skip_symbols_the_model_has() {
         .iter()
         .position(|f| f.path.text == "src/ui.rs")
         .unwrap();
-    assert_eq!(marks.unwrap().files[ui].known_symbols_omitted(), 1);
-    assert!(!r.text.contains("- function draw @"), "{}", r.text);
-    assert!(r.text.contains("- function render_status @"));
+    assert_eq!(
+        marks.unwrap().files[ui].known_symbols_omitted(),
+        1,
+        "{}",
+        r.text
+    );
+    let at = r.text.find("1. src/ui.rs").expect("ui.rs listed");
+    let structure = &r.text[at..];
+    let structure = &structure[..structure.find("   regions:").expect("regions")];
+    assert!(
+        !structure.contains("- function render_footer @"),
+        "{}",
+        r.text
+    );
+    assert!(
+        structure.contains("- function render_status @"),
+        "{}",
+        r.text
+    );
     assert!(r
         .text
         .contains("   (1 symbol you already have not repeated)\n"));
+    assert!(r
+        .text
+        .contains("   - function render_footer @ 8-10\n     kind: callsite"));
 }
 
 #[test]
