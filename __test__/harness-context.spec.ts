@@ -102,9 +102,10 @@ describe("harness context", () => {
 
   test("locate skips known symbols and flags changed files", async () => {
     const context = { known_symbols: [{ path: "src/ui.rs", symbol: "draw", kind: "function", structure_confidence: 1, current_version_confidence: 1 }] };
-    const r = await native.locate({ query: "ui", cwd: tree.root, index: false, context });
+    // The structure list shows the symbols that bear on the question (issue 45): "draw" would be listed.
+    const r = await native.locate({ query: "ui draw", cwd: tree.root, index: false, context });
     const ui = r.files.find((f) => f.path === "src/ui.rs");
-    assert.equal(ui?.knownSymbolsOmitted, 1);
+    assert.equal(ui?.knownSymbolsOmitted, 1, r.text);
     assert.equal(ui?.changedSinceSeen, false);
     assert.match(r.text, /\(1 symbol you already have not repeated\)/);
     assert.doesNotMatch(r.text, /- function draw @/);

@@ -260,7 +260,10 @@ function viewOf(f, now) {
     missing: now.missing === true,
     file,
     regions,
-    symbols: [...bySymbol.values()],
+    // When the model's hold on the whole structure comes from a full read or write (the latest such event is
+    // not an outline listing it whole), the symbols other answers happened to list are not the file's list:
+    // the core would take every symbol missing from them for one added since. None are sent then.
+    symbols: structI >= 0 && ev[structI].kind !== "outline" ? [] : [...bySymbol.values()],
     focus: ev.some((e) => (e.kind === "edit" || e.kind === "write") && !e.lowered),
     structureKnown,
     structureTurn: structI >= 0 ? ev[structI].turn : null,
