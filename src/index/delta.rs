@@ -121,7 +121,8 @@ fn holds(q: &Query, keys: &[u32]) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::index::planner::{plan, trigram};
+    use crate::index::planner::plan;
+    use crate::index::postings::trigrams_of;
 
     fn stamp(size: u64) -> Stamp {
         Stamp {
@@ -134,11 +135,7 @@ mod tests {
     }
 
     fn keys_of(text: &str) -> Box<[u32]> {
-        let b = text.as_bytes();
-        let mut k: Vec<u32> = b.windows(3).map(|w| trigram(w[0], w[1], w[2])).collect();
-        k.sort_unstable();
-        k.dedup();
-        k.into_boxed_slice()
+        trigrams_of(text.as_bytes()).into_boxed_slice()
     }
 
     fn delta_with(path: &str, text: &str, at: Stamp) -> Delta {

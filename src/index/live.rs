@@ -107,9 +107,7 @@ impl Picture {
     /// universe of the documents the rest hold.
     fn recount(&mut self) {
         self.linked_rules = table::linked_rules(&self.table.entries);
-        self.unwatched = (self.linked_rules.iter().cloned())
-            .chain(table::unseen_rules(&self.table))
-            .collect();
+        self.join_unwatched();
         let (doc_at, unindexed, universe) = counts(&self.table);
         (self.unindexed, self.universe) = (unindexed, universe);
         self.doc_at = Arc::new(doc_at);
@@ -126,11 +124,17 @@ impl Picture {
         let below = |p: &Path| edits.places.iter().any(|q| table::at_or_below(p, q));
         self.linked_rules.retain(|(p, _)| !below(p));
         self.linked_rules.extend(edits.linked_rules);
+        self.join_unwatched();
+        #[cfg(debug_assertions)]
+        self.check_counts();
+    }
+
+    /// `unwatched` from its two parts: the table's hard-linked ignore files
+    /// (kept in `linked_rules`) and the rule files kept beside the table.
+    fn join_unwatched(&mut self) {
         self.unwatched = (self.linked_rules.iter().cloned())
             .chain(table::unseen_rules(&self.table))
             .collect();
-        #[cfg(debug_assertions)]
-        self.check_counts();
     }
 
     /// In tests and debug builds: the counts kept in step equal a recount.
