@@ -43,6 +43,7 @@ test("the JS list of codes is the core's, and each text the core gives maps to i
 		assert.equal(errorCode(codedError(code as never, "whatever")), code);
 	}
 	for (const code of native.errorCodes()) assert.ok(samples.some((s) => s.code === code), `a sample of ${code}`);
+	assert.equal(new Set(samples.map((s) => s.message)).size, samples.length, "two samples say the same");
 });
 
 test("every shell bad input fails with its code, from the native registry and the Node fallback alike", async (t) => {

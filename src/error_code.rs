@@ -119,30 +119,6 @@ impl std::fmt::Display for CodedError {
     }
 }
 
-/// One error of each kind the core can give, with its code: the JS side's
-/// message fallback (`errorCode` for an error without a code) is checked
-/// against these, so it cannot drift from what the core says.
-pub fn samples() -> Vec<CodedError> {
-    let mut out: Vec<CodedError> = crate::search::SearchError::samples()
-        .into_iter()
-        .map(CodedError::from)
-        .collect();
-    out.extend(
-        crate::discover::DiscoverError::samples()
-            .into_iter()
-            .map(CodedError::from),
-    );
-    #[cfg(unix)]
-    out.extend(
-        crate::shell::ShellError::samples()
-            .into_iter()
-            .map(CodedError::from),
-    );
-    out.push(CodedError::cancelled());
-    out.push(CodedError::panicked("grep"));
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -155,21 +131,6 @@ mod tests {
         assert!(names
             .iter()
             .all(|n| n.bytes().all(|b| b.is_ascii_uppercase() || b == b'_')));
-    }
-
-    #[test]
-    fn every_code_but_internal_has_a_sample_and_samples_have_distinct_texts() {
-        let samples = samples();
-        for code in ErrorCode::ALL {
-            assert!(
-                samples.iter().any(|s| s.code == code),
-                "no sample for {}",
-                code.as_str()
-            );
-        }
-        let texts: std::collections::BTreeSet<&str> =
-            samples.iter().map(|s| s.message.as_str()).collect();
-        assert_eq!(texts.len(), samples.len(), "two samples say the same");
     }
 
     #[test]

@@ -6,7 +6,7 @@
 //! there is deliberately no `From<CodedError> for napi::Error`, which would
 //! lose the code.
 
-use crate::error_code::{self, CodedError, ErrorCode};
+use crate::error_code::{CodedError, ErrorCode};
 use napi::bindgen_prelude::*;
 use napi_derive::napi;
 
@@ -45,11 +45,37 @@ pub struct ErrorSample {
     pub message: String,
 }
 
+/// One error of each kind the core can give, with its code: the JS side's
+/// message fallback (`errorCode` for an error without a code) is checked
+/// against these, so it cannot drift from what the core says. Gathered
+/// here, in the glue, because only the glue may import every room; the
+/// error codes themselves (`crate::error_code`) stay below the rooms.
+fn samples() -> Vec<CodedError> {
+    let mut out: Vec<CodedError> = crate::search::SearchError::samples()
+        .into_iter()
+        .map(CodedError::from)
+        .collect();
+    out.extend(
+        crate::discover::DiscoverError::samples()
+            .into_iter()
+            .map(CodedError::from),
+    );
+    #[cfg(unix)]
+    out.extend(
+        crate::shell::ShellError::samples()
+            .into_iter()
+            .map(CodedError::from),
+    );
+    out.push(CodedError::cancelled());
+    out.push(CodedError::panicked("grep"));
+    out
+}
+
 /// One error of each kind the core gives, as it words them: what a caller
 /// that only has an error's text (an older addon's) can match on.
 #[napi]
 pub fn error_samples() -> Vec<ErrorSample> {
-    error_code::samples()
+    samples()
         .into_iter()
         .map(|e| ErrorSample {
             code: e.code.as_str().to_string(),

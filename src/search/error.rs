@@ -37,7 +37,7 @@ impl SearchError {
 }
 
 impl SearchError {
-    /// One of each variant, for [`crate::error_code::samples`].
+    /// One of each variant, for the glue's `errorSamples()` (`src/napi/error.rs`).
     pub fn samples() -> Vec<SearchError> {
         vec![
             SearchError::EmptyPattern,
