@@ -1,13 +1,72 @@
-//! `glob()`: validates synchronously, walks on tokio's blocking pool (not
+//! `glob()`: its JS options and their conversion to the core's (the doc
+//! comments become the `index.d.ts` contract), its result shape. It
+//! validates synchronously, walks on tokio's blocking pool (not
 //! libuv's) and resolves with the newest entries.
 
-use super::convert::{cwd_of, GlobOptions};
+use super::convert::{cwd_of, parse_choice, sort_order, timeout_of, walk_options};
 use super::error::to_js;
 use super::signal::{check_not_aborted, run_cancellable};
 use crate::index::{source_for, IndexMode};
-use crate::search::{CancelToken, GlobPlan, GlobResult as CoreResult};
+use crate::search::{
+    CancelToken, CodedError, EntryKind, GlobOptions as CoreOptions, GlobPlan,
+    GlobResult as CoreResult,
+};
 use napi::bindgen_prelude::*;
 use napi_derive::napi;
+
+/// Options for `glob`.
+#[napi(object, object_to_js = false)]
+pub struct GlobOptions<'a> {
+    /// A glob. Without `/` it matches the file name at any depth (`*.ts`);
+    /// with `/` it matches the path relative to `path` (`src/**/*.ts`).
+    pub pattern: String,
+    /// Directory to search; relative paths resolve against `cwd`. Default: `cwd`.
+    pub path: Option<String>,
+    /// Base for a relative `path`. Default: `process.cwd()`.
+    pub cwd: Option<String>,
+    /// Most entries returned. Default 200.
+    pub limit: Option<u32>,
+    /// Include dot-files and dot-directories. Default true. `.git` never.
+    pub hidden: Option<bool>,
+    /// Default true: ignored files are listed too, after the project's own.
+    pub no_ignore: Option<bool>,
+    /// `file` (default), `dir` or `any`.
+    #[napi(ts_type = "'file' | 'dir' | 'any'")]
+    pub kind: Option<String>,
+    /// `mtime` (default): newest first, ties by path; `path`: path order.
+    #[napi(ts_type = "'path' | 'mtime'")]
+    pub sort: Option<String>,
+    /// Walker threads. Default: available cores + 1, at most 8.
+    pub threads: Option<u32>,
+    /// Stop after this many milliseconds and report `timedOut`.
+    pub timeout_ms: Option<u32>,
+    /// Cancels the walk; entries found so far are returned with `cancelled`.
+    #[napi(ts_type = "AbortSignal")]
+    pub signal: Option<Object<'a>>,
+    /// False: walk even when a ready index could list the entries (for
+    /// tests and benchmarks).
+    pub index: Option<bool>,
+}
+
+impl GlobOptions<'_> {
+    pub fn to_core(&self) -> std::result::Result<CoreOptions, CodedError> {
+        let d = CoreOptions::default();
+        let kind = parse_choice("kind", &self.kind, &["file", "dir", "any"])?;
+        Ok(CoreOptions {
+            pattern: self.pattern.clone(),
+            limit: self.limit.map_or(d.limit, |l| l as usize),
+            kind: match kind {
+                Some("file") => EntryKind::File,
+                Some("dir") => EntryKind::Dir,
+                Some("any") => EntryKind::Any,
+                _ => d.kind,
+            },
+            sort: sort_order(&self.sort, d.sort)?,
+            walk: walk_options(self.hidden, self.no_ignore, None, None, self.threads),
+            timeout: timeout_of(self.timeout_ms, d.timeout),
+        })
+    }
+}
 
 #[napi(object)]
 pub struct GlobEntry {

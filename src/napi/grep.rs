@@ -1,21 +1,139 @@
-//! `grep()`: validates synchronously, then searches on a dedicated thread
+//! `grep()`: its JS options and their conversion to the core's (the doc
+//! comments become the `index.d.ts` contract), its hit and summary shapes.
+//! It validates synchronously, then searches on a dedicated thread
 //! (never libuv's pool, so `fs` calls in the same process are not starved)
 //! and hands out batches that JS pulls with `nextBatch()`. A consumer that
 //! stops pulling applies back-pressure; one that drops the handle or calls
 //! `cancel()` stops the walk.
 
-use super::convert::{cwd_of, GrepOptions};
+use super::convert::{cwd_of, parse_choice, sort_order, timeout_of, walk_options};
 use super::error::{coded_error, to_js};
 use super::signal::{check_not_aborted, subscribe};
 use crate::index::{source_for, IndexMode};
 use crate::search::{
-    CancelToken, ContextLine as CoreLine, ErrorCode, FileStructure, GrepPlan,
-    GrepSummary as CoreSummary, Hit, HitSymbol,
+    CancelToken, CodedError, ContextLine as CoreLine, ErrorCode, FileStructure, GrepMode,
+    GrepOptions as CoreOptions, GrepPlan, GrepSummary as CoreSummary, Hit, HitSymbol,
 };
 use napi::bindgen_prelude::*;
 use napi::tokio::sync::{mpsc, Mutex as AsyncMutex};
 use napi_derive::napi;
 use std::sync::{Arc, Mutex};
+
+/// Options for `grep`.
+#[napi(object, object_to_js = false)]
+pub struct GrepOptions<'a> {
+    /// Regex (Rust regex syntax, as ripgrep) or, with `literal`, a plain string. Must not be empty.
+    pub pattern: String,
+    /// A directory or one file; relative paths resolve against `cwd`. Default: `cwd`.
+    pub path: Option<String>,
+    /// Base for a relative `path`. Default: `process.cwd()`.
+    pub cwd: Option<String>,
+    /// Treat `pattern` as a literal string. Default false.
+    pub literal: Option<bool>,
+    /// Case-insensitive match. Default false.
+    pub ignore_case: Option<bool>,
+    /// Let a match span lines (`\n` in the pattern). Default false.
+    pub multiline: Option<bool>,
+    /// Lines of context before and after each match. Default 0.
+    pub context: Option<u32>,
+    /// Lines of context before each match; overrides `context`.
+    pub before: Option<u32>,
+    /// Lines of context after each match; overrides `context`.
+    pub after: Option<u32>,
+    /// Include globs, ripgrep style (`*.ts`, `src/**`); a `!` prefix excludes.
+    pub glob: Option<Vec<String>>,
+    /// ripgrep type names from the default type table (`rust`, `ts`, `py`, ...),
+    /// or `all` (every file of a known type), as `rg -t` takes them.
+    #[napi(js_name = "type")]
+    pub file_type: Option<Either<String, Vec<String>>>,
+    /// Search dot-files and dot-directories. Default true. `.git` is never searched.
+    pub hidden: Option<bool>,
+    /// Default true: files excluded by `.gitignore`, `.ignore`, `.rgignore` and
+    /// `.git/info/exclude` are searched too, but after the project's own files,
+    /// and marked `ignored`. False: they are skipped, as ripgrep does.
+    pub no_ignore: Option<bool>,
+    /// Limit: matching lines in `content` mode, files in `files`/`count` modes.
+    pub max_count: Option<u32>,
+    /// Longer lines are cut to a window of this many characters around the
+    /// first match. Default 500.
+    pub max_line_length: Option<u32>,
+    /// `content` (default): matching lines with context; `files`: one entry per
+    /// file with a match; `count`: one entry per file with its matching-line count.
+    #[napi(ts_type = "'content' | 'files' | 'count'")]
+    pub mode: Option<String>,
+    /// `path` (default): component-wise byte order of the relative path, like
+    /// `rg --sort path`; `mtime`: newest file first, ties by path.
+    #[napi(ts_type = "'path' | 'mtime'")]
+    pub sort: Option<String>,
+    /// Searcher threads. Default: available cores + 1, at most 8.
+    pub threads: Option<u32>,
+    /// Stop after this many milliseconds and report `timedOut` with partial results.
+    pub timeout_ms: Option<u32>,
+    /// Once the project has a match, only count matches in ignored files
+    /// (per ignored root, in the summary) instead of listing them. Default false.
+    pub ignored_count_only: Option<bool>,
+    /// Cancels the search; results so far are kept and `cancelled` is set.
+    #[napi(ts_type = "AbortSignal")]
+    pub signal: Option<Object<'a>>,
+    /// `content` mode: group each file's hits by the symbol enclosing them.
+    /// A hit then carries `symbol` (innermost enclosing function, method,
+    /// class, Markdown section, ...; absent at file scope) and the first hit
+    /// of the file `fileStructure`. The structure comes from the read that
+    /// searched the file (or, for a file unchanged since an earlier search
+    /// in this process, from a small cache). Files that are not grouped
+    /// carry neither field: languages without a grammar, files over 8 MiB
+    /// (streamed), files without symbols, dense files (24 or more hits
+    /// shown, or 12 to 23 hits that would make more than 8 groups), and
+    /// files that start after 512 output lines (hits and context lines of
+    /// earlier files). Default false.
+    pub group: Option<bool>,
+    /// Default true: when the live index of the search directory is ready,
+    /// only the files it cannot rule out are read (same results, same
+    /// order); the first search of a directory starts building it. False
+    /// forces the scan and starts nothing. The summary's `index` says which.
+    pub index: Option<bool>,
+}
+
+impl GrepOptions<'_> {
+    pub fn to_core(&self) -> std::result::Result<CoreOptions, CodedError> {
+        let d = CoreOptions::default();
+        let before_context = self.context.map_or(d.before, |c| c as usize);
+        let after_context = self.context.map_or(d.after, |c| c as usize);
+        let mode = parse_choice("mode", &self.mode, &["content", "files", "count"])?;
+        Ok(CoreOptions {
+            pattern: self.pattern.clone(),
+            literal: self.literal.unwrap_or(d.literal),
+            ignore_case: self.ignore_case.unwrap_or(d.ignore_case),
+            multiline: self.multiline.unwrap_or(d.multiline),
+            before: self.before.map_or(before_context, |b| b as usize),
+            after: self.after.map_or(after_context, |a| a as usize),
+            mode: match mode {
+                Some("content") => GrepMode::Content,
+                Some("files") => GrepMode::Files,
+                Some("count") => GrepMode::Count,
+                _ => d.mode,
+            },
+            sort: sort_order(&self.sort, d.sort)?,
+            max_count: self.max_count.map(u64::from).or(d.max_count),
+            max_line_length: self
+                .max_line_length
+                .map_or(d.max_line_length, |m| m as usize),
+            ignored_count_only: self.ignored_count_only.unwrap_or(d.ignored_count_only),
+            walk: walk_options(
+                self.hidden,
+                self.no_ignore,
+                self.glob.clone(),
+                self.file_type.as_ref().map(|t| match t {
+                    Either::A(s) => Either::A(s.clone()),
+                    Either::B(v) => Either::B(v.clone()),
+                }),
+                self.threads,
+            ),
+            timeout: timeout_of(self.timeout_ms, d.timeout),
+            group: self.group.unwrap_or(d.group),
+        })
+    }
+}
 
 #[napi(object)]
 pub struct ContextLine {
