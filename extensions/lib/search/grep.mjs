@@ -178,20 +178,12 @@ export async function runGrepTool(backend, params, config) {
   const hits = [];
   const formatter = createHitFormatter(mode, { group: opts.group === true, known: config.known });
   const { lines } = formatter;
-  let dropped = false;
   let lastUpdate = Date.now();
-  // What a hit takes of the limit: in content mode a line shown in the after-context past the
-  // limit has count 0 (rg -m -A prints it too), otherwise one.
-  const units = (/** @type {{ count: number }} */ hit) => (mode === "content" ? hit.count : 1);
-  let listed = 0;
+  // The backend enforces maxCount (the native core before anything crosses into JS, the rg fallback as it
+  // reads rg's records) and says so in the summary's limitReached: every hit it hands over is shown.
   const { summary, gaveUp } = await collect(handle, config, (batch) => {
-    // The backend enforces maxCount; this only guards against one that overshoots.
-    let end = 0;
-    while (end < batch.length && listed + units(batch[end]) <= limit) listed += units(batch[end++]);
-    const kept = end < batch.length ? batch.slice(0, end) : batch;
-    dropped ||= kept !== batch;
-    hits.push(...kept);
-    formatter.add(kept);
+    hits.push(...batch);
+    formatter.add(batch);
     if (config.onUpdate && Date.now() - lastUpdate >= UPDATE_INTERVAL_MS) {
       lastUpdate = Date.now();
       try {
@@ -241,7 +233,7 @@ export async function runGrepTool(backend, params, config) {
   const details = {};
   const notices = createNotices(details);
 
-  const limitReached = dropped || (summary ? summary.limitReached : listed >= limit);
+  const limitReached = summary?.limitReached === true;
   if (limitReached) {
     const unit = mode === "content" ? "matches" : "files";
     notices.push(`${limit} ${unit} limit reached. Use limit=${limit * 2} for more, or refine pattern`);
