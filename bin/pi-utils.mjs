@@ -192,7 +192,8 @@ const jsonLine = (value) => `${JSON.stringify(value)}\n`;
 async function grepCommand(o) {
   const { pattern, path } = positionalArgs(o, "grep");
   const context = intOption(o, "context", "--context");
-  const maxCount = intOption(o, "maxCount", "--max-count");
+  // -m/--max-count is the tool's `limit` (which the native option calls maxCount).
+  const limit = intOption(o, "maxCount", "--max-count");
   const timeoutMs = intOption(o, "timeoutMs", "--timeout-ms") ?? GREP_DEFAULTS.timeoutMs;
   const sort = sortOption(o);
   if (o.files && o.count) throw new UsageError("-l and -c cannot be combined");
@@ -213,7 +214,7 @@ async function grepCommand(o) {
     literal,
     ignoreCase,
     context,
-    limit: maxCount,
+    limit,
     noIgnore: !o.respectIgnore,
     outputMode: /** @type {"files_with_matches" | "count" | "content"} */ (o.files ? "files_with_matches" : o.count ? "count" : "content"),
     group: !o.noGroup,
@@ -239,7 +240,7 @@ async function grepCommand(o) {
 
   if (o.json) {
     const opts = { ...grepOptionsFor(params, config), ...extra, ignoredCountOnly: false };
-    if (maxCount === undefined) delete opts.maxCount;
+    if (limit === undefined) delete opts.maxCount;
     return grepJson(native, opts, hardDeadlineMs(config));
   }
 

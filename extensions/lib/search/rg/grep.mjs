@@ -17,7 +17,8 @@ export class RgGrepSearch {
 	#mode;
 	#before;
 	#after;
-	#maxCount;
+	/** The native option `maxCount`: matching lines in content mode, files in the others. */
+	#limit;
 	#maxLine;
 	#queue = [];
 	#waiters = [];
@@ -51,7 +52,7 @@ export class RgGrepSearch {
 		const ctx = this.#mode === "content" ? (opts.context ?? 0) : 0;
 		this.#before = this.#mode === "content" ? (opts.before ?? ctx) : 0;
 		this.#after = this.#mode === "content" ? (opts.after ?? ctx) : 0;
-		this.#maxCount = opts.maxCount ?? Number.POSITIVE_INFINITY;
+		this.#limit = opts.maxCount ?? Number.POSITIVE_INFINITY;
 		this.#maxLine = opts.maxLineLength ?? DEFAULTS.grep.maxLineLength;
 		if (opts.timeoutMs !== undefined && opts.timeoutMs !== null) {
 			this.#timer = setTimeout(() => this.#halt("timedOut"), Math.max(0, opts.timeoutMs));
@@ -257,7 +258,7 @@ export class RgGrepSearch {
 				const hit = { ...f.head, count: this.#mode === "count" ? f.count : 1 };
 				this.#counts.matches += hit.count;
 				this.#push([hit]);
-				if (++this.#listedFiles >= this.#maxCount) stopNow();
+				if (++this.#listedFiles >= this.#limit) stopNow();
 			}
 		};
 		const onRecord = (line) => {
@@ -305,7 +306,7 @@ export class RgGrepSearch {
 					contextAfter: [],
 					count: draining ? 0 : 1,
 				});
-				if (!draining && this.#counts.matches + file.count >= this.#maxCount) {
+				if (!draining && this.#counts.matches + file.count >= this.#limit) {
 					draining = true;
 					windowEnd = (d.line_number ?? 0) + this.#after;
 					if (this.#after === 0) return endFile(), stopNow();
