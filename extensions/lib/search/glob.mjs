@@ -5,7 +5,7 @@
 import { DEFAULTS } from "../defaults.mjs";
 import { formatSize, truncateHead } from "../truncate.mjs";
 import { formatResultLines, shortenPath } from "./render.mjs";
-import { abortError, ALL_IGNORED_MARK, asError, createNotices, effectiveLimit, errorsNotice, formatSeconds, pruned, raceDeadline, searchFailure, withNotice } from "./toolkit.mjs";
+import { abortError, ALL_IGNORED_MARK, createNotices, effectiveLimit, errorsNotice, formatSeconds, pruned, raceCall, withNotice } from "./toolkit.mjs";
 
 /**
  * @param {import("./glob.d.mts").GlobToolParams} params
@@ -30,25 +30,6 @@ export function globOptionsFor(params, config) {
   return opts;
 }
 
-/** Resolves with the backend's result, or null when the hard deadline passes first. */
-function awaitGlob(backend, opts, config) {
-  // Our own controller lets the deadline stop the native walk, not just our waiting.
-  const stopper = new AbortController();
-  return raceDeadline(config, () => stopper.abort(), null, (settle) => {
-    let pending;
-    try {
-      pending = backend.glob({ ...opts, signal: stopper.signal });
-    } catch (e) {
-      settle((_, rej) => rej(asError(e)));
-      return;
-    }
-    Promise.resolve(pending).then(
-      (result) => settle((res) => res(result)),
-      (e) => settle((_, rej) => rej(searchFailure(e, config.signal))),
-    );
-  });
-}
-
 /**
  * @param {import("./glob.d.mts").GlobBackend} backend
  * @param {import("./glob.d.mts").GlobToolParams} params
@@ -59,7 +40,7 @@ export async function runGlobTool(backend, params, config) {
   if (config.signal?.aborted) throw abortError();
   const opts = globOptionsFor(params, config);
   const limit = /** @type {number} */ (opts.limit);
-  const result = await awaitGlob(backend, opts, config);
+  const result = await raceCall((o) => backend.glob(o), opts, config);
   const timedOut = result === null || result.timedOut === true;
   const entries = result?.entries ?? [];
   const errors = result ? errorsNotice(result.errorCount, result.errors) : null;

@@ -44,6 +44,16 @@ export declare function raceDeadline<T, D>(
   work: (settle: (fn: (resolve: (v: T | D) => void, reject: (e: unknown) => void) => void) => void, settled: () => boolean) => void,
 ): Promise<T | D>;
 
+/**
+ * `raceDeadline` for a backend that answers with one promise: `call` gets `opts` plus a signal the deadline
+ * aborts. Resolves with its result, or null when the hard deadline passes first; rejects on abort or error.
+ */
+export declare function raceCall<O extends object, T>(
+  call: (opts: O & { signal: AbortSignal }) => T | Promise<T>,
+  opts: O,
+  config: { timeoutMs: number; graceMs: number; signal?: AbortSignal },
+): Promise<T | null>;
+
 /** One tool parameter as plain data; fs-search turns a record of them into the tool's typebox schema. */
 export interface ParameterSpec {
   type: "string" | "number" | "boolean";

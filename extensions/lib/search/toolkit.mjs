@@ -234,3 +234,25 @@ export function raceDeadline(config, stop, onDeadline, work) {
     work(settle, () => done);
   });
 }
+
+/**
+ * `raceDeadline` for a backend that answers with one promise (glob, locate, trace): `call` gets `opts` with our
+ * own signal, so the deadline stops the native walk, not just our waiting. Resolves with its result, or null
+ * when the hard deadline passes first; rejects on abort or on the backend's error (thrown or rejected).
+ */
+export function raceCall(call, opts, config) {
+  const stopper = new AbortController();
+  return raceDeadline(config, () => stopper.abort(), null, (settle) => {
+    let pending;
+    try {
+      pending = call({ ...opts, signal: stopper.signal });
+    } catch (e) {
+      settle((_, rej) => rej(asError(e)));
+      return;
+    }
+    Promise.resolve(pending).then(
+      (result) => settle((res) => res(result)),
+      (e) => settle((_, rej) => rej(searchFailure(e, config.signal))),
+    );
+  });
+}
