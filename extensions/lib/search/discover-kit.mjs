@@ -4,7 +4,7 @@
 
 import { DEFAULTS } from "../defaults.mjs";
 import { formatSize, truncateHead } from "../truncate.mjs";
-import { abortError, asError, errorsNotice, formatSeconds, raceDeadline, searchFailure } from "./toolkit.mjs";
+import { abortError, errorsNotice, formatSeconds, raceCall } from "./toolkit.mjs";
 
 /** What a call without its own timing or byte cap gets (the settings `locate.*` / `trace.*` set the timing). */
 export const DISCOVER_DEFAULTS = Object.freeze({ timeoutMs: DEFAULTS.locate.timeoutMs, graceMs: DEFAULTS.locate.graceMs, maxBytes: DEFAULTS.grep.maxBytes });
@@ -12,22 +12,8 @@ export const DISCOVER_DEFAULTS = Object.freeze({ timeoutMs: DEFAULTS.locate.time
 /** Resolves with the native result, or null when the hard deadline passes first; rejects on abort or bad input. */
 export function callNative(call, opts, config) {
   if (config.signal?.aborted) return Promise.reject(abortError());
-  // Our own controller lets the deadline stop the native walk, not just our waiting.
-  const stopper = new AbortController();
   const timing = { timeoutMs: config.timeoutMs ?? DISCOVER_DEFAULTS.timeoutMs, graceMs: config.graceMs ?? DISCOVER_DEFAULTS.graceMs };
-  return raceDeadline({ ...timing, signal: config.signal }, () => stopper.abort(), null, (settle) => {
-    let pending;
-    try {
-      pending = call({ ...opts, timeoutMs: timing.timeoutMs, signal: stopper.signal });
-    } catch (e) {
-      settle((_, rej) => rej(asError(e)));
-      return;
-    }
-    Promise.resolve(pending).then(
-      (result) => settle((res) => res(result)),
-      (e) => settle((_, rej) => rej(searchFailure(e, config.signal))),
-    );
-  });
+  return raceCall(call, { ...opts, timeoutMs: timing.timeoutMs }, { ...timing, signal: config.signal });
 }
 
 /**
