@@ -341,8 +341,8 @@ export function formatGrepCall(args, theme) {
   return text;
 }
 
-/** A grouped file's heading: `src/a.ts (TypeScript, 40 lines, 3 symbols)`. */
-const FILE_HEADING = /^(.+) \((?:[^,()]+, \d+ lines?, \d+ symbols?|known, unchanged)\)$/;
+/** A grouped file's heading, as createHitFormatter writes it: `src/a.ts (typescript, 40 lines, 3 symbols)`. */
+const FILE_HEADING = new RegExp(String.raw`^(.+) \((?:[^,()]+, \d+ lines?, \d+ symbols?|${KNOWN_HEADING})\)$`);
 /** A hit or context line in Pi's format, `path:12: text` or `path-13- text` (the path is what comes first). */
 const HIT_LINE = /^(.+?)([:-])\d+\2 /;
 /** Prose rather than code: a reader looking for code wants it after the project's sources. */
@@ -352,6 +352,10 @@ const isDoc = (path) => /\.(md|mdx|markdown|rst|txt|adoc|org)$/i.test(path) || /
  * The collapsed view of content hits: the hit lines only (the grouped files' headings, symbol headings and
  * `other:` hints are for the model and the expanded view), code files before docs, each in path order. A
  * text with lines of another shape (files or count mode) is listed as it is.
+ *
+ * It reads the text because a renderer has nothing else: Pi hands it the recorded result (the text and
+ * `details`, whose shape is Pi's grep's), and a session restored from disk has only that record. The line
+ * shapes it reads are the ones createHitFormatter above writes.
  */
 export function hitsFirst(lines) {
   const code = [];
