@@ -121,8 +121,8 @@ fn holds(q: &Query, keys: &[u32]) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::index::keys::trigrams_of;
     use crate::index::planner::plan;
-    use crate::index::postings::trigrams_of;
 
     fn stamp(size: u64) -> Stamp {
         Stamp {

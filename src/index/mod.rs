@@ -18,8 +18,12 @@
 mod apply;
 mod blocks;
 mod build;
+mod builder;
+mod codec;
 mod delta;
 mod format;
+mod keys;
+mod lists;
 mod live;
 mod merge;
 pub mod planner;

@@ -23,7 +23,8 @@
 //!   recently used folders are evicted past the total cap.
 
 use super::format::{self, Meta};
-use super::postings::{ListSource, Postings};
+use super::lists::ListSource;
+use super::postings::Postings;
 use super::table::Table;
 use super::IndexConfig;
 use crate::search::CancelToken;
@@ -408,9 +409,10 @@ impl Store {
 mod tests {
     use super::*;
     use crate::index::blocks::BLOCK_SHIFT;
+    use crate::index::builder::Builder;
     use crate::index::format::time_of;
+    use crate::index::keys::trigrams_of;
     use crate::index::planner::{plan, Query};
-    use crate::index::postings::{trigrams_of, Builder};
     use crate::index::table::{Entry, Stamp};
     use crate::search::IgnoredRoot;
 
