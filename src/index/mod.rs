@@ -21,15 +21,19 @@ mod build;
 mod builder;
 mod codec;
 mod delta;
+mod evict;
 mod format;
 mod keys;
 mod lists;
 mod live;
 mod merge;
+mod picture;
 pub mod planner;
 mod postings;
+mod read;
 mod registry;
 mod restamp;
+mod revalidate;
 mod scope;
 mod source;
 mod store;
@@ -77,7 +81,7 @@ pub struct IndexConfig {
     /// (the CLI) that would exit long before a build ends: no build, no
     /// wait for another process's writer lock, no merge. The changed files
     /// it finds are left unread (read by every search, so the answer is the
-    /// scan's) while they are few (see `build::SAVED_ONLY_UNREAD_SHARE`);
+    /// scan's) while they are few (see `revalidate::SAVED_ONLY_UNREAD_SHARE`);
     /// otherwise, or with nothing saved, the index is off and searches scan.
     pub saved_only: bool,
     /// A stale index (the watch limit met, a failed build) builds again at
@@ -105,6 +109,29 @@ impl Default for IndexConfig {
             watch_cap: None,
         }
     }
+}
+
+impl IndexConfig {
+    /// Why postings of `size` bytes are not built: over `max_bytes`.
+    fn too_big(&self, size: u64) -> Option<NotBuilt> {
+        (size > self.max_bytes).then(|| {
+            NotBuilt::Off(format!(
+                "postings of {} MB, over index.maxDiskMB ({} MB)",
+                size >> 20,
+                self.max_bytes >> 20
+            ))
+        })
+    }
+}
+
+/// Why a root gets no index (shown by `indexStatus`).
+pub(crate) enum NotBuilt {
+    /// The index does not serve this root (too few or too many files, no
+    /// watcher, nothing saved for a saved-only picture): it stays off.
+    Off(String),
+    /// A build failed or was stopped: the index goes stale and builds again
+    /// later.
+    Failed(String),
 }
 
 /// Whether the postings can narrow a search for `pattern` to fewer than

@@ -10,11 +10,10 @@
 //! content search skips and discovery still counts as seen.
 
 use super::delta::Delta;
-use super::live::NO_DOC;
 use super::planner::{self, Query};
 use super::registry::index_for;
 use super::scope::Scope;
-use super::table::{Entry, Stamp, Table};
+use super::table::{Entry, Stamp, Table, NO_DOC};
 use super::IndexUse;
 use crate::search::{FileFeed, FileSource, IgnoredRoot, KnownStamp, Narrowing, SourceFile};
 use fixedbitset::FixedBitSet;

@@ -67,6 +67,10 @@ impl Stamp {
     }
 }
 
+/// An entry's document where documents are kept as plain numbers, one per
+/// entry (`Picture::doc_at`): the entry has none.
+pub(super) const NO_DOC: u32 = u32::MAX;
+
 #[derive(Debug, Clone)]
 pub struct Entry {
     pub path: PathBuf,
