@@ -43,6 +43,22 @@ pub struct IndexStatus {
     pub walked: Option<bool>,
 }
 
+impl IndexStatus {
+    /// The status of an index that has no ready picture.
+    pub fn without_picture(state: State) -> IndexStatus {
+        IndexStatus {
+            state,
+            files: 0,
+            bytes: 0,
+            mapped: false,
+            built_at: None,
+            unsaved: None,
+            reread: None,
+            walked: None,
+        }
+    }
+}
+
 enum Slot {
     Building,
     Ready(Box<Picture>),
@@ -159,16 +175,7 @@ impl LiveIndex {
     pub fn status(&self) -> IndexStatus {
         let slot = self.lock();
         match &*slot {
-            Slot::Building => IndexStatus {
-                state: State::Building,
-                files: 0,
-                bytes: 0,
-                mapped: false,
-                built_at: None,
-                unsaved: None,
-                reread: None,
-                walked: None,
-            },
+            Slot::Building => IndexStatus::without_picture(State::Building),
             Slot::Ready(p) => IndexStatus {
                 state: State::Ready,
                 files: p.table.entries.len() as u64,
@@ -179,26 +186,8 @@ impl LiveIndex {
                 reread: p.reread.map(|n| n as u64),
                 walked: p.walked,
             },
-            Slot::Stale(w, _) => IndexStatus {
-                state: State::Stale(w.clone()),
-                files: 0,
-                bytes: 0,
-                mapped: false,
-                built_at: None,
-                unsaved: None,
-                reread: None,
-                walked: None,
-            },
-            Slot::Off(w) => IndexStatus {
-                state: State::Off(w.clone()),
-                files: 0,
-                bytes: 0,
-                mapped: false,
-                built_at: None,
-                unsaved: None,
-                reread: None,
-                walked: None,
-            },
+            Slot::Stale(w, _) => IndexStatus::without_picture(State::Stale(w.clone())),
+            Slot::Off(w) => IndexStatus::without_picture(State::Off(w.clone())),
         }
     }
 

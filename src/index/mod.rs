@@ -2,7 +2,7 @@
 //! does, trigram postings over the files' contents, a planner that turns a
 //! regex into a trigram query, and a watcher that keeps the picture fresh.
 //!
-//! It never decides a match: `source_for` (`source.rs`), its one entry point,
+//! It never decides a match: `source_for` (`serve.rs`), its one entry point,
 //! narrows the files a search reads to the candidates the query allows and
 //! hands them to `src/search` as a file source in the walk's order, where the
 //! ordinary pipeline searches them with the same limits, context, grouping,
@@ -31,18 +31,18 @@ mod picture;
 pub mod planner;
 mod postings;
 mod read;
-mod registry;
 mod restamp;
 mod revalidate;
-mod scope;
-mod source;
+mod roots;
+mod serve;
 mod store;
 mod table;
+mod view;
 mod watch;
 
 pub use live::{IndexStatus, LiveIndex, State};
-pub use registry::{drop_root, forget_root, start, status_of, take_notice, warm};
-pub use source::{source_for, IndexMode};
+pub use roots::{drop_root, forget_root, start, status_of, take_notice, warm};
+pub use serve::source_for;
 
 /// Bounds on what is indexed (settings `index.minFiles`, `index.maxFiles`,
 /// `index.maxDiskMB`).
@@ -141,6 +141,39 @@ pub fn can_narrow(pattern: &str, literal: bool, ignore_case: bool) -> bool {
         planner::plan(pattern, literal, ignore_case),
         planner::Query::All
     )
+}
+
+/// Whether a search may use (and start) an index.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum IndexMode {
+    /// Use a ready index; start building one for this root if there is none.
+    Auto,
+    /// Use a ready index, but start none.
+    IfReady,
+    /// Scan (option `index: false`).
+    Off,
+}
+
+impl IndexMode {
+    /// grep's mode for its `index` option: `false` scans; otherwise the
+    /// first search of a directory starts its index.
+    pub fn for_grep(index: Option<bool>) -> IndexMode {
+        match index {
+            Some(false) => IndexMode::Off,
+            _ => IndexMode::Auto,
+        }
+    }
+
+    /// The mode of glob, locate and trace for their `index` option:
+    /// `false` walks; otherwise a ready index serves, but none is started:
+    /// a walk answers them in a few hundred milliseconds, and a build
+    /// costs seconds of CPU that a session's warm-up already spends.
+    pub fn for_listing(index: Option<bool>) -> IndexMode {
+        match index {
+            Some(false) => IndexMode::Off,
+            _ => IndexMode::IfReady,
+        }
+    }
 }
 
 /// How a search used the index, as its summary reports it.

@@ -23,7 +23,7 @@ use std::time::SystemTime;
 /// A ready picture of the tree.
 pub(super) struct Picture {
     /// Shared with the searches that read it on demand (a table feed, see
-    /// `source.rs`); a change while one runs copies it first.
+    /// `serve.rs`); a change while one runs copies it first.
     pub(super) table: Arc<Table>,
     pub(super) postings: Postings,
     watcher: Watcher,
