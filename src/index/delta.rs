@@ -13,7 +13,8 @@
 //! stay candidates for every search, as before.
 
 use super::planner::Query;
-use super::table::{at_or_below, Stamp};
+use super::table::at_or_below;
+use crate::search::stamp::Stamp;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 

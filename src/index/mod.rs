@@ -67,7 +67,7 @@ pub struct IndexConfig {
     /// `~/.cache/pi-utils/index` (tests give a temp folder).
     pub store: Option<std::path::PathBuf>,
     /// A saved file whose ctime is this close to the start of the walk that
-    /// stamped it is read again by the next process (see `store::RACY`,
+    /// stamped it is read again by the next process (see `search::stamp::RACY`,
     /// the default; tests shorten it instead of waiting seconds).
     pub racy: std::time::Duration,
     /// Files changed since the saved generation that the next process
@@ -102,7 +102,7 @@ impl Default for IndexConfig {
             max_bytes: 2048 << 20,
             decode_per_file: 4,
             store: None,
-            racy: store::RACY,
+            racy: crate::search::stamp::RACY,
             max_unread: 64,
             saved_only: false,
             stale_retry: std::time::Duration::from_secs(30),

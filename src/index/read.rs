@@ -10,7 +10,8 @@ use super::builder::Builder;
 use super::delta::Read;
 use super::keys::KeySet;
 use super::lists::{write_segment, ListSource};
-use super::table::{Entry, Stamp};
+use super::table::Entry;
+use crate::search::stamp::Stamp;
 use crate::search::{fill, short_read_ends_file, CancelToken, DirOpener};
 use std::path::{Path, PathBuf};
 

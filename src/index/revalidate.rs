@@ -6,15 +6,16 @@
 //! unread (always candidates) while they are few. `build.rs` builds from
 //! scratch when so much changed that this would cost more.
 
-use super::format::{time_of, Meta};
+use super::format::Meta;
 use super::lists::ListSource;
 use super::postings::Postings;
 use super::read::{read_files, Part};
 use super::restamp::restamp;
 use super::store::{Saved, Store};
-use super::table::{self, Entry, Stamp, Table};
+use super::table::{self, Entry, Table};
 use super::watch::Watcher;
 use super::{IndexConfig, NotBuilt};
+use crate::search::stamp::Stamp;
 use crate::search::CancelToken;
 use std::path::Path;
 use std::time::SystemTime;
@@ -26,10 +27,10 @@ pub const SAVED_ONLY_UNREAD_SHARE: usize = 20;
 
 /// Whether a stamp was last changed long enough before the walk of the
 /// generation `meta` describes that, unchanged now, it proves nothing
-/// changed since (see `store::RACY`).
+/// changed since (see `search::stamp::RACY`); `None` when no stamp can.
 fn settled_before(meta: &Meta, config: &IndexConfig) -> Option<impl Fn(&Stamp) -> bool + Sync> {
-    let cutoff = meta.walk_start.checked_sub(config.racy)?;
-    Some(move |s: &Stamp| time_of(s.ctime.0, s.ctime.1.clamp(0, 999_999_999) as u32) < cutoff)
+    let (walk_start, racy) = (meta.walk_start, config.racy);
+    (walk_start.checked_sub(racy)).map(|_| move |s: &Stamp| s.settled(walk_start, racy))
 }
 
 /// The postings a re-validation ends with, why they are not saved (if

@@ -12,9 +12,10 @@
 use super::delta::Delta;
 use super::planner::{self, Query};
 use super::roots::index_for;
-use super::table::{Entry, Stamp, Table, NO_DOC};
+use super::table::{Entry, Table, NO_DOC};
 use super::view::TableView;
 use super::{IndexMode, IndexUse};
+use crate::search::stamp::Stamp;
 use crate::search::{FileFeed, FileSource, IgnoredRoot, KnownStamp, Narrowing, SourceFile};
 use fixedbitset::FixedBitSet;
 use std::ops::Range;

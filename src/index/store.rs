@@ -34,12 +34,6 @@ use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-/// A file whose ctime lies this close to (or after) the start of the walk
-/// that stamped it is not trusted by a later process: filesystem clocks
-/// are coarse, so a write in the same tick as the stamp could leave size,
-/// mtime and ctime as they were (git's "racily clean" entries).
-pub const RACY: Duration = Duration::from_secs(2);
-
 /// The store folder of one root.
 #[derive(Debug, Clone)]
 pub struct Store {
@@ -343,7 +337,8 @@ mod tests {
     use crate::index::format::time_of;
     use crate::index::keys::trigrams_of;
     use crate::index::planner::{plan, Query};
-    use crate::index::table::{Entry, Stamp};
+    use crate::index::table::Entry;
+    use crate::search::stamp::Stamp;
     use crate::search::IgnoredRoot;
 
     fn table_of(root: &Path, n: usize) -> Table {
