@@ -12,9 +12,10 @@
 //! it; an ignored root's files are a class of their own; and ignored roots
 //! are in path order, so those below a place are consecutive classes.
 
-use super::live::NO_DOC;
-use super::table::{self, at_or_below, Entry, Stamp, Stamped, Table};
+use super::table::{self, at_or_below, Entry, Stamped, Table, NO_DOC};
+
 use super::watch::{is_rule_file, Watcher};
+use crate::search::stamp::Stamp;
 use crate::search::{
     chain_in, path_order, CancelToken, Classifier, ErrorLog, IgnoredRoot, RuleChain, WalkStart,
 };

@@ -3,7 +3,7 @@
 //! search after it still gives the scan's text.
 
 use super::apply::Applied;
-use super::registry::applied_of;
+use super::roots::applied_of;
 use super::tests::{compare_all, ready, search, seeded};
 use super::{IndexMode, IndexUse};
 use crate::search::GrepOptions;

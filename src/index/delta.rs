@@ -13,7 +13,8 @@
 //! stay candidates for every search, as before.
 
 use super::planner::Query;
-use super::table::{at_or_below, Stamp};
+use super::table::at_or_below;
+use crate::search::stamp::Stamp;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
@@ -121,8 +122,8 @@ fn holds(q: &Query, keys: &[u32]) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::index::keys::trigrams_of;
     use crate::index::planner::plan;
-    use crate::index::postings::trigrams_of;
 
     fn stamp(size: u64) -> Stamp {
         Stamp {

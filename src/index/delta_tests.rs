@@ -3,7 +3,7 @@
 //! one that keeps its size, at once) is seen by the next search as the
 //! scan sees it.
 
-use super::registry::{delta_len_of, delta_settled_of};
+use super::roots::{delta_len_of, delta_settled_of};
 use super::tests::{apply, compare_all, op, plan_grep, ready, search, seeded, Op, DIRS};
 use super::{IndexMode, IndexUse};
 use crate::search::{CancelToken, GrepOptions};

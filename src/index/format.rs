@@ -82,8 +82,9 @@
 mod table_codec;
 
 use super::blocks::{block_sums, Checked, BLOCK_SHIFT, SHIFTS};
+use super::lists::ListSource;
 use super::merge::{write_merged_in_lanes, Placed};
-use super::postings::{Layout, ListSource, Postings};
+use super::postings::{Layout, Postings};
 use super::table::{Entry, Table};
 use std::fs::File;
 use std::io::{self, Write};
@@ -268,7 +269,8 @@ pub fn parse_table_file(bytes: &[u8], root: &Path) -> Option<(Meta, Table)> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::index::postings::{trigrams_of, Builder};
+    use crate::index::builder::Builder;
+    use crate::index::keys::trigrams_of;
 
     /// Reads a generation by the layout stated at the top of this file
     /// alone, so the statement cannot drift from what is written.

@@ -3,13 +3,12 @@
 //! merge (a build's final one) runs in two lanes, each over a range of the
 //! keys: it was a third of a second on one core while the other idled.
 
-use super::postings::{
-    first_varint, partition_point, varint_bytes, varint_bytes_in, Layout, ListSource, DROP_STEP,
-};
+use super::codec::{first_varint, partition_point, varint_bytes, varint_bytes_in};
+use super::lists::{ListSource, DROP_STEP};
+use super::postings::{Layout, Postings};
 use std::fs::File;
 use std::io::{self, Write};
 use std::os::unix::fs::FileExt;
-use std::path::Path;
 
 /// What one lane wrote: its keys, where each key's list starts in the
 /// lane's bytes, and how many bytes it wrote.
@@ -307,29 +306,21 @@ pub fn write_merged_in_lanes(
     Ok((layout, w.get_ref().at))
 }
 
-/// A new file in `dir`, readable and writable by this user only, and
-/// already unlinked: nothing of it is left behind whatever happens next (a
-/// build's segments).
-pub(super) fn unlinked_file(dir: &Path, prefix: &str) -> io::Result<std::fs::File> {
-    use std::os::unix::fs::OpenOptionsExt;
-    static SEQ: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
-    let seq = SEQ.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    let path = dir.join(format!("{prefix}-{}-{seq}.tmp", std::process::id()));
-    let f = std::fs::OpenOptions::new()
-        .read(true)
-        .write(true)
-        .create_new(true)
-        .mode(0o600)
-        .open(&path);
-    let _ = std::fs::remove_file(&path);
-    f
+/// `sources` merged into memory (when no file can be written).
+pub fn merge_in_memory(sources: &[&dyn ListSource]) -> Postings {
+    let mut bytes = Vec::new();
+    match write_merged(&mut bytes, sources) {
+        Ok(layout) => Postings::memory(bytes, layout).unwrap_or_default(),
+        Err(_) => Postings::default(),
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::index::builder::Builder;
+    use crate::index::lists::write_segment;
     use crate::index::planner::Query;
-    use crate::index::postings::{write_segment, Builder, Postings};
     use proptest::prelude::*;
 
     /// Every key of `p` with its documents.

@@ -2,7 +2,7 @@
 //! does, trigram postings over the files' contents, a planner that turns a
 //! regex into a trigram query, and a watcher that keeps the picture fresh.
 //!
-//! It never decides a match: `source_for` (`source.rs`), its one entry point,
+//! It never decides a match: `source_for` (`serve.rs`), its one entry point,
 //! narrows the files a search reads to the candidates the query allows and
 //! hands them to `src/search` as a file source in the walk's order, where the
 //! ordinary pipeline searches them with the same limits, context, grouping,
@@ -18,23 +18,31 @@
 mod apply;
 mod blocks;
 mod build;
+mod builder;
+mod codec;
 mod delta;
+mod evict;
 mod format;
+mod keys;
+mod lists;
 mod live;
 mod merge;
+mod picture;
 pub mod planner;
 mod postings;
-mod registry;
+mod read;
 mod restamp;
-mod scope;
-mod source;
+mod revalidate;
+mod roots;
+mod serve;
 mod store;
 mod table;
+mod view;
 mod watch;
 
 pub use live::{IndexStatus, LiveIndex, State};
-pub use registry::{drop_root, forget_root, start, status_of, take_notice, warm};
-pub use source::{source_for, IndexMode};
+pub use roots::{drop_root, forget_root, start, status_of, take_notice, warm};
+pub use serve::source_for;
 
 /// Bounds on what is indexed (settings `index.minFiles`, `index.maxFiles`,
 /// `index.maxDiskMB`).
@@ -59,7 +67,7 @@ pub struct IndexConfig {
     /// `~/.cache/pi-utils/index` (tests give a temp folder).
     pub store: Option<std::path::PathBuf>,
     /// A saved file whose ctime is this close to the start of the walk that
-    /// stamped it is read again by the next process (see `store::RACY`,
+    /// stamped it is read again by the next process (see `search::stamp::RACY`,
     /// the default; tests shorten it instead of waiting seconds).
     pub racy: std::time::Duration,
     /// Files changed since the saved generation that the next process
@@ -73,7 +81,7 @@ pub struct IndexConfig {
     /// (the CLI) that would exit long before a build ends: no build, no
     /// wait for another process's writer lock, no merge. The changed files
     /// it finds are left unread (read by every search, so the answer is the
-    /// scan's) while they are few (see `build::SAVED_ONLY_UNREAD_SHARE`);
+    /// scan's) while they are few (see `revalidate::SAVED_ONLY_UNREAD_SHARE`);
     /// otherwise, or with nothing saved, the index is off and searches scan.
     pub saved_only: bool,
     /// A stale index (the watch limit met, a failed build) builds again at
@@ -94,13 +102,36 @@ impl Default for IndexConfig {
             max_bytes: 2048 << 20,
             decode_per_file: 4,
             store: None,
-            racy: store::RACY,
+            racy: crate::search::stamp::RACY,
             max_unread: 64,
             saved_only: false,
             stale_retry: std::time::Duration::from_secs(30),
             watch_cap: None,
         }
     }
+}
+
+impl IndexConfig {
+    /// Why postings of `size` bytes are not built: over `max_bytes`.
+    fn too_big(&self, size: u64) -> Option<NotBuilt> {
+        (size > self.max_bytes).then(|| {
+            NotBuilt::Off(format!(
+                "postings of {} MB, over index.maxDiskMB ({} MB)",
+                size >> 20,
+                self.max_bytes >> 20
+            ))
+        })
+    }
+}
+
+/// Why a root gets no index (shown by `indexStatus`).
+pub(crate) enum NotBuilt {
+    /// The index does not serve this root (too few or too many files, no
+    /// watcher, nothing saved for a saved-only picture): it stays off.
+    Off(String),
+    /// A build failed or was stopped: the index goes stale and builds again
+    /// later.
+    Failed(String),
 }
 
 /// Whether the postings can narrow a search for `pattern` to fewer than
@@ -110,6 +141,39 @@ pub fn can_narrow(pattern: &str, literal: bool, ignore_case: bool) -> bool {
         planner::plan(pattern, literal, ignore_case),
         planner::Query::All
     )
+}
+
+/// Whether a search may use (and start) an index.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum IndexMode {
+    /// Use a ready index; start building one for this root if there is none.
+    Auto,
+    /// Use a ready index, but start none.
+    IfReady,
+    /// Scan (option `index: false`).
+    Off,
+}
+
+impl IndexMode {
+    /// grep's mode for its `index` option: `false` scans; otherwise the
+    /// first search of a directory starts its index.
+    pub fn for_grep(index: Option<bool>) -> IndexMode {
+        match index {
+            Some(false) => IndexMode::Off,
+            _ => IndexMode::Auto,
+        }
+    }
+
+    /// The mode of glob, locate and trace for their `index` option:
+    /// `false` walks; otherwise a ready index serves, but none is started:
+    /// a walk answers them in a few hundred milliseconds, and a build
+    /// costs seconds of CPU that a session's warm-up already spends.
+    pub fn for_listing(index: Option<bool>) -> IndexMode {
+        match index {
+            Some(false) => IndexMode::Off,
+            _ => IndexMode::IfReady,
+        }
+    }
 }
 
 /// How a search used the index, as its summary reports it.

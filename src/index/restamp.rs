@@ -11,8 +11,10 @@
 //! directory, a changed ignore file, a file that is no longer a regular
 //! file — gives up, and the caller walks as before.
 
-use super::table::{names_rules, rule_stamp, watch_root, Stamp, Table};
+use super::table::{names_rules, rule_stamp, stamp_dir, watch_root, Table};
+
 use super::watch::Watcher;
+use crate::search::stamp::Stamp;
 use crate::search::{CancelToken, DirStat};
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -65,7 +67,7 @@ pub fn restamp(
                         return;
                     }
                     adder.add(path);
-                    let now = Stamp::of_dir(path, root);
+                    let now = stamp_dir(path, root);
                     if was.is_none() || now != *was || !ok(was) {
                         failed.store(true, Ordering::Relaxed);
                     }

@@ -8,6 +8,7 @@
 //! exactly the files that search's own walk would have given.
 
 use super::watch::Watcher;
+use crate::search::stamp::Stamp;
 use crate::search::{
     path_order, CancelToken, ErrorLog, IgnoredRoot, WalkOptions, Walker, IGNORE_FILES,
 };
@@ -17,55 +18,21 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 
-/// What identifies a file's content cheaply: a change to any of these means
-/// the file must be read again.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Stamp {
-    pub size: u64,
-    pub mtime: (i64, i64),
-    /// Changed by every write and by no one else (mtime can be set back):
-    /// what lets a later process trust a stored stamp.
-    pub ctime: (i64, i64),
-    pub ino: u64,
-    /// Links to the inode. A write through one name of a hard-linked file
-    /// is reported for that name's directory only, so a file with more
-    /// than one link is never trusted to the postings.
-    pub nlink: u64,
-}
-
-impl Stamp {
-    pub fn of(path: &Path) -> Option<Stamp> {
-        Self::of_meta(&std::fs::symlink_metadata(path).ok()?)
-    }
-
-    /// A listed directory's stamp. The root is stamped as the directory it
-    /// resolves to (a root named through a symlink would otherwise be
-    /// stamped as the link, which no file created at its top changes); the
-    /// walk never follows a link below the root, so lstat is right there.
-    pub fn of_dir(dir: &Path, root: &Path) -> Option<Stamp> {
-        if dir == root {
-            Self::followed(dir)
-        } else {
-            Self::of(dir)
-        }
-    }
-
-    /// The stamp of what `path` names once links are followed: what the
-    /// walk's classifier reads of a rule file.
-    pub fn followed(path: &Path) -> Option<Stamp> {
-        Self::of_meta(&std::fs::metadata(path).ok()?)
-    }
-
-    fn of_meta(m: &std::fs::Metadata) -> Option<Stamp> {
-        Some(Stamp {
-            size: m.size(),
-            mtime: (m.mtime(), m.mtime_nsec()),
-            ctime: (m.ctime(), m.ctime_nsec()),
-            ino: m.ino(),
-            nlink: m.nlink(),
-        })
+/// A listed directory's stamp. The root is stamped as the directory it
+/// resolves to (a root named through a symlink would otherwise be stamped
+/// as the link, which no file created at its top changes); the walk never
+/// follows a link below the root, so lstat is right there.
+pub fn stamp_dir(dir: &Path, root: &Path) -> Option<Stamp> {
+    if dir == root {
+        Stamp::followed(dir)
+    } else {
+        Stamp::of(dir)
     }
 }
+
+/// An entry's document where documents are kept as plain numbers, one per
+/// entry (`Picture::doc_at`): the entry has none.
+pub(super) const NO_DOC: u32 = u32::MAX;
 
 #[derive(Debug, Clone)]
 pub struct Entry {
@@ -235,21 +202,6 @@ pub fn table_walker(root: &Path) -> Result<Walker, String> {
     Walker::new(root.to_path_buf(), opts).map_err(|e| e.to_string())
 }
 
-impl Stamp {
-    // `st_nlink` is 32 bits on some targets.
-    #[allow(clippy::unnecessary_cast)]
-    #[cfg(unix)]
-    pub(super) fn of_stat(st: &libc::stat) -> Stamp {
-        Stamp {
-            size: st.st_size.max(0) as u64,
-            mtime: (st.st_mtime, st.st_mtime_nsec),
-            ctime: (st.st_ctime, st.st_ctime_nsec),
-            ino: st.st_ino,
-            nlink: st.st_nlink as u64,
-        }
-    }
-}
-
 /// Whether `path` is `place` or lies below it, comparing bytes (the table's
 /// paths are spelled from the same root, so no component parsing is needed).
 pub(super) fn at_or_below(path: &Path, place: &Path) -> bool {
@@ -332,7 +284,7 @@ pub fn walk(
     // walk's threads found, in path order.
     let fixed = rule_files.len();
     let rule_files = Mutex::new(rule_files);
-    let dirs = Mutex::new(vec![(root.to_path_buf(), Stamp::of_dir(root, root))]);
+    let dirs = Mutex::new(vec![(root.to_path_buf(), stamp_dir(root, root))]);
     let errors = Mutex::new(ErrorLog::default());
     let found = Mutex::new(Vec::new());
     let seen = AtomicUsize::new(0);

@@ -19,6 +19,7 @@
 //! one), and the rules do not depend on where a search starts.
 
 use super::rules_cache::rules_of_dir;
+use super::stamp::{DevStamp, Stamp, RACY};
 use super::walk::IgnoredRoot;
 use ignore::gitignore::{Gitignore, GitignoreBuilder};
 use ignore::Match;
@@ -220,12 +221,10 @@ pub fn global_rule_files() -> Vec<PathBuf> {
 }
 
 /// What a global rule file was when read (`None`: absent).
-type FileStamp = Option<super::rules_cache::Stamp>;
+type FileStamp = Option<DevStamp>;
 
 fn file_stamp(p: &Path) -> FileStamp {
-    std::fs::metadata(p)
-        .ok()
-        .map(|m| super::rules_cache::stamp(&m))
+    std::fs::metadata(p).ok().map(|m| DevStamp::of_meta(&m))
 }
 
 /// The user's global git excludes (`core.excludesFile`, else
@@ -253,8 +252,10 @@ fn global_rules() -> Option<Arc<Gitignore>> {
     // A file changed within the stamps' granularity could change again
     // unseen: such a read is not kept.
     let now = std::time::SystemTime::now();
-    let settled = (files.iter())
-        .all(|(p, _)| std::fs::metadata(p).map_or(true, |m| super::rules_cache::settled(&m, now)));
+    let settled = (files.iter()).all(|(p, _)| {
+        let stamp = std::fs::metadata(p).map(|m| Stamp::of_meta(&m));
+        stamp.map_or(true, |s| s.settled(now, RACY))
+    });
     *kept = settled.then(|| (files, rules.clone()));
     rules
 }

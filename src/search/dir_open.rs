@@ -107,14 +107,14 @@ impl DirOpener {
 
 /// What glob needs of an entry's metadata (its own, not a symlink target's).
 #[derive(Debug, Clone, Copy)]
-pub struct Stamp {
+pub struct MtimeSize {
     pub mtime: std::time::SystemTime,
     pub size: u64,
 }
 
-impl From<&std::fs::Metadata> for Stamp {
+impl From<&std::fs::Metadata> for MtimeSize {
     fn from(m: &std::fs::Metadata) -> Self {
-        Stamp {
+        MtimeSize {
             mtime: m.modified().unwrap_or(std::time::SystemTime::UNIX_EPOCH),
             size: m.len(),
         }
@@ -138,14 +138,14 @@ impl<'a> DirStat<'a> {
         }
     }
 
-    /// The stamp of entry `name`, by `fstatat` in the directory, or by path
+    /// The mtime and size of entry `name`, by `fstatat` in the directory, or by path
     /// when that fails.
-    pub(super) fn stamp(&self, name: &std::ffi::OsStr) -> io::Result<Stamp> {
+    pub(super) fn mtime_size(&self, name: &std::ffi::OsStr) -> io::Result<MtimeSize> {
         #[cfg(target_os = "linux")]
         if let Some(s) = self.stat_in(name) {
             return Ok(s);
         }
-        std::fs::symlink_metadata(self.dir.join(name)).map(|m| Stamp::from(&m))
+        std::fs::symlink_metadata(self.dir.join(name)).map(|m| MtimeSize::from(&m))
     }
 
     /// Entry `name`'s own `lstat`, by `fstatat` in the directory, or by
@@ -187,7 +187,7 @@ impl<'a> DirStat<'a> {
     }
 
     #[cfg(target_os = "linux")]
-    fn stat_in(&self, name: &std::ffi::OsStr) -> Option<Stamp> {
+    fn stat_in(&self, name: &std::ffi::OsStr) -> Option<MtimeSize> {
         let st = self.lstat_in(name)?;
         // As std reads it: seconds may be negative (before 1970), the
         // nanoseconds are always added.
@@ -200,7 +200,7 @@ impl<'a> DirStat<'a> {
         };
         let nanos = std::time::Duration::from_nanos(st.st_mtime_nsec.clamp(0, 999_999_999) as u64);
         let mtime = whole.and_then(|t| t.checked_add(nanos)).unwrap_or(epoch);
-        Some(Stamp {
+        Some(MtimeSize {
             mtime,
             size: st.st_size.max(0) as u64,
         })
@@ -267,13 +267,16 @@ mod tests {
         std::os::unix::fs::symlink("f", t.path().join("l")).unwrap();
         let dir = DirStat::new(t.path());
         for name in ["f", "l"] {
-            let want = Stamp::from(&std::fs::symlink_metadata(t.path().join(name)).unwrap());
-            let got = dir.stamp(std::ffi::OsStr::new(name)).unwrap();
+            let want = MtimeSize::from(&std::fs::symlink_metadata(t.path().join(name)).unwrap());
+            let got = dir.mtime_size(std::ffi::OsStr::new(name)).unwrap();
             assert_eq!((got.mtime, got.size), (want.mtime, want.size), "{name}");
         }
-        assert_eq!(dir.stamp(std::ffi::OsStr::new("f")).unwrap().mtime, old);
+        assert_eq!(
+            dir.mtime_size(std::ffi::OsStr::new("f")).unwrap().mtime,
+            old
+        );
         let missing = t.path().join("nope");
         let gone = DirStat::new(&missing);
-        assert!(gone.stamp(std::ffi::OsStr::new("f")).is_err());
+        assert!(gone.mtime_size(std::ffi::OsStr::new("f")).is_err());
     }
 }

@@ -7,7 +7,7 @@
 //! every source file.
 
 use super::cancel::CancelToken;
-use super::dir_open::Stamp;
+use super::dir_open::MtimeSize;
 use super::display::{display_bytes, relative_bytes, DisplayPath};
 use super::path_order::{file_name_bytes, path_order};
 use super::source::{FileFeed, FileSource, Narrowing, SourceFile};
@@ -236,11 +236,11 @@ fn kind_matches(kind: EntryKind, is_dir: bool) -> bool {
 fn candidate(
     sort: SortOrder,
     path: &Path,
-    stamp: Option<Stamp>,
+    mtime_size: Option<MtimeSize>,
     is_dir: bool,
     ignored_root: Option<usize>,
 ) -> GlobMatch {
-    let mtime = stamp.map_or(SystemTime::UNIX_EPOCH, |s| s.mtime);
+    let mtime = mtime_size.map_or(SystemTime::UNIX_EPOCH, |s| s.mtime);
     let key = match sort {
         SortOrder::Mtime => Key::Mtime(Reverse(mtime), path.to_path_buf()),
         SortOrder::Path => Key::Path(path.to_path_buf()),
@@ -248,7 +248,7 @@ fn candidate(
     GlobMatch {
         key,
         is_dir,
-        size: stamp.map_or(0, |s| s.size),
+        size: mtime_size.map_or(0, |s| s.size),
         mtime,
         ignored_root,
     }
@@ -276,7 +276,7 @@ fn visitor<'a>(
     move |e| {
         let is_dir = e.is_dir();
         if kind_matches(opts.kind, is_dir) && matcher.matches(root, e.path()) {
-            let c = candidate(opts.sort, e.path(), e.stamp().ok(), is_dir, ignored_root);
+            let c = candidate(opts.sort, e.path(), e.mtime_size(), is_dir, ignored_root);
             top.lock().unwrap_or_else(|p| p.into_inner()).push(c);
         }
         true
@@ -334,7 +334,7 @@ fn ignored_visitor<'a>(
             if let Some(r) = ignored_root {
                 per_root[r].fetch_add(1, Ordering::Relaxed);
             }
-            let c = candidate(opts.sort, e.path(), e.stamp().ok(), is_dir, ignored_root);
+            let c = candidate(opts.sort, e.path(), e.mtime_size(), is_dir, ignored_root);
             top.lock().unwrap_or_else(|p| p.into_inner()).push(c);
         }
         true
@@ -370,9 +370,9 @@ fn run_plan(plan: &GlobPlan, walker: &Walker, cancel: &CancelToken) -> GlobResul
         let per_root: Vec<AtomicU64> = roots.iter().map(|_| AtomicU64::new(0)).collect();
         for (i, d) in roots.iter().enumerate() {
             if kind_matches(opts.kind, d.is_dir) && matcher.matches(root, &d.path) {
-                let stamp = std::fs::symlink_metadata(&d.path).ok();
-                let stamp = stamp.as_ref().map(Stamp::from);
-                let c = candidate(opts.sort, &d.path, stamp, d.is_dir, Some(i));
+                let meta = std::fs::symlink_metadata(&d.path).ok();
+                let mtime_size = meta.as_ref().map(MtimeSize::from);
+                let c = candidate(opts.sort, &d.path, mtime_size, d.is_dir, Some(i));
                 top.lock().unwrap_or_else(|p| p.into_inner()).push(c);
                 per_root[i].fetch_add(1, Ordering::Relaxed);
             }
@@ -488,8 +488,8 @@ impl TopK {
                 return;
             }
         }
-        let stamp = Stamp { mtime, size };
-        self.push(candidate(sort, f.path, Some(stamp), false, ignored_root));
+        let kept = MtimeSize { mtime, size };
+        self.push(candidate(sort, f.path, Some(kept), false, ignored_root));
     }
 }
 

@@ -271,7 +271,8 @@ fn a_search_stopped_after_its_matches_does_not_outline() {
 }
 
 mod cache {
-    use super::super::outline_cache::{self, Cache, Key, MAX_ENTRIES, RACY_WINDOW};
+    use super::super::outline_cache::{self, Cache, Key, MAX_ENTRIES};
+    use super::super::stamp::RACY as RACY_WINDOW;
     use super::*;
     use crate::structure::{outline, Language, Outline};
     use std::sync::Arc;

@@ -25,6 +25,7 @@ mod results;
 mod rules_cache;
 mod sorted_walk;
 mod source;
+pub mod stamp;
 mod unordered;
 mod walk;
 

@@ -3,74 +3,42 @@
 //! them again: a parse costs 1 to 4 ms for a typical C file, as much as
 //! searching dozens of files.
 //!
-//! An entry is keyed by the file's identity and change stamps (device,
-//! inode, size, mtime, ctime) and its language. A file changed in the last
-//! [`RACY_WINDOW`] is not cached: a same-size rewrite within one tick of the
-//! filesystem's clock would keep those stamps and leave a stale entry (git's
-//! "racy timestamp" rule). A stale outline could only mislabel groups; hits
-//! always come from the fresh read.
+//! An entry is keyed by the file's stamp with its device (`stamp.rs`) and
+//! its language. A file changed within the racy window (`stamp::RACY`) is
+//! not cached: a same-size rewrite within one tick of the filesystem's
+//! clock would keep its stamp and leave a stale entry. A stale outline
+//! could only mislabel groups; hits always come from the fresh read.
 //!
 //! Bounded: at most [`MAX_ENTRIES`] files and [`MAX_SYMBOLS`] symbols (a few
-//! MB); the least recently used go first. Unix only: elsewhere the stamps
-//! that make the key trustworthy are not all available.
+//! MB); the least recently used go first.
 //!
 //! `trace` keeps a second cache of the same shape for a file's name uses
 //! (its call sites), which cost a second parse: a repeated trace over the
 //! same candidates parsed each of them twice again.
 
+use super::stamp::{DevStamp, RACY};
 use crate::structure::calls::NameUse;
 use crate::structure::{Language, Outline};
 use std::collections::HashMap;
 use std::fs::Metadata;
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, SystemTime};
+use std::time::SystemTime;
 
 pub const MAX_ENTRIES: usize = 1024;
 pub const MAX_SYMBOLS: usize = 65_536;
-pub const RACY_WINDOW: Duration = Duration::from_secs(2);
 
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct Key {
-    dev: u64,
-    ino: u64,
-    size: u64,
-    mtime: (i64, i64),
-    ctime: (i64, i64),
+    file: DevStamp,
     language: Language,
 }
 
 impl Key {
     /// The key of a file with this metadata, or `None` when it must not be
-    /// cached (changed too recently, or no trustworthy stamps here).
-    #[cfg(unix)]
+    /// cached (changed too recently: see `stamp::RACY`).
     pub fn of(meta: &Metadata, language: Language, now: SystemTime) -> Option<Key> {
-        use std::os::unix::fs::MetadataExt;
-        let changed = SystemTime::UNIX_EPOCH
-            + Duration::new(
-                meta.ctime().max(0) as u64,
-                meta.ctime_nsec().clamp(0, 999_999_999) as u32,
-            );
-        let modified = meta.modified().ok()?;
-        let latest = changed.max(modified);
-        if now
-            .duration_since(latest)
-            .map_or(true, |age| age < RACY_WINDOW)
-        {
-            return None;
-        }
-        Some(Key {
-            dev: meta.dev(),
-            ino: meta.ino(),
-            size: meta.size(),
-            mtime: (meta.mtime(), meta.mtime_nsec()),
-            ctime: (meta.ctime(), meta.ctime_nsec()),
-            language,
-        })
-    }
-
-    #[cfg(not(unix))]
-    pub fn of(_: &Metadata, _: Language, _: SystemTime) -> Option<Key> {
-        None
+        let file = DevStamp::of_meta(meta);
+        (file.stamp.settled(now, RACY)).then_some(Key { file, language })
     }
 }
 

@@ -7,7 +7,7 @@
 
 use super::cancel::CancelToken;
 use super::classify::RuleChain;
-use super::dir_open::{DirStat, Stamp};
+use super::dir_open::{DirStat, MtimeSize};
 use super::sorted_walk::list;
 use super::walk::{ErrorLog, IgnoredRoot, Walker};
 use std::ffi::OsStr;
@@ -246,11 +246,14 @@ impl<'a> WalkEntry<'a> {
         }
     }
 
-    /// The entry's own mtime and size (a symlink's, not its target's).
-    pub fn stamp(&self) -> std::io::Result<Stamp> {
+    /// The entry's own mtime and size (a symlink's, not its target's);
+    /// `None` when it cannot be read.
+    pub fn mtime_size(&self) -> Option<MtimeSize> {
         match self.dir {
-            Some((dir, name)) => dir.stamp(name),
-            None => std::fs::symlink_metadata(self.path).map(|m| Stamp::from(&m)),
+            Some((dir, name)) => dir.mtime_size(name).ok(),
+            None => std::fs::symlink_metadata(self.path)
+                .ok()
+                .map(|m| MtimeSize::from(&m)),
         }
     }
 }

@@ -4,55 +4,31 @@
 //! parse and compile each directory's `.gitignore`/`.ignore`/`.rgignore`
 //! again: the Linux tree's root `.gitignore` alone costs ~0.5 ms to compile,
 //! a third of a one-hit search. A compiled set is reused while every file it
-//! was built from has the same identity and change stamps; files changed in
-//! the last couple of seconds are not cached (a rewrite within the stamps'
-//! granularity could otherwise go unseen), like the outline cache's racy window.
+//! was built from has the same stamp (`stamp.rs`); files changed within the
+//! racy window are not cached (a rewrite within the stamps' granularity
+//! could otherwise go unseen).
 
+use super::stamp::{DevStamp, RACY};
 use ignore::gitignore::{Gitignore, GitignoreBuilder};
 use std::collections::HashMap;
-use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, OnceLock};
-use std::time::{Duration, SystemTime};
+use std::time::SystemTime;
 
-/// Identity and change stamps of one rules file.
-pub(super) type Stamp = (u64, u64, u64, i64, i64, i64, i64);
-
+/// The rule files a directory's set was built from, each with its stamp
+/// (`None`: gone since the listing).
 #[derive(PartialEq, Eq, Hash)]
 struct Key {
     dir: PathBuf,
-    files: Vec<(PathBuf, Stamp)>,
+    files: Vec<(PathBuf, Option<DevStamp>)>,
 }
 
 /// Entries kept at most; past it the cache starts over.
 const CAPACITY: usize = 4096;
-const RACY: Duration = Duration::from_secs(2);
 
 fn cache() -> &'static Mutex<HashMap<Key, Option<Arc<Gitignore>>>> {
     static CACHE: OnceLock<Mutex<HashMap<Key, Option<Arc<Gitignore>>>>> = OnceLock::new();
     CACHE.get_or_init(|| Mutex::new(HashMap::new()))
-}
-
-pub(super) fn stamp(m: &std::fs::Metadata) -> Stamp {
-    (
-        m.dev(),
-        m.ino(),
-        m.size(),
-        m.mtime(),
-        m.mtime_nsec(),
-        m.ctime(),
-        m.ctime_nsec(),
-    )
-}
-
-/// Whether a file last changed before the racy window (a change within
-/// the stamps' granularity could otherwise go unseen).
-pub(super) fn settled(m: &std::fs::Metadata, now: SystemTime) -> bool {
-    let now = now
-        .duration_since(SystemTime::UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs() as i64);
-    let before = now - RACY.as_secs() as i64;
-    m.mtime() < before && m.ctime() < before
 }
 
 /// The compiled rules of `dir`: the repository's exclude file `exclude`
@@ -73,8 +49,9 @@ pub(super) fn rules_of_dir(
         let path = path.to_path_buf();
         if let Ok(m) = std::fs::metadata(&path) {
             if m.is_file() {
-                cacheable &= settled(&m, now);
-                files.push((path.clone(), stamp(&m)));
+                let s = DevStamp::of_meta(&m);
+                cacheable &= s.stamp.settled(now, RACY);
+                files.push((path.clone(), Some(s)));
                 exclude = Some(path);
             }
         }
@@ -88,12 +65,13 @@ pub(super) fn rules_of_dir(
         // the rest still counts, as before the cache.
         let s = match std::fs::metadata(&path) {
             Ok(m) => {
-                cacheable &= settled(&m, now);
-                stamp(&m)
+                let s = DevStamp::of_meta(&m);
+                cacheable &= s.stamp.settled(now, RACY);
+                Some(s)
             }
             Err(_) => {
                 cacheable = false;
-                (0, 0, 0, 0, 0, 0, 0)
+                None
             }
         };
         files.push((path, s));
@@ -121,7 +99,11 @@ pub(super) fn rules_of_dir(
     built
 }
 
-fn build(dir: &Path, exclude: Option<&Path>, files: &[(PathBuf, Stamp)]) -> Option<Arc<Gitignore>> {
+fn build(
+    dir: &Path,
+    exclude: Option<&Path>,
+    files: &[(PathBuf, Option<DevStamp>)],
+) -> Option<Arc<Gitignore>> {
     let mut builder = GitignoreBuilder::new(dir);
     let mut any = false;
     for (path, _) in files {

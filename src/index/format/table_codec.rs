@@ -3,7 +3,8 @@
 //! start of a generation.
 
 use super::{secs, time_of, Meta, MAGIC};
-use crate::index::table::{Entry, Stamp, Table};
+use crate::index::table::{Entry, Table};
+use crate::search::stamp::Stamp;
 use crate::search::IgnoredRoot;
 use std::io::{self, Write};
 use std::os::unix::ffi::OsStrExt;

@@ -7,7 +7,7 @@
 //! table's entries below it, in the same order. That is only the
 //! subdirectory's own walk when both walks classify alike (see
 //! `classifies_alike`) and the table reached the subdirectory as a plain
-//! directory; otherwise there is no scope and the search scans.
+//! directory; otherwise there is no view and the search scans.
 
 use super::table::{names_rules, Entry, Table};
 use crate::search::{classifies_alike, Filters, IgnoredRoot, Walker};
@@ -15,7 +15,7 @@ use std::ops::Range;
 use std::path::{Component, Path};
 use std::sync::Arc;
 
-pub struct Scope {
+pub struct TableView {
     walker: Arc<Walker>,
     /// The ignored roots the search's walk would set aside, in path order;
     /// `None`: all of the table's (the usual search, which then copies
@@ -79,8 +79,8 @@ fn any_rules(table: &Table) -> bool {
         || table.entries.iter().any(|e| names_rules(&e.path))
 }
 
-impl Scope {
-    /// The scope of `walker`'s walk (of the root or a directory below it)
+impl TableView {
+    /// The view of `walker`'s walk (of the root or a directory below it)
     /// over the table of `root`; `None` when the table cannot give exactly
     /// that walk's files (ignore rules dropping files rather than
     /// classifying them, or a subdirectory the table cannot vouch for).
@@ -166,7 +166,7 @@ impl Scope {
         // `below` is in order: all of them admitted is the table's list.
         let ignored_roots = (admitted.len() < table.ignored_roots.len())
             .then(|| (admitted.iter().map(|&i| table.ignored_roots[i].clone())).collect());
-        Some(Scope {
+        Some(TableView {
             walker: walker.clone(),
             ignored_roots,
             project,
@@ -189,17 +189,17 @@ impl Scope {
         (table.entries[self.project_range()].iter()).filter(move |e| self.admits(e))
     }
 
-    /// The table positions [`Scope::project`] goes through.
+    /// The table positions [`TableView::project`] goes through.
     pub fn project_range(&self) -> Range<usize> {
         self.project.clone()
     }
 
-    /// The table positions [`Scope::ignored`] goes through for `index`.
+    /// The table positions [`TableView::ignored`] goes through for `index`.
     pub fn ignored_range(&self, index: usize) -> Range<usize> {
         self.root_ranges.get(index).cloned().unwrap_or_default()
     }
 
-    /// The files under ignored root `index` of [`Scope::ignored_roots`],
+    /// The files under ignored root `index` of [`TableView::ignored_roots`],
     /// in order.
     pub fn ignored<'t>(
         &'t self,

@@ -1,32 +1,31 @@
 //! The indexes of this process, one per search root: which one serves a
-//! search (see `source.rs`), and starting, warming, dropping them.
+//! search (see `serve.rs`), and starting, warming, dropping them.
 
 use super::live::{IndexStatus, LiveIndex};
-use super::source::IndexMode;
-use super::IndexConfig;
+use super::{IndexConfig, IndexMode};
 use crate::search::{resolve_target, CancelToken, Target};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, OnceLock};
 
-struct Registry {
+struct Roots {
     roots: HashMap<PathBuf, Arc<LiveIndex>>,
     /// The bounds a search-started build uses: the last ones `warm` got.
     config: IndexConfig,
 }
 
-fn registry() -> &'static Mutex<Registry> {
-    static R: OnceLock<Mutex<Registry>> = OnceLock::new();
+fn roots() -> &'static Mutex<Roots> {
+    static R: OnceLock<Mutex<Roots>> = OnceLock::new();
     R.get_or_init(|| {
-        Mutex::new(Registry {
+        Mutex::new(Roots {
             roots: HashMap::new(),
             config: IndexConfig::default(),
         })
     })
 }
 
-fn lock() -> std::sync::MutexGuard<'static, Registry> {
-    registry().lock().unwrap_or_else(|p| p.into_inner())
+fn lock() -> std::sync::MutexGuard<'static, Roots> {
+    roots().lock().unwrap_or_else(|p| p.into_inner())
 }
 
 fn lookup(root: &Path, start: Option<IndexConfig>) -> Option<Arc<LiveIndex>> {
@@ -98,16 +97,8 @@ pub fn warm(root: &Path, config: IndexConfig, cancel: &CancelToken) -> Result<In
 pub fn start(root: &Path, config: IndexConfig) -> IndexStatus {
     lock().config = config.clone();
     let idx = lookup(root, Some(config));
-    idx.map(|i| i.status()).unwrap_or(IndexStatus {
-        state: super::State::Off("cannot start".into()),
-        files: 0,
-        bytes: 0,
-        mapped: false,
-        built_at: None,
-        unsaved: None,
-        reread: None,
-        walked: None,
-    })
+    idx.map(|i| i.status())
+        .unwrap_or_else(|| IndexStatus::without_picture(super::State::Off("cannot start".into())))
 }
 
 /// The status of `root`'s index; `None` when there is none in this process.

@@ -4,56 +4,23 @@
 //! was served.
 //!
 //! The table hands out exactly the files the search's own walk would (see
-//! `scope.rs`), in its order, each with the stamp the table keeps and
+//! `view.rs`), in its order, each with the stamp the table keeps and
 //! whether the postings allow the search's pattern in it. It never decides
 //! a match: a file ruled out is one the pattern cannot match, which a
 //! content search skips and discovery still counts as seen.
 
 use super::delta::Delta;
-use super::live::NO_DOC;
 use super::planner::{self, Query};
-use super::registry::index_for;
-use super::scope::Scope;
-use super::table::{Entry, Stamp, Table};
-use super::IndexUse;
+use super::roots::index_for;
+use super::table::{Entry, Table, NO_DOC};
+use super::view::TableView;
+use super::{IndexMode, IndexUse};
+use crate::search::stamp::Stamp;
 use crate::search::{FileFeed, FileSource, IgnoredRoot, KnownStamp, Narrowing, SourceFile};
 use fixedbitset::FixedBitSet;
 use std::ops::Range;
 use std::path::Path;
 use std::sync::Arc;
-
-/// Whether a search may use (and start) an index.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum IndexMode {
-    /// Use a ready index; start building one for this root if there is none.
-    Auto,
-    /// Use a ready index, but start none.
-    IfReady,
-    /// Scan (option `index: false`).
-    Off,
-}
-
-impl IndexMode {
-    /// grep's mode for its `index` option: `false` scans; otherwise the
-    /// first search of a directory starts its index.
-    pub fn for_grep(index: Option<bool>) -> IndexMode {
-        match index {
-            Some(false) => IndexMode::Off,
-            _ => IndexMode::Auto,
-        }
-    }
-
-    /// The mode of glob, locate and trace for their `index` option:
-    /// `false` walks; otherwise a ready index serves, but none is started:
-    /// a walk answers them in a few hundred milliseconds, and a build
-    /// costs seconds of CPU that a session's warm-up already spends.
-    pub fn for_listing(index: Option<bool>) -> IndexMode {
-        match index {
-            Some(false) => IndexMode::Off,
-            _ => IndexMode::IfReady,
-        }
-    }
-}
 
 /// The source a search of the walk `source` runs over, and how the index
 /// served it: a feed from the table of a ready index of the directory (or
@@ -88,7 +55,7 @@ pub fn source_for(
         if narrowing.dirs {
             return None;
         }
-        let scope = Scope::new(&pic.table, idx.root(), &walker)?;
+        let view = TableView::new(&pic.table, idx.root(), &walker)?;
         let docs = q.as_ref().and_then(|q| pic.narrowed(q, idx.config()));
         // Only a query that can rule a file out makes the delta worth asking.
         let delta = (q.as_ref())
@@ -97,7 +64,7 @@ pub fn source_for(
         Some(TableFeed {
             table: pic.table.clone(),
             doc_at: pic.doc_at.clone(),
-            scope,
+            view,
             docs,
             delta,
         })
@@ -108,11 +75,11 @@ pub fn source_for(
     }
 }
 
-/// The files of a scope, read off a snapshot of the table as the search
+/// The files of a view, read off a snapshot of the table as the search
 /// asks for them (a change while it runs copies the table first).
 struct TableFeed {
     table: Arc<Table>,
-    scope: Scope,
+    view: TableView,
     /// The table's documents by entry, taken with it (see `Picture::doc_at`).
     doc_at: Arc<Vec<u32>>,
     /// The documents the pattern allows; `None`: every file is a candidate.
@@ -144,23 +111,23 @@ impl TableFeed {
 
 impl FileFeed for TableFeed {
     fn ignored_roots(&self) -> &[IgnoredRoot] {
-        self.scope.ignored_roots(&self.table)
+        self.view.ignored_roots(&self.table)
     }
 
     fn project(&self) -> Box<dyn Iterator<Item = SourceFile<'_>> + '_> {
-        Box::new(self.scope.project(&self.table).map(|e| self.file(e)))
+        Box::new(self.view.project(&self.table).map(|e| self.file(e)))
     }
 
     fn ignored(&self, index: usize) -> Box<dyn Iterator<Item = SourceFile<'_>> + '_> {
-        Box::new(self.scope.ignored(&self.table, index).map(|e| self.file(e)))
+        Box::new(self.view.ignored(&self.table, index).map(|e| self.file(e)))
     }
 
     fn project_candidates(&self) -> Box<dyn Iterator<Item = &Path> + '_> {
-        self.candidates_in(self.scope.project_range())
+        self.candidates_in(self.view.project_range())
     }
 
     fn ignored_candidates(&self, index: usize) -> Box<dyn Iterator<Item = &Path> + '_> {
-        self.candidates_in(self.scope.ignored_range(index))
+        self.candidates_in(self.view.ignored_range(index))
     }
 }
 
@@ -174,7 +141,7 @@ impl TableFeed {
             (run.filter(move |i| allows(docs, doc_at(i)))).map(|i| &self.table.entries[i]);
         Box::new(
             entries
-                .filter(|e| self.scope.admits(e) && self.delta_allows(e))
+                .filter(|e| self.view.admits(e) && self.delta_allows(e))
                 .map(|e| e.path.as_path()),
         )
     }
