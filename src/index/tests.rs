@@ -224,11 +224,11 @@ fn searches() -> Vec<GrepOptions> {
             ..base("hay")
         },
         GrepOptions {
-            max_count: Some(2),
+            limit: Some(2),
             ..base("needle")
         },
         GrepOptions {
-            max_count: Some(1),
+            limit: Some(1),
             mode: GrepMode::Files,
             ..base("hay")
         },
@@ -246,17 +246,17 @@ fn searches() -> Vec<GrepOptions> {
         },
         // No literal to narrow by, but a limit: fed the table in walk order.
         GrepOptions {
-            max_count: Some(3),
+            limit: Some(3),
             ..base("e")
         },
         GrepOptions {
-            max_count: Some(2),
+            limit: Some(2),
             mode: GrepMode::Files,
             sort: SortOrder::Mtime,
             ..base("h.y")
         },
         GrepOptions {
-            max_count: Some(4),
+            limit: Some(4),
             ignored_count_only: true,
             before: 1,
             ..base("[a-z]")
@@ -814,7 +814,7 @@ fn a_query_that_cannot_be_narrowed_reads_the_table_in_walk_order() {
     // With a limit it walks: it ends in the first files either way.
     let limited = GrepOptions {
         pattern: "e".into(),
-        max_count: Some(2),
+        limit: Some(2),
         ..Default::default()
     };
     let (scan, _) = search(root, &limited, IndexMode::Off);
@@ -826,7 +826,7 @@ fn a_query_that_cannot_be_narrowed_reads_the_table_in_walk_order() {
     fs::write(root.join(".0first.txt"), "e first\n").unwrap();
     for mode in [GrepMode::Content, GrepMode::Count, GrepMode::Files] {
         let all = GrepOptions {
-            max_count: None,
+            limit: None,
             mode,
             ..limited.clone()
         };

@@ -114,7 +114,7 @@ impl GrepOptions<'_> {
                 _ => d.mode,
             },
             sort: sort_order(&self.sort, d.sort)?,
-            max_count: self.max_count.map(u64::from).or(d.max_count),
+            limit: self.max_count.map(u64::from).or(d.limit),
             max_line_length: self
                 .max_line_length
                 .map_or(d.max_line_length, |m| m as usize),

@@ -221,7 +221,7 @@ impl<'a> FileSearcher<'a> {
             hits: Vec::new(),
             pending_before: Vec::new(),
             lines_matched: 0,
-            cap: self.opts.max_count.unwrap_or(u64::MAX),
+            cap: self.opts.limit.unwrap_or(u64::MAX),
             trailing_left: self.opts.after,
             count_past_cap: ignored_root.is_some() && self.opts.ignored_count_only,
             binary: None,

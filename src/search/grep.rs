@@ -46,7 +46,9 @@ pub struct GrepOptions {
     pub mode: GrepMode,
     pub sort: SortOrder,
     /// Content mode: matching lines. Files and count modes: files listed.
-    pub max_count: Option<u64>,
+    /// The tool's `limit`, the JS option `maxCount` (`rg -m`): one name
+    /// here, as glob's and locate's.
+    pub limit: Option<u64>,
     pub max_line_length: usize,
     /// Once the project has a match, ignored files are only counted (per
     /// ignored root) instead of being emitted and filling the limit.
@@ -70,7 +72,7 @@ impl Default for GrepOptions {
             after: 0,
             mode: GrepMode::Content,
             sort: SortOrder::Path,
-            max_count: None,
+            limit: None,
             max_line_length: DEFAULT_MAX_LINE_LENGTH,
             ignored_count_only: false,
             walk: WalkOptions::default(),
@@ -147,7 +149,7 @@ pub(super) fn build_searcher(opts: &GrepOptions, named: bool) -> Searcher {
         // rg's maxCount in multi-line mode: a match counts once however
         // many lines it spans, and matches that share a line are reported
         // together up to the limit. Line by line, the sink counts.
-        .max_matches(opts.max_count.filter(|_| opts.multiline))
+        .max_matches(opts.limit.filter(|_| opts.multiline))
         .memory_map(MmapChoice::never())
         .binary_detection(if named {
             BinaryDetection::convert(0)
@@ -236,7 +238,7 @@ impl GrepPlan {
             pattern: Some(&self.opts.pattern),
             literal: self.opts.literal,
             ignore_case: self.opts.ignore_case,
-            limited: self.opts.max_count.is_some(),
+            limited: self.opts.limit.is_some(),
             dirs: false,
         }
     }
@@ -271,7 +273,7 @@ impl GrepPlan {
     /// thread. `emit` returns false when the consumer has gone away; the
     /// search then stops as if cancelled.
     pub fn run(&self, cancel: &CancelToken, emit: impl FnMut(Vec<Hit>) -> bool) -> GrepSummary {
-        if self.opts.max_count.is_none() && self.opts.mode != GrepMode::Content {
+        if self.opts.limit.is_none() && self.opts.mode != GrepMode::Content {
             super::unordered::run(self, cancel, emit)
         } else {
             super::ordered::run(self, cancel, emit)

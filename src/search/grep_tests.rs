@@ -115,7 +115,7 @@ fn max_count_keeps_the_after_context_of_the_last_match_matching_lines_included()
     let run = |after: usize, max: u64| {
         let mut o = opts("d");
         o.after = after;
-        o.max_count = Some(max);
+        o.limit = Some(max);
         search(t.path(), o)
     };
     let (hits, s) = run(2, 1);
@@ -145,7 +145,7 @@ fn a_limit_reached_across_files_keeps_the_last_matchs_after_context() {
     fs::write(t.path().join("2"), "a\nb\nc\nd\ne\nd\ne\nd\ne\n").unwrap();
     let mut o = opts("d");
     o.after = 2;
-    o.max_count = Some(2);
+    o.limit = Some(2);
     let (hits, s) = search(t.path(), o);
     assert_eq!(rg_lines(&hits), vec!["1:1:d", "2:4:d", "2-5-e", "2:6:d"]);
     assert_eq!((s.matches, s.limit_reached), (2, true));
@@ -158,7 +158,7 @@ fn global_limit_stops_early_and_is_reported() {
         fs::write(t.path().join(format!("f{i:02}")), "a\na\na\n").unwrap();
     }
     let mut o = opts("a");
-    o.max_count = Some(7);
+    o.limit = Some(7);
     let (hits, s) = search(t.path(), o);
     assert_eq!(hits.len(), 7);
     assert!(s.limit_reached);
@@ -200,7 +200,7 @@ fn a_full_limit_from_the_project_leaves_ignored_trees_unsearched() {
     fs::write(r.join("node_modules/a.js"), "needle\n").unwrap();
     fs::write(r.join("a.ts"), "needle\nneedle\n").unwrap();
     let mut o = opts("needle");
-    o.max_count = Some(2);
+    o.limit = Some(2);
     let (hits, s) = search(r, o);
     assert_eq!(hits.len(), 2);
     assert!(hits.iter().all(|h| !h.ignored));
@@ -225,7 +225,7 @@ fn a_limit_names_the_same_unsearched_ignored_trees_every_time() {
     // directories above it; q/x/ only a walker running ahead could meet.
     for _ in 0..20 {
         let mut o = opts("needle");
-        o.max_count = Some(1);
+        o.limit = Some(1);
         let (hits, s) = search(r, o);
         assert_eq!(lines(&hits), vec!["m/00.txt:1:needle"]);
         assert_eq!(s.ignored_unsearched, vec!["aa/", "m/inner/", "zz/"]);
@@ -242,7 +242,7 @@ fn count_only_mode_for_ignored_keeps_them_out_of_the_listing() {
     fs::write(r.join("a.ts"), "needle\n").unwrap();
     let mut o = opts("needle");
     o.ignored_count_only = true;
-    o.max_count = Some(2);
+    o.limit = Some(2);
     let (hits, s) = search(r, o);
     assert_eq!(lines(&hits), vec!["a.ts:1:needle"]);
     assert_eq!(s.ignored[0].matches, 3);
@@ -397,7 +397,7 @@ fn max_count_counts_a_multi_line_match_once_as_rg_does() {
     .unwrap();
     let run = |pattern: &str, max: Option<u64>, after: usize, mode: GrepMode| {
         let mut o = opts(pattern);
-        (o.multiline, o.max_count, o.after, o.mode) = (true, max, after, mode);
+        (o.multiline, o.limit, o.after, o.mode) = (true, max, after, mode);
         search(t.path(), o)
     };
     let shown = |hits: &[Hit]| -> Vec<String> {
@@ -541,16 +541,12 @@ fn files_of_one_mtime_are_ordered_by_path_component_by_component() {
     for sort in [SortOrder::Mtime, SortOrder::Path] {
         // Without a limit a file listing is sorted once at the end; with
         // one, the files go to the searchers in that order.
-        for max_count in [None, Some(10)] {
+        for limit in [None, Some(10)] {
             let mut o = opts("x");
-            (o.sort, o.mode, o.max_count) = (sort, GrepMode::Files, max_count);
+            (o.sort, o.mode, o.limit) = (sort, GrepMode::Files, limit);
             let (hits, _) = search(t.path(), o);
             let names: Vec<_> = hits.iter().map(|h| h.path.text.clone()).collect();
-            assert_eq!(
-                names,
-                ["a/b", "a-b", "a.b", "ab"],
-                "{sort:?}, {max_count:?}"
-            );
+            assert_eq!(names, ["a/b", "a-b", "a.b", "ab"], "{sort:?}, {limit:?}");
         }
     }
 }
@@ -685,7 +681,7 @@ fn unlimited_count_listing_matches_the_ordered_pipeline() {
         let mut unordered = opts("x");
         unordered.mode = mode;
         let mut ordered = unordered.clone();
-        ordered.max_count = Some(1_000_000);
+        ordered.limit = Some(1_000_000);
         let (a, sa) = search(r, unordered);
         let (b, sb) = search(r, ordered);
         let show = |h: &[Hit]| {

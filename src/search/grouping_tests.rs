@@ -108,7 +108,7 @@ fn without_group_or_outside_content_mode_nothing_is_attached() {
         },
         GrepOptions {
             mode: GrepMode::Files,
-            max_count: Some(5),
+            limit: Some(5),
             ..grouped("needle")
         },
     ] {
@@ -164,7 +164,7 @@ fn a_file_cut_by_the_limit_is_grouped_on_the_hits_shown() {
     )
     .unwrap();
     let mut opts = grouped("needle");
-    opts.max_count = Some(1);
+    opts.limit = Some(1);
     let hits = search(t.path(), &opts);
     assert_eq!(shown(&hits), ["a.rs:1 function f @ 1-1"]);
     let others: Vec<&str> = hits[0]

@@ -395,7 +395,7 @@ impl<'a, E: FnMut(Vec<Hit>) -> bool> Collector<'a, E> {
         if count_only {
             return false;
         }
-        let room = opts.max_count.unwrap_or(u64::MAX) - self.listed;
+        let room = opts.limit.unwrap_or(u64::MAX) - self.listed;
         cut_to_room(&mut hits, room, opts);
         // After the cut: groups describe the hits shown.
         let lines_before = progress.listed_lines.load(Ordering::Relaxed);
@@ -419,7 +419,7 @@ impl<'a, E: FnMut(Vec<Hit>) -> bool> Collector<'a, E> {
         self.listed += hits.iter().map(|h| listed_units(h, opts)).sum::<u64>();
         let any = !hits.is_empty();
         self.batch.extend(hits);
-        if self.listed >= opts.max_count.unwrap_or(u64::MAX) {
+        if self.listed >= opts.limit.unwrap_or(u64::MAX) {
             self.summary.limit_reached = true;
             progress.halt.store(true, Ordering::Relaxed);
         }
@@ -506,7 +506,7 @@ pub(super) fn run(
     let started = Instant::now();
     let progress = Progress::default();
     let lookahead =
-        (plan.opts.max_count).map_or(LOOKAHEAD, |m| (m as usize).clamp(MIN_LOOKAHEAD, LOOKAHEAD));
+        (plan.opts.limit).map_or(LOOKAHEAD, |m| (m as usize).clamp(MIN_LOOKAHEAD, LOOKAHEAD));
     let (task_tx, task_rx) = crossbeam_channel::bounded::<Batch<FileTask>>(lookahead);
     let (result_tx, result_rx) = crossbeam_channel::unbounded::<Batch<Searched>>();
     let mut collector = Collector::new(&plan.opts, cancel, &progress, emit);

@@ -21,7 +21,7 @@ pub struct ContextLine {
 /// One matching line (content mode) or one file (files / count modes,
 /// where `line` is 0 and `count` holds the number of matching lines). In
 /// content mode `count` is 1, or 0 for a matching line shown only as part
-/// of the after-context past `max_count` (as `rg -m N -A M` shows it).
+/// of the after-context past `limit` (as `rg -m N -A M` shows it).
 #[derive(Debug, Clone)]
 pub struct Hit {
     pub path: Arc<DisplayPath>,

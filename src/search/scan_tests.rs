@@ -39,11 +39,11 @@ fn lines(root: &Path, opts: &GrepOptions, cancel: &CancelToken) -> (Vec<String>,
     (text, s.cancelled)
 }
 
-fn opts(pattern: &str, mode: GrepMode, max_count: Option<u64>) -> GrepOptions {
+fn opts(pattern: &str, mode: GrepMode, limit: Option<u64>) -> GrepOptions {
     GrepOptions {
         pattern: pattern.into(),
         mode,
-        max_count,
+        limit,
         ..Default::default()
     }
 }

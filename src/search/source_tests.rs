@@ -93,12 +93,12 @@ fn grep_over_the_walks_file_list_matches_the_walk_in_every_mode() {
         (GrepMode::Count, SortOrder::Mtime, None, false),
         (GrepMode::Count, SortOrder::Path, Some(3), false),
     ];
-    for (mode, sort, max_count, group) in cases {
+    for (mode, sort, limit, group) in cases {
         let opts = GrepOptions {
             pattern: "needle".into(),
             mode,
             sort,
-            max_count,
+            limit,
             group,
             ..Default::default()
         };
@@ -106,7 +106,7 @@ fn grep_over_the_walks_file_list_matches_the_walk_in_every_mode() {
         let listed = GrepPlan::over_files(root.to_path_buf(), list_of_walk(root), opts).unwrap();
         let (walk_hits, walk_summary) = collect(&walked);
         let (list_hits, list_summary) = collect(&listed);
-        let case = format!("{mode:?} {sort:?} {max_count:?} group={group}");
+        let case = format!("{mode:?} {sort:?} {limit:?} group={group}");
         assert!(!walk_hits.is_empty(), "{case}");
         assert_eq!(list_hits, walk_hits, "{case}");
         let totals = |s: &GrepSummary| {
