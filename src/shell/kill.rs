@@ -25,9 +25,10 @@
 use super::cgroup::JobCgroup;
 use super::identity::{self, ProcInfo, Verdict};
 use super::job::{JobRecord, JobState, JobView};
+use super::liveness::{member_info, Job};
 use super::pidfd::PidFd;
 use super::reconcile;
-use super::registry::{member_info, Job, Registry};
+use super::registry::Registry;
 use super::spawn;
 use super::ShellError;
 use std::collections::HashMap;

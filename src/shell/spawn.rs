@@ -229,40 +229,36 @@ impl GoPipe {
 /// waits for the move into it, made off the caller's thread: a move
 /// between cgroups waits for an RCU grace period (~9 ms here), which would
 /// triple the spawn time; the job's command starts that much later instead.
-/// If the move fails, the job is tracked by the process tree.
+/// If the move fails, the cgroup is removed and `unplaced` runs (the job is
+/// then tracked by the process tree).
 pub(super) fn go_ahead(
-    reg: &std::sync::Arc<super::Registry>,
-    id: &str,
     pid: i32,
     cgroup: Option<super::cgroup::JobCgroup>,
     go: GoPipe,
+    unplaced: impl Fn() + Send + Sync + 'static,
 ) {
-    use super::cgroup::JobCgroup;
     go.send(b"go\n");
     let Some(cg) = cgroup else {
         return;
     };
-    let untrack = |reg: &super::Registry, id: &str, cg: &JobCgroup| {
-        cg.remove();
-        let _ = reg.with_job(id, |job| {
-            job.rec.tracking = super::job::TRACKING_PROCESS_TREE.to_string();
-            job.rec.cgroup = None;
-        });
-    };
-    let (weak, job_id, kept) = (std::sync::Arc::downgrade(reg), id.to_string(), cg.clone());
+    let kept = cg.clone();
+    let unplaced = std::sync::Arc::new(unplaced);
+    let in_thread = unplaced.clone();
     let spawned = std::thread::Builder::new()
         .name("pi-utils-cgroup".into())
         .spawn(move || {
             let placed = cg.adopt(pid).is_ok();
             drop(go);
-            if let (false, Some(reg)) = (placed, weak.upgrade()) {
-                untrack(&reg, &job_id, &cg);
+            if !placed {
+                cg.remove();
+                in_thread();
             }
         });
     // No thread: the pipe went with the closure, so the wrapper already
     // went on, outside the cgroup.
     if spawned.is_err() {
-        untrack(reg, id, &kept);
+        kept.remove();
+        unplaced();
     }
 }
 
