@@ -13,8 +13,8 @@ use super::brake::Brake;
 use super::cgroup::JobCgroup;
 use super::identity::{self, ProcInfo, Verdict};
 use super::job::{self, EndEvidence, JobRecord, JobView, Member};
-use super::kill;
 use super::log_bound::LogWatch;
+use super::members::{self, member_info};
 use super::pidfd::PidFd;
 use super::reconcile;
 use std::path::Path;
@@ -43,10 +43,16 @@ pub(super) struct Job {
 
 impl Job {
     /// A job this process has just started: ours, our unreaped child.
-    pub(super) fn started(rec: JobRecord) -> Job {
+    /// `on_brake`: called when its brake stopped it (see `brake.rs`).
+    pub(super) fn started(rec: JobRecord, on_brake: fn()) -> Job {
         Job {
             pidfd: PidFd::open(rec.pid).map(Arc::new),
-            brake: Brake::arm(rec.pid, Path::new(&rec.log_path), rec.max_log_bytes),
+            brake: Brake::arm(
+                rec.pid,
+                Path::new(&rec.log_path),
+                rec.max_log_bytes,
+                on_brake,
+            ),
             log: LogWatch::started(rec.log_start),
             rec,
             ours: true,
@@ -79,10 +85,10 @@ impl Job {
     pub(super) fn hold(&self, sig: i32) -> bool {
         let mut any = false;
         if self.child && !self.rec.leader_ended() {
-            any |= kill::signal_group(self.rec.pgid, sig);
+            any |= members::signal_group(self.rec.pgid, sig);
         }
         for p in self.rec.members.iter().filter_map(member_info) {
-            any |= kill::signal_process(&p, sig);
+            any |= members::signal_process(&p, sig);
         }
         any
     }
@@ -98,7 +104,7 @@ pub(super) fn adopt(mut rec: JobRecord) -> Job {
     } else {
         reconcile::reconcile(&mut rec).map(Arc::new)
     };
-    kill::settle_adopted(&mut rec);
+    members::settle_adopted(&mut rec);
     let mut job = Job {
         log: LogWatch::adopted(&rec),
         rec,
@@ -149,7 +155,7 @@ fn refresh_state(job: &mut Job) -> bool {
         // a double fork's processes (still in its group) were missed.
         let leader = leader_wait_state(job.rec.pid);
         let pinned = (leader == LeaderWait::ExitedUnreaped)
-            .then(|| kill::processes_of(&kill::target_of(&job.rec), true));
+            .then(|| members::processes_of(&members::target_of(&job.rec), true));
         let (r, status) = match (&job.brake, leader) {
             (_, LeaderWait::Running) => (0, 0),
             (Some(b), _) => b.reap(job.rec.pid),
@@ -239,9 +245,9 @@ fn leader_end(job: &mut Job, wait_status: Option<i32>, pinned: Option<Vec<ProcIn
     job.pidfd = None;
     let found = match pinned {
         Some(found) => found,
-        None => kill::processes_of(&kill::target_of(&job.rec), false),
+        None => members::processes_of(&members::target_of(&job.rec), false),
     };
-    let found: Vec<ProcInfo> = found.into_iter().filter(kill::alive).collect();
+    let found: Vec<ProcInfo> = found.into_iter().filter(members::alive).collect();
     if found.is_empty() {
         job.rec = alone;
         return true;
@@ -264,7 +270,7 @@ fn track(job: &mut Job, found: Vec<ProcInfo>) {
         .collect();
     for p in &found {
         if let Some(fd) = PidFd::open(p.pid) {
-            if kill::alive(p) {
+            if members::alive(p) {
                 job.member_fds.push(Arc::new(fd));
             }
         }
@@ -302,7 +308,7 @@ fn refresh_members(job: &mut Job, loaded: bool) -> bool {
         return false;
     }
     if same_boot {
-        let found = kill::processes_of(&kill::target_of(&job.rec), false);
+        let found = members::processes_of(&members::target_of(&job.rec), false);
         if !found.is_empty() {
             track(job, found);
             return false;
@@ -312,9 +318,4 @@ fn refresh_members(job: &mut Job, loaded: bool) -> bool {
     job::finish_after_members(&mut job.rec, sent);
     job.member_fds.clear();
     true
-}
-
-/// The live process a tracked member names, if it is still that one.
-pub(super) fn member_info(m: &Member) -> Option<ProcInfo> {
-    identity::proc_info(m.pid).filter(|p| p.start == m.start && !p.zombie)
 }

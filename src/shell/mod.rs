@@ -12,6 +12,7 @@
 //! - [`identity`]: who is behind a pid right now (start time, boot id).
 //! - [`job`]: the persisted record and how an ending is interpreted.
 //! - `liveness`: a job as this process watches it, and its refresh.
+//! - [`members`]: who belongs to a job, and signalling only those.
 //! - [`kill`]: group TERM, grace, KILL, and the sweep of escaped descendants.
 //! - [`log`]: bounded tail and incremental reads of a log, and its cuts.
 //! - `log_bound`: when a running job's log is cut, and by how much.
@@ -33,6 +34,7 @@ pub mod kill;
 mod liveness;
 pub mod log;
 mod log_bound;
+pub mod members;
 mod monitor;
 mod pidfd;
 pub mod reconcile;

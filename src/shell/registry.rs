@@ -172,7 +172,7 @@ impl Registry {
         })?;
         self.take_in(&mut g);
         let (rec, launched) = start::launch(prepared, &g.jobs)?;
-        g.jobs.push(Job::started(rec));
+        g.jobs.push(Job::started(rec, monitor::tick_now));
         self.write(&mut g);
         drop(file_lock);
         if let Some(error) = g.save_error.clone() {
@@ -574,7 +574,7 @@ impl Registry {
             let _ = std::thread::Builder::new()
                 .name("pi-utils-timeout".into())
                 .spawn(move || {
-                    let _ = kill::kill(&reg, &id, TIMEOUT_GRACE, true);
+                    let _ = kill::kill(&*reg, &id, TIMEOUT_GRACE, true);
                 });
         }
     }
@@ -583,6 +583,20 @@ impl Registry {
     pub(crate) fn tamper_start_ticks(&self, id: &str, ticks: u64) {
         let mut g = self.locked();
         find_mut(&mut g.jobs, id).unwrap().rec.start_ticks = Some(ticks);
+    }
+}
+
+impl kill::Jobs for Registry {
+    fn with_job<R>(&self, id: &str, f: impl FnOnce(&mut Job) -> R) -> Result<R, ShellError> {
+        Registry::with_job(self, id, f)
+    }
+
+    fn is_running(&self, id: &str) -> bool {
+        Registry::is_running(self, id)
+    }
+
+    fn get(&self, id: &str) -> Option<JobView> {
+        Registry::get(self, id)
     }
 }
 
