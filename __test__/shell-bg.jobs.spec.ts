@@ -279,3 +279,31 @@ test("a sidecar write another process kept locked is told once, whichever operat
 	holder.kill("SIGKILL");
 	assert.deepEqual([one.pid, two.pid].map(alive), [false, false], "the kills themselves happened");
 });
+
+test("job ids a model saw never repeat, after a clear and a restart, and a foreground command's id is used again", async (t) => {
+	for (const kind of ["native", "fallback"] as const) {
+		const { dir, reg } = setup(t, kind);
+		const jobs = attach(reg, dir, recordingHost());
+		const fg = jobs.spawn({ command: "true", cwd: dir, shell: "/bin/bash", mode: "fg" });
+		await reg.wait(fg.id, { timeoutMs: 5000 });
+		jobs.finishForeground(fg.id);
+		const a = bg(jobs, dir, "true");
+		assert.equal(a.id, fg.id, `${kind}: a foreground command's id was never shown, so it is free again`);
+		const b = bg(jobs, dir, "true");
+		await reg.wait(b.id, { timeoutMs: 5000 });
+		await reg.wait(a.id, { timeoutMs: 5000 });
+		reg.remove(a.id);
+		reg.remove(b.id);
+		assert.equal(reg.nextId(), "bg-3", `${kind}: bg-1 and bg-2 were shown; after a clear the next is still bg-3`);
+		assert.equal(bg(jobs, dir, "true").id, "bg-3");
+	}
+	// The native registry keeps the retired ids in its sidecar; a session from before kept them in `next-id`.
+	const dir = fs.mkdtempSync(path.join(os.tmpdir(), "pi-utils-jobs-"));
+	t.after(() => fs.rmSync(dir, { recursive: true, force: true }));
+	fs.writeFileSync(path.join(dir, "next-id"), "7\n");
+	const { openJobRegistry } = await import("../extensions/lib/shell/registry.ts");
+	const reg = openJobRegistry(dir, native);
+	assert.equal(reg.nextId(), "bg-7", "bg-1..bg-6 were shown before the registry owned ids");
+	assert.equal(fs.existsSync(path.join(dir, "next-id")), false, "the old counter is taken over once");
+	assert.match(fs.readFileSync(path.join(dir, "jobs.json"), "utf8"), /"retired":6/);
+});

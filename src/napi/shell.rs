@@ -18,7 +18,7 @@ use crate::shell::log::{self, Keep, LogChunk};
 use crate::shell::{self, JobView, Registry, ShellError, WaitEnd, WaitFor};
 use input::{
     arg, byte_limit, count, millis, offset_of, read_error, read_limits, spawn_options,
-    spawn_request, wait_target, Converted, DEFAULT_GRACE_MS,
+    spawn_request, wait_target, Converted,
 };
 use napi::bindgen_prelude::*;
 use napi::threadsafe_function::{ThreadsafeFunctionCallMode, UnknownReturnValue};
@@ -71,6 +71,21 @@ impl ShellRegistry {
 
     fn spawn_coded(&self, options: ShellSpawnOptions) -> Converted<ShellJob> {
         Ok(job_out(self.inner.spawn(spawn_request(options)?)?))
+    }
+
+    /// The id a job started now without one would get: `bg-<n>`, one past
+    /// the highest of this registry's jobs and of the ids retired with
+    /// `retireId`. The registry is the one owner of job ids.
+    #[napi(catch_unwind)]
+    pub fn next_id(&self) -> String {
+        self.inner.next_id()
+    }
+
+    /// Never hands out `id` (a `bg-<n>`) or a lower one again, even after
+    /// `remove`: for an id someone has seen. Persisted in the sidecar.
+    #[napi(catch_unwind)]
+    pub fn retire_id(&self, id: String) {
+        self.inner.retire_id(&id)
     }
 
     #[napi(catch_unwind)]
@@ -136,7 +151,7 @@ impl ShellRegistry {
         options: Option<ShellKillOptions>,
     ) -> Result<PromiseRaw<'env, ShellKillReport>> {
         let grace = millis("graceMs", options.and_then(|o| o.grace_ms))
-            .map(|g| g.unwrap_or(Duration::from_millis(DEFAULT_GRACE_MS as u64)));
+            .map(|g| g.unwrap_or(shell::defaults::KILL_GRACE));
         let reg = self.inner.clone();
         run_blocking(
             env,

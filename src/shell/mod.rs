@@ -8,6 +8,7 @@
 //! - [`start`]: from a spawn request to a started job and its record.
 //! - [`spawn`]: `posix_spawn` of a tiny `/bin/sh` wrapper in a new session,
 //!   output appended to a log file, exit status written next to it.
+//! - [`defaults`]: the defaults and caps JS shares (one data file).
 //! - [`cgroup`]: a cgroup v2 child per job where the host allows one.
 //! - [`identity`]: who is behind a pid right now (start time, boot id).
 //! - [`job`]: the persisted record and how an ending is interpreted.
@@ -28,6 +29,7 @@
 
 mod brake;
 pub mod cgroup;
+pub mod defaults;
 pub mod identity;
 pub mod job;
 pub mod kill;

@@ -29,8 +29,6 @@ pub use super::start::SpawnRequest;
 /// Called (from any thread) whenever a job leaves `running`.
 pub type Listener = Arc<dyn Fn(&JobView) + Send + Sync>;
 
-/// Grace between SIGTERM and SIGKILL when a job's own timeout fires.
-pub const TIMEOUT_GRACE: Duration = Duration::from_secs(3);
 const WAIT_SLICE: Duration = Duration::from_millis(50);
 
 /// What a wait waits for.
@@ -54,6 +52,8 @@ struct Inner {
     /// Ids this registry removed: not taken back from another process's write.
     forgotten: std::collections::HashSet<String>,
     save_error: Option<String>,
+    /// Ids `bg-1` to `bg-<retired>` are never handed out again.
+    retired: u64,
     /// Jobs that left `running` under the lock and are yet to be announced.
     ended: Vec<JobView>,
 }
@@ -129,6 +129,7 @@ impl Registry {
                 jobs,
                 forgotten: Default::default(),
                 save_error: None,
+                retired: loaded.retired,
                 ended: Vec::new(),
             }),
             changed: Condvar::new(),
@@ -171,7 +172,7 @@ impl Registry {
             error,
         })?;
         self.take_in(&mut g);
-        let (rec, launched) = start::launch(prepared, &g.jobs)?;
+        let (rec, launched) = start::launch(prepared, &g.jobs, g.retired)?;
         g.jobs.push(Job::started(rec, monitor::tick_now));
         self.write(&mut g);
         drop(file_lock);
@@ -379,6 +380,27 @@ impl Registry {
         Ok(v)
     }
 
+    /// The id the next job started without one gets: `bg-<n>`, one past
+    /// the highest of this registry's jobs and of the retired ids.
+    pub fn next_id(&self) -> String {
+        let g = self.locked();
+        start::next_id(&g.jobs, g.retired)
+    }
+
+    /// Never hands out `id` (a `bg-<n>`) or a lower one again, even once
+    /// the jobs holding them are removed: for an id a model or a user has
+    /// seen, which may still name that job in their context. Persisted.
+    pub fn retire_id(&self, id: &str) {
+        let Some(n) = start::id_number(id) else {
+            return;
+        };
+        let mut g = self.locked();
+        if n > g.retired {
+            g.retired = n;
+            self.save(&mut g);
+        }
+    }
+
     /// Forgets a finished job (and optionally deletes its log and exit file).
     pub fn remove(&self, id: &str, delete_files: bool) -> Result<(), ShellError> {
         self.sync();
@@ -428,7 +450,9 @@ impl Registry {
     /// ours to write, except that its ending, once told by either, stays told.
     fn take_in(&self, g: &mut Inner) {
         let mut added = false;
-        for rec in sidecar::current_records(&self.sidecar) {
+        let current = sidecar::current(&self.sidecar);
+        g.retired = g.retired.max(current.retired);
+        for rec in current.records {
             if let Some(j) = g.jobs.iter_mut().find(|j| j.rec.id == rec.id) {
                 if j.rec.pid == rec.pid && j.rec.start_ticks == rec.start_ticks {
                     j.rec.delivered |= rec.delivered;
@@ -457,7 +481,7 @@ impl Registry {
             .iter()
             .filter_map(|j| j.line.as_ref().map(|(_, l)| l.as_str()))
             .collect();
-        let result = sidecar::save_lines(&self.sidecar, &lines);
+        let result = sidecar::save_document(&self.sidecar, &lines, g.retired);
         g.save_error = result
             .err()
             .map(|e| format!("cannot write {}: {e}", self.sidecar.display()));
@@ -574,7 +598,7 @@ impl Registry {
             let _ = std::thread::Builder::new()
                 .name("pi-utils-timeout".into())
                 .spawn(move || {
-                    let _ = kill::kill(&*reg, &id, TIMEOUT_GRACE, true);
+                    let _ = kill::kill(&*reg, &id, super::defaults::KILL_GRACE, true);
                 });
         }
     }

@@ -78,10 +78,15 @@ pub(super) struct Launched {
 /// log a running job writes and a taken id, marks the log, makes the
 /// cgroup, and spawns the wrapper, which runs nothing until [`Launched::go`].
 /// Returns the job's record, not yet saved.
-pub(super) fn launch(p: Prepared, jobs: &[Job]) -> Result<(JobRecord, Launched), ShellError> {
+/// `retired`: ids up to `bg-<retired>` are not handed out again.
+pub(super) fn launch(
+    p: Prepared,
+    jobs: &[Job],
+    retired: u64,
+) -> Result<(JobRecord, Launched), ShellError> {
     let running = jobs.iter().filter(|j| j.rec.is_running());
     spawn::log_not_shared(&p.log_file, running.map(|j| (&j.rec.id, &j.rec.log_path)))?;
-    let id = free_id(jobs, p.req.id.clone())?;
+    let id = free_id(jobs, p.req.id.clone(), retired)?;
     let token = spawn::new_marker(&id);
     spawn::mark_log(&p.log_file, &token);
     let env = spawn::build_env(p.req.env.as_deref(), &token);
@@ -145,13 +150,21 @@ fn default_shell() -> String {
     }
 }
 
-fn next_id(jobs: &[Job]) -> String {
+/// `bg-<n>`: one past the highest id number of `jobs` and `retired`. The
+/// one rule for ids users see; the JS fallback registry (which runs
+/// without the core) follows it too.
+pub(super) fn next_id(jobs: &[Job], retired: u64) -> String {
     let max = jobs
         .iter()
-        .filter_map(|j| j.rec.id.strip_prefix("bg-")?.parse::<u64>().ok())
+        .filter_map(|j| id_number(&j.rec.id))
         .max()
         .unwrap_or(0);
-    format!("bg-{}", max + 1)
+    format!("bg-{}", max.max(retired) + 1)
+}
+
+/// `bg-7` -> 7; any other id has no number.
+pub(super) fn id_number(id: &str) -> Option<u64> {
+    id.strip_prefix("bg-")?.parse().ok()
 }
 
 /// Rejects, before anything is created, a request that cannot start: an
@@ -184,7 +197,7 @@ fn checked_shell(req: &SpawnRequest) -> Result<String, ShellError> {
 }
 
 /// The id a new job gets: the one asked for if it is free, else the next `bg-N`.
-fn free_id(jobs: &[Job], asked: Option<String>) -> Result<String, ShellError> {
+fn free_id(jobs: &[Job], asked: Option<String>, retired: u64) -> Result<String, ShellError> {
     match asked {
         Some(id) if jobs.iter().any(|j| j.rec.id == id) => Err(ShellError::DuplicateId(id)),
         Some(id) if id.is_empty() => {
@@ -194,7 +207,7 @@ fn free_id(jobs: &[Job], asked: Option<String>) -> Result<String, ShellError> {
             "Invalid id: it contains a NUL byte".into(),
         )),
         Some(id) => Ok(id),
-        None => Ok(next_id(jobs)),
+        None => Ok(next_id(jobs, retired)),
     }
 }
 

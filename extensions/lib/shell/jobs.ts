@@ -31,7 +31,7 @@ import {
 	type JobRow,
 	type ToolsOn,
 } from "./format.ts";
-import { commitJobId, logPathFor, nextJobId, type JobRegistry, type ShellJob, type ShellKillReport, type ShellLogChunk } from "./registry.ts";
+import { logPathFor, type JobRegistry, type ShellJob, type ShellKillReport, type ShellLogChunk } from "./registry.ts";
 
 export interface JobsHost {
 	/** False where a message could no longer reach the model (print mode after its last turn). */
@@ -144,7 +144,7 @@ export class ShellJobs {
 	}
 
 	spawn(req: SpawnRequest): ShellJob {
-		const id = nextJobId(this.dir, this.registry.list());
+		const id = this.registry.nextId();
 		const job = this.registry.spawn({
 			command: req.command,
 			cwd: req.cwd,
@@ -158,7 +158,7 @@ export class ShellJobs {
 		});
 		if (req.mode === "fg") this.owned.add(job.id);
 		else {
-			commitJobId(this.dir, job.id);
+			this.registry.retireId(job.id);
 			this.host.changed();
 		}
 		this.reportProblems();
@@ -170,7 +170,7 @@ export class ShellJobs {
 		this.registry.setReadOffset(id, seenUpTo);
 		const job = this.registry.setMeta(id, JSON.stringify({ mode: "bg", auto: true }));
 		this.owned.delete(id);
-		commitJobId(this.dir, id);
+		this.registry.retireId(id);
 		this.host.changed();
 		this.reportProblems();
 		return job;

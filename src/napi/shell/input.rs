@@ -6,16 +6,12 @@
 use super::objects::{ShellReadOptions, ShellSpawnOptions};
 use crate::error_code::{CodedError, ErrorCode};
 use crate::napi::convert::parse_choice;
+use crate::shell::defaults;
 use crate::shell::log::Keep;
 use crate::shell::{SpawnRequest, WaitFor};
 use napi::bindgen_prelude::*;
 use std::path::PathBuf;
 use std::time::Duration;
-
-const DEFAULT_READ_BYTES: u64 = 64 * 1024;
-/// Reads are returned as one string; this bounds what one call can allocate.
-const MAX_READ_BYTES: u64 = 16 * 1024 * 1024;
-pub(super) const DEFAULT_GRACE_MS: f64 = 3000.0;
 
 /// The conversions' own result: the error keeps its code until a method
 /// with an `Env` turns it into a JS error.
@@ -84,8 +80,8 @@ pub(super) fn spawn_options(v: Unknown) -> Converted<ShellSpawnOptions> {
 
 pub(super) fn byte_limit(v: Option<f64>) -> Converted<u64> {
     match v {
-        None => Ok(DEFAULT_READ_BYTES),
-        Some(b) if b.is_finite() && b >= 0.0 => Ok((b as u64).min(MAX_READ_BYTES)),
+        None => Ok(defaults::READ_BYTES),
+        Some(b) if b.is_finite() && b >= 0.0 => Ok((b as u64).min(defaults::MAX_READ_BYTES)),
         Some(b) => Err(invalid(format!("Invalid maxBytes: {b}"))),
     }
 }
