@@ -1,5 +1,11 @@
 //! A job's persisted record and how its ending is interpreted.
 //!
+//! One job goes by these names, one per layer: [`JobRecord`] is what the
+//! sidecar keeps; `LiveJob` (liveness.rs) is the registry's entry for it,
+//! the record plus the handles that watch its processes; [`JobView`] is
+//! what a caller is told (the record and what is live: log size, runtime,
+//! flooding), and `ShellJob` is that view as a JS object (src/napi).
+//!
 //! The exit status normally comes from the wrapper's exit file, written by
 //! the outer `sh` once the user's shell returns, so it survives the death of
 //! the process that started the job. Shells report a death by signal n as

@@ -11,7 +11,7 @@
 
 use super::identity::{self, Verdict};
 use super::job::{JobState, JobView};
-use super::liveness::Job;
+use super::liveness::LiveJob;
 use super::members::{
     alive, processes_of, signal_group, signal_process, target_of, with_tracked, Target,
 };
@@ -52,7 +52,7 @@ pub struct KillReport {
 /// registry's lock, brought up to date before and saved after
 /// (`Registry::with_job`); a kill never holds the lock between signals.
 pub(super) trait Jobs {
-    fn with_job<R>(&self, id: &str, f: impl FnOnce(&mut Job) -> R) -> Result<R, ShellError>;
+    fn with_job<R>(&self, id: &str, f: impl FnOnce(&mut LiveJob) -> R) -> Result<R, ShellError>;
     /// Whether job `id` still counts as running, after a fresh check.
     fn is_running(&self, id: &str) -> bool;
     fn get(&self, id: &str) -> Option<JobView>;
@@ -213,7 +213,7 @@ enum Leader {
 /// refreshed the job). Our unreaped child is pinned, but its recorded start
 /// time is still compared: a record that does not match the process is not
 /// trusted with a signal.
-fn leader_check(job: &mut Job) -> Leader {
+fn leader_check(job: &mut LiveJob) -> Leader {
     if job.rec.state == JobState::Lost {
         Leader::Lost
     } else if !job.rec.is_running() || job.rec.leader_ended() {

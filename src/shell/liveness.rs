@@ -23,7 +23,9 @@ use std::sync::Arc;
 /// See `refresh_members`.
 const RECHECK_COMMANDS_MS: u64 = 2000;
 
-pub(super) struct Job {
+/// A job as the registry holds it: its record and what proves and watches
+/// its processes.
+pub(super) struct LiveJob {
     pub(super) rec: JobRecord,
     /// Started by this process (as opposed to adopted from a sidecar).
     pub(super) ours: bool,
@@ -41,11 +43,11 @@ pub(super) struct Job {
     pub(super) brake: Option<Arc<Brake>>,
 }
 
-impl Job {
+impl LiveJob {
     /// A job this process has just started: ours, our unreaped child.
     /// `on_brake`: called when its brake stopped it (see `brake.rs`).
-    pub(super) fn started(rec: JobRecord, on_brake: fn()) -> Job {
-        Job {
+    pub(super) fn started(rec: JobRecord, on_brake: fn()) -> LiveJob {
+        LiveJob {
             pidfd: PidFd::open(rec.pid).map(Arc::new),
             brake: Brake::arm(
                 rec.pid,
@@ -98,14 +100,14 @@ impl Job {
 /// shares the sidecar): reconciled, then watched by identity. One whose main
 /// process had already ended is settled by its tracked processes, not by
 /// the leader's (reusable) pid.
-pub(super) fn adopt(mut rec: JobRecord) -> Job {
+pub(super) fn adopt(mut rec: JobRecord) -> LiveJob {
     let pidfd = if rec.leader_ended() {
         None
     } else {
         reconcile::reconcile(&mut rec).map(Arc::new)
     };
     members::settle_adopted(&mut rec);
-    let mut job = Job {
+    let mut job = LiveJob {
         log: LogWatch::adopted(&rec),
         rec,
         ours: false,
@@ -124,7 +126,7 @@ pub(super) fn adopt(mut rec: JobRecord) -> Job {
 }
 
 /// Brings one job's state up to date; true if it just left `running`.
-pub(super) fn refresh(job: &mut Job) -> bool {
+pub(super) fn refresh(job: &mut LiveJob) -> bool {
     let ended = refresh_state(job);
     release_cgroup(&mut job.rec);
     ended
@@ -141,7 +143,7 @@ fn release_cgroup(rec: &mut JobRecord) {
     }
 }
 
-fn refresh_state(job: &mut Job) -> bool {
+fn refresh_state(job: &mut LiveJob) -> bool {
     if job.rec.is_running() && job.rec.leader_ended() {
         return refresh_members(job, false);
     }
@@ -228,7 +230,7 @@ fn siginfo_pid(info: &libc::siginfo_t) -> i32 {
     info.si_pid
 }
 
-fn sent_signal(job: &Job) -> Option<i32> {
+fn sent_signal(job: &LiveJob) -> Option<i32> {
     job.sent_signal
         .or(job.rec.kill_requested.then_some(libc::SIGTERM))
 }
@@ -236,7 +238,7 @@ fn sent_signal(job: &Job) -> Option<i32> {
 /// The main process ended. `pinned`: what its group, session and marker
 /// held while it was still an unreaped zombie; otherwise only the marker
 /// can find the job's processes. True if nothing is left (the job ended).
-fn leader_end(job: &mut Job, wait_status: Option<i32>, pinned: Option<Vec<ProcInfo>>) -> bool {
+fn leader_end(job: &mut LiveJob, wait_status: Option<i32>, pinned: Option<Vec<ProcInfo>>) -> bool {
     let evidence = EndEvidence {
         wait_status,
         sent_signal: sent_signal(job),
@@ -258,7 +260,7 @@ fn leader_end(job: &mut Job, wait_status: Option<i32>, pinned: Option<Vec<ProcIn
 
 /// Remembers `found` as the job's processes (with a pidfd each, opened and
 /// then re-checked, so it names the process that was checked).
-fn track(job: &mut Job, found: Vec<ProcInfo>) {
+fn track(job: &mut LiveJob, found: Vec<ProcInfo>) {
     job.member_fds.clear();
     job.rec.members = found
         .iter()
@@ -281,7 +283,7 @@ fn track(job: &mut Job, found: Vec<ProcInfo>) {
 /// (by identity: a reused pid is not ours); when none is left, one more
 /// scan for the marker finds what they started, else the job ends. `loaded`:
 /// the record comes from a sidecar, so its processes need a fresh pidfd.
-fn refresh_members(job: &mut Job, loaded: bool) -> bool {
+fn refresh_members(job: &mut LiveJob, loaded: bool) -> bool {
     let same_boot = match (&job.rec.boot_id, identity::boot_id()) {
         (Some(recorded), Some(now)) => recorded == now,
         _ => true,

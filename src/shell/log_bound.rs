@@ -2,7 +2,7 @@
 //! keeps, whether the job is held (stopped) for it, and when a log counts
 //! as a flood. The registry runs it under its lock from the monitor's
 //! tick; the cut itself is [`log::trim`], the stop and resume
-//! `Job::hold` (liveness.rs), the stop before the bound the brake.
+//! `LiveJob::hold` (liveness.rs), the stop before the bound the brake.
 //!
 //! A trim starts at [`log::cut_from`] (a quarter of the bound) and cuts the
 //! log to about an eighth of it. A cut must first write back what it keeps
@@ -45,7 +45,7 @@ pub(super) struct LogWatch {
     checked: Instant,
     window_bytes: u64,
     flood_since: Option<Instant>,
-    /// Stopped by `Job::hold` for a cut of its log; resumed before the
+    /// Stopped by `LiveJob::hold` for a cut of its log; resumed before the
     /// monitor lets go of the registry.
     pub(super) held: bool,
     /// Still to be looked at once more: the job runs, or ended since the last look.

@@ -9,7 +9,7 @@
 //! not a Node handle, so it never keeps the host alive, and it only ever
 //! reaps our own children by pid.
 
-use super::liveness::Job;
+use super::liveness::LiveJob;
 use super::pidfd::PidFd;
 use std::os::fd::RawFd;
 use std::sync::{Arc, Mutex, OnceLock, Weak};
@@ -71,7 +71,7 @@ pub(super) trait Watched: Send + Sync {
 
 /// The schedule of one job: the pidfds to sleep on, how soon to look at
 /// its log and at processes without a pidfd, and its deadline.
-pub(super) fn plan_job(job: &Job, plan: &mut Plan) {
+pub(super) fn plan_job(job: &LiveJob, plan: &mut Plan) {
     if job.child && !job.rec.is_running() {
         plan.poll_within(CHILD_POLL);
     }

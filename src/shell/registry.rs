@@ -16,7 +16,7 @@
 
 use super::job::{JobView, TRACKING_PROCESS_TREE};
 use super::kill::{self, KillReport};
-use super::liveness::{self, adopt, Job};
+use super::liveness::{self, adopt, LiveJob};
 use super::log::{self, Keep, LogChunk};
 use super::monitor::{self, Watched};
 use super::{sidecar, start, ShellError};
@@ -48,7 +48,7 @@ pub enum WaitEnd {
 }
 
 struct Inner {
-    jobs: Vec<Job>,
+    jobs: Vec<LiveJob>,
     /// Ids this registry removed: not taken back from another process's write.
     forgotten: std::collections::HashSet<String>,
     save_error: Option<String>,
@@ -173,7 +173,7 @@ impl Registry {
         })?;
         self.take_in(&mut g);
         let (rec, launched) = start::launch(prepared, &g.jobs, g.retired)?;
-        g.jobs.push(Job::started(rec, monitor::tick_now));
+        g.jobs.push(LiveJob::started(rec, monitor::tick_now));
         self.write(&mut g);
         drop(file_lock);
         if let Some(error) = g.save_error.clone() {
@@ -215,7 +215,7 @@ impl Registry {
     pub(super) fn with_job<R>(
         &self,
         id: &str,
-        f: impl FnOnce(&mut Job) -> R,
+        f: impl FnOnce(&mut LiveJob) -> R,
     ) -> Result<R, ShellError> {
         let mut g = self.locked();
         let job = find_mut(&mut g.jobs, id)?;
@@ -242,12 +242,12 @@ impl Registry {
     pub fn get(&self, id: &str) -> Option<JobView> {
         self.sync();
         let g = self.locked();
-        g.jobs.iter().find(|j| j.rec.id == id).map(Job::view)
+        g.jobs.iter().find(|j| j.rec.id == id).map(LiveJob::view)
     }
 
     pub fn list(&self) -> Vec<JobView> {
         self.sync();
-        self.locked().jobs.iter().map(Job::view).collect()
+        self.locked().jobs.iter().map(LiveJob::view).collect()
     }
 
     /// Blocks until the job leaves `running`, `timeout` passes or
@@ -611,7 +611,7 @@ impl Registry {
 }
 
 impl kill::Jobs for Registry {
-    fn with_job<R>(&self, id: &str, f: impl FnOnce(&mut Job) -> R) -> Result<R, ShellError> {
+    fn with_job<R>(&self, id: &str, f: impl FnOnce(&mut LiveJob) -> R) -> Result<R, ShellError> {
         Registry::with_job(self, id, f)
     }
 
@@ -635,13 +635,13 @@ impl Watched for Registry {
     }
 }
 
-fn find<'a>(jobs: &'a [Job], id: &str) -> Result<&'a Job, ShellError> {
+fn find<'a>(jobs: &'a [LiveJob], id: &str) -> Result<&'a LiveJob, ShellError> {
     jobs.iter()
         .find(|j| j.rec.id == id)
         .ok_or_else(|| ShellError::UnknownJob(id.to_string()))
 }
 
-fn find_mut<'a>(jobs: &'a mut [Job], id: &str) -> Result<&'a mut Job, ShellError> {
+fn find_mut<'a>(jobs: &'a mut [LiveJob], id: &str) -> Result<&'a mut LiveJob, ShellError> {
     jobs.iter_mut()
         .find(|j| j.rec.id == id)
         .ok_or_else(|| ShellError::UnknownJob(id.to_string()))

@@ -8,7 +8,7 @@
 use super::cgroup::JobCgroup;
 use super::identity;
 use super::job::{self, JobRecord, JobState};
-use super::liveness::Job;
+use super::liveness::LiveJob;
 use super::log;
 use super::spawn;
 use super::ShellError;
@@ -81,7 +81,7 @@ pub(super) struct Launched {
 /// `retired`: ids up to `bg-<retired>` are not handed out again.
 pub(super) fn launch(
     p: Prepared,
-    jobs: &[Job],
+    jobs: &[LiveJob],
     retired: u64,
 ) -> Result<(JobRecord, Launched), ShellError> {
     let running = jobs.iter().filter(|j| j.rec.is_running());
@@ -153,7 +153,7 @@ fn default_shell() -> String {
 /// `bg-<n>`: one past the highest id number of `jobs` and `retired`. The
 /// one rule for ids users see; the JS fallback registry (which runs
 /// without the core) follows it too.
-pub(super) fn next_id(jobs: &[Job], retired: u64) -> String {
+pub(super) fn next_id(jobs: &[LiveJob], retired: u64) -> String {
     let max = jobs
         .iter()
         .filter_map(|j| id_number(&j.rec.id))
@@ -197,7 +197,7 @@ fn checked_shell(req: &SpawnRequest) -> Result<String, ShellError> {
 }
 
 /// The id a new job gets: the one asked for if it is free, else the next `bg-N`.
-fn free_id(jobs: &[Job], asked: Option<String>, retired: u64) -> Result<String, ShellError> {
+fn free_id(jobs: &[LiveJob], asked: Option<String>, retired: u64) -> Result<String, ShellError> {
     match asked {
         Some(id) if jobs.iter().any(|j| j.rec.id == id) => Err(ShellError::DuplicateId(id)),
         Some(id) if id.is_empty() => {

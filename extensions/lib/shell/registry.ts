@@ -3,15 +3,15 @@
 // Node child-process fallback.
 import { existsSync, readFileSync, unlinkSync } from "node:fs";
 import { join } from "node:path";
-import type { ShellJob, ShellKillReport, ShellLogChunk, ShellRegistry } from "../../../index.js";
+import type { ShellJob, ShellKillReport, ShellLogChunk, ShellRegistry as NativeShellRegistry } from "../../../index.js";
 import { fallbackRegistryOpen, openFallbackRegistry } from "./fallback.ts";
 import type { Native } from "../native.mjs";
 
 export type { ShellJob, ShellKillReport, ShellLogChunk };
 
-/** What the extension uses of a registry; both implementations provide it. */
-export type JobRegistry = Pick<
-	ShellRegistry,
+/** The registry as the extension uses it: the addon's ShellRegistry, or the fallback without the addon. */
+export type ShellRegistry = Pick<
+	NativeShellRegistry,
 	| "sidecarPath"
 	| "fromMemory"
 	| "problems"
@@ -51,7 +51,7 @@ export function nativeRegistryAvailable(native: Native | undefined): native is N
 	return typeof native?.openShellRegistry === "function";
 }
 
-export function openJobRegistry(dir: string, native: Native | undefined): JobRegistry {
+export function openSessionRegistry(dir: string, native: Native | undefined): ShellRegistry {
 	const sidecar = sidecarPathIn(dir);
 	const registry = nativeRegistryAvailable(native) ? native.openShellRegistry(sidecar) : openFallbackRegistry(sidecar);
 	takeOverIdCounter(dir, registry);
@@ -62,7 +62,7 @@ export function openJobRegistry(dir: string, native: Native | undefined): JobReg
  * Before the registry owned job ids, a session kept the next id number in `<dir>/next-id`: the ids below it were
  * shown and are retired once, and the file goes.
  */
-function takeOverIdCounter(dir: string, registry: JobRegistry): void {
+function takeOverIdCounter(dir: string, registry: ShellRegistry): void {
 	const path = join(dir, "next-id");
 	try {
 		const next = Number.parseInt(readFileSync(path, "utf8"), 10);
@@ -74,7 +74,7 @@ function takeOverIdCounter(dir: string, registry: JobRegistry): void {
 }
 
 /** Whether the session has jobs to reconcile or watch: a sidecar on disk, or a fallback registry in this process. */
-export function jobRegistryExists(dir: string, native: Native | undefined): boolean {
+export function sessionRegistryExists(dir: string, native: Native | undefined): boolean {
 	const sidecar = sidecarPathIn(dir);
 	return nativeRegistryAvailable(native) ? existsSync(sidecar) : fallbackRegistryOpen(sidecar);
 }
