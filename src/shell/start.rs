@@ -69,6 +69,7 @@ pub(super) fn prepare(req: SpawnRequest) -> Result<Prepared, ShellError> {
 /// A started wrapper waiting for its go-ahead.
 pub(super) struct Launched {
     pid: i32,
+    exit_path: PathBuf,
     go: spawn::GoPipe,
     cgroup: Option<JobCgroup>,
 }
@@ -112,6 +113,7 @@ pub(super) fn launch(
         }
     })?;
     super::failpoint("spawn.spawned");
+    let exit_path = p.exit_path.clone();
     let rec = new_record(NewJob {
         id,
         req: p.req,
@@ -123,7 +125,15 @@ pub(super) fn launch(
         log_start: p.log_start,
         cgroup: cgroup.as_ref(),
     });
-    Ok((rec, Launched { pid, go, cgroup }))
+    Ok((
+        rec,
+        Launched {
+            pid,
+            exit_path,
+            go,
+            cgroup,
+        },
+    ))
 }
 
 impl Launched {
@@ -138,7 +148,7 @@ impl Launched {
     /// The record could not be saved: unrecorded, the job must not run
     /// (the wrapper reads end of file).
     pub(super) fn abandon(self) {
-        spawn::abandon(self.pid, self.go, self.cgroup);
+        spawn::abandon(self.pid, self.go, self.cgroup, &self.exit_path);
     }
 }
 
