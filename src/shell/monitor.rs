@@ -1,4 +1,5 @@
-//! The one thread that notices job endings and timeouts while nobody asks.
+//! The one thread that notices job endings and timeouts while nobody asks,
+//! and its schedule: what it sleeps on and how soon it looks ([`plan_job`]).
 //!
 //! It sleeps in `poll` on a wake-up pipe plus one pidfd per running job
 //! (readable the moment that process exits), so an ending is seen at once

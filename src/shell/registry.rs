@@ -10,8 +10,9 @@
 //! The work on one job happens elsewhere, called under the lock: starting
 //! it in `start.rs`, bringing it up to date in `liveness.rs`, keeping its
 //! log under the bound in `log_bound.rs`, killing it in `kill.rs` (which
-//! reaches a job only through [`Registry::with_job`]), scheduling the looks
-//! in `monitor.rs`. Reaping and signalling take the same lock; the refresh
+//! reaches a job only through [`Registry::with_job`], by the `kill::Jobs`
+//! trait), scheduling the looks in `monitor.rs`; the job ids a model has
+//! seen are retired here, in the sidecar. Reaping and signalling take the same lock; the refresh
 //! before and the save and announcements after stay here, in one file.
 
 use super::job::{JobView, TRACKING_PROCESS_TREE};
