@@ -51,6 +51,17 @@ export declare class ShellRegistry {
    * `Cannot open log file <path>: ...`) or a duplicate id.
    */
   spawn(options: ShellSpawnOptions): ShellJob
+  /**
+   * The id a job started now without one would get: `bg-<n>`, one past
+   * the highest of this registry's jobs and of the ids retired with
+   * `retireId`. The registry is the one owner of job ids.
+   */
+  nextId(): string
+  /**
+   * Never hands out `id` (a `bg-<n>`) or a lower one again, even after
+   * `remove`: for an id someone has seen. Persisted in the sidecar.
+   */
+  retireId(id: string): void
   get(id: string): ShellJob | null
   /** All jobs in start order. */
   list(): Array<ShellJob>

@@ -8,8 +8,8 @@ import path from "node:path";
 import { native } from "./helpers/native.ts";
 import { DEFAULT_SETTINGS, type ShellSettings } from "../extensions/lib/settings.ts";
 import { openFallbackRegistry } from "../extensions/lib/shell/fallback.ts";
-import { ShellJobs, type JobsHost } from "../extensions/lib/shell/jobs.ts";
-import type { JobRegistry, ShellJob } from "../extensions/lib/shell/registry.ts";
+import { SessionJobs, type JobsHost } from "../extensions/lib/shell/jobs.ts";
+import type { ShellRegistry, ShellJob } from "../extensions/lib/shell/registry.ts";
 import { jobOperations, type RunOutcome } from "../extensions/lib/shell/runner.ts";
 import { alive, until } from "./helpers/run-command.ts";
 
@@ -30,9 +30,9 @@ function recordingHost(): Recorded {
 const settings = (over: Partial<ShellSettings> = {}) => () => ({ ...DEFAULT_SETTINGS.shell, killGraceMs: 300, ...over });
 
 /** A job dir with a registry (native unless told otherwise); running jobs are killed and the dir removed afterwards. */
-function setup(t: TestContext, registry: "native" | "fallback" = "native"): { dir: string; reg: JobRegistry } {
+function setup(t: TestContext, registry: "native" | "fallback" = "native"): { dir: string; reg: ShellRegistry } {
 	const dir = fs.mkdtempSync(path.join(os.tmpdir(), "pi-utils-jobs-"));
-	const reg: JobRegistry = registry === "native" ? native.openShellRegistry(path.join(dir, "jobs.json")) : openFallbackRegistry(path.join(dir, "jobs.json"));
+	const reg: ShellRegistry = registry === "native" ? native.openShellRegistry(path.join(dir, "jobs.json")) : openFallbackRegistry(path.join(dir, "jobs.json"));
 	t.after(async () => {
 		reg.unwatch();
 		for (const j of reg.list()) if (j.state === "running") await reg.kill(j.id, { graceMs: 100 });
@@ -41,13 +41,13 @@ function setup(t: TestContext, registry: "native" | "fallback" = "native"): { di
 	return { dir, reg };
 }
 
-function attach(reg: JobRegistry, dir: string, rec: Recorded, over: Partial<ShellSettings> = {}): ShellJobs {
-	const jobs = new ShellJobs(reg, dir, settings(over), rec.host);
+function attach(reg: ShellRegistry, dir: string, rec: Recorded, over: Partial<ShellSettings> = {}): SessionJobs {
+	const jobs = new SessionJobs(reg, dir, settings(over), rec.host);
 	reg.watch((job) => jobs.onEnded(job));
 	return jobs;
 }
 
-const bg = (jobs: ShellJobs, dir: string, command: string, timeoutMs?: number): ShellJob => jobs.spawn({ command, cwd: dir, shell: "/bin/bash", mode: "bg", timeoutMs });
+const bg = (jobs: SessionJobs, dir: string, command: string, timeoutMs?: number): ShellJob => jobs.spawn({ command, cwd: dir, shell: "/bin/bash", mode: "bg", timeoutMs });
 
 test("each ending is announced once: never for a foreground job, not after shell_status showed it, once across a reload", async (t) => {
 	const { dir, reg } = setup(t);
@@ -222,7 +222,7 @@ test("a job Pi's quit stopped is described so when the session is resumed", asyn
 	const jobs = attach(reg, dir, recordingHost());
 	const job = bg(jobs, dir, "sleep 300");
 	await jobs.killAll();
-	const later = new ShellJobs(reg, dir, settings(), recordingHost().host);
+	const later = new SessionJobs(reg, dir, settings(), recordingHost().host);
 	const text = later.logs(job.id);
 	assert.match(text, new RegExp(`^${job.id} was stopped \\(SIG(TERM|KILL)\\) when Pi quit, after `), text);
 });
@@ -278,4 +278,32 @@ test("a sidecar write another process kept locked is told once, whichever operat
 	assert.equal(problems.length, 1, "the same problem is told once");
 	holder.kill("SIGKILL");
 	assert.deepEqual([one.pid, two.pid].map(alive), [false, false], "the kills themselves happened");
+});
+
+test("job ids a model saw never repeat, after a clear and a restart, and a foreground command's id is used again", async (t) => {
+	for (const kind of ["native", "fallback"] as const) {
+		const { dir, reg } = setup(t, kind);
+		const jobs = attach(reg, dir, recordingHost());
+		const fg = jobs.spawn({ command: "true", cwd: dir, shell: "/bin/bash", mode: "fg" });
+		await reg.wait(fg.id, { timeoutMs: 5000 });
+		jobs.finishForeground(fg.id);
+		const a = bg(jobs, dir, "true");
+		assert.equal(a.id, fg.id, `${kind}: a foreground command's id was never shown, so it is free again`);
+		const b = bg(jobs, dir, "true");
+		await reg.wait(b.id, { timeoutMs: 5000 });
+		await reg.wait(a.id, { timeoutMs: 5000 });
+		reg.remove(a.id);
+		reg.remove(b.id);
+		assert.equal(reg.nextId(), "bg-3", `${kind}: bg-1 and bg-2 were shown; after a clear the next is still bg-3`);
+		assert.equal(bg(jobs, dir, "true").id, "bg-3");
+	}
+	// The native registry keeps the retired ids in its sidecar; a session from before kept them in `next-id`.
+	const dir = fs.mkdtempSync(path.join(os.tmpdir(), "pi-utils-jobs-"));
+	t.after(() => fs.rmSync(dir, { recursive: true, force: true }));
+	fs.writeFileSync(path.join(dir, "next-id"), "7\n");
+	const { openSessionRegistry } = await import("../extensions/lib/shell/registry.ts");
+	const reg = openSessionRegistry(dir, native);
+	assert.equal(reg.nextId(), "bg-7", "bg-1..bg-6 were shown before the registry owned ids");
+	assert.equal(fs.existsSync(path.join(dir, "next-id")), false, "the old counter is taken over once");
+	assert.match(fs.readFileSync(path.join(dir, "jobs.json"), "utf8"), /"retired":6/);
 });

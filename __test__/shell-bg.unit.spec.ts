@@ -36,7 +36,7 @@ import {
 	leftRunningPreview,
 } from "../extensions/lib/shell/format.ts";
 import { visibleWidth } from "@mariozechner/pi-tui";
-import { commitJobId, idNumber, jobDirFor, nextJobId, type ShellJob, type ShellKillReport } from "../extensions/lib/shell/registry.ts";
+import { jobDirFor, type ShellJob, type ShellKillReport } from "../extensions/lib/shell/registry.ts";
 import { sweepJobDirs } from "../extensions/lib/shell/retention.ts";
 
 function job(over: Partial<ShellJob> = {}): ShellJob {
@@ -192,19 +192,6 @@ test("job meta: foreground/background, tolerant of foreign text", () => {
 test("job directories sit next to the session file, or under the agent dir by session id", () => {
 	assert.equal(jobDirFor({ sessionFile: "/a/sessions/--p--/2026_abc.jsonl", sessionId: "abc", agentDir: "/ag" }), "/a/sessions/--p--/2026_abc.shell-bg");
 	assert.equal(jobDirFor({ sessionFile: undefined, sessionId: "01a2-x/y", agentDir: "/ag" }), "/ag/pi-utils/shell-bg/01a2-x_y");
-});
-
-test("job ids never repeat, even after the highest ones were forgotten", (t) => {
-	const dir = fs.mkdtempSync(path.join(os.tmpdir(), "pi-utils-ids-"));
-	t.after(() => fs.rmSync(dir, { recursive: true, force: true }));
-	assert.equal(nextJobId(dir, []), "bg-1");
-	assert.equal(nextJobId(dir, [job({ id: "bg-1" }), job({ id: "bg-4" })]), "bg-5");
-	commitJobId(dir, "bg-4");
-	assert.equal(nextJobId(dir, []), "bg-5", "bg-1..bg-4 were shown; after a clear the next is still bg-5");
-	commitJobId(dir, "bg-2");
-	assert.equal(fs.readFileSync(path.join(dir, "next-id"), "utf8"), "5\n", "never lowered");
-	assert.equal(idNumber("bg-17"), 17);
-	assert.equal(idNumber("job"), 0);
 });
 
 test("a job its main process left running says what is still alive, and how it ended at last", () => {

@@ -2,7 +2,7 @@
 import type { ExtensionAPI, ExtensionCommandContext, ExtensionContext } from "@mariozechner/pi-coding-agent";
 import type { AutocompleteProvider } from "@mariozechner/pi-tui";
 import { completeShellBgArgs, parseShellBgArgs, shellBgArgsAt, SHELL_BG_USAGE, type JobRow } from "../lib/shell/format.ts";
-import { jobRegistryExists } from "../lib/shell/registry.ts";
+import { sessionRegistryExists } from "../lib/shell/registry.ts";
 import { LISTING_TYPE } from "./messages.ts";
 import type { ShellSession } from "./session.ts";
 
@@ -70,7 +70,7 @@ async function shellBgCommand(pi: ExtensionAPI, session: ShellSession, args: str
 	if (cmd.kind === "usage") return say(`${cmd.problem}. ${SHELL_BG_USAGE}`, "warning");
 	if (!session.active) return say("shell-bg: no active session", "warning");
 	session.ctx = ctx;
-	const current = session.jobs || jobRegistryExists(session.dir!, session.native) ? session.openJobs() : undefined;
+	const current = session.jobs || sessionRegistryExists(session.dir!, session.native) ? session.openJobs() : undefined;
 	try {
 		if (cmd.kind === "list") {
 			if (!current) return say("No background jobs in this session.");

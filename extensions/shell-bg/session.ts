@@ -5,9 +5,9 @@ import type { ExtensionAPI, ExtensionContext, SessionShutdownEvent, SessionStart
 import { VERSION } from "@mariozechner/pi-coding-agent";
 import type { Native } from "../lib/native.mjs";
 import { agentDir, isToolEnabled, loadSettings, takeWarningsOnce, type PiUtilsSettings } from "../lib/settings.ts";
-import { ShellJobs, type JobsHost } from "../lib/shell/jobs.ts";
+import { SessionJobs, type JobsHost } from "../lib/shell/jobs.ts";
 import { keepSignalHandled } from "../lib/shell/quit-signal.ts";
-import { jobDirFor, jobRegistryExists, openJobRegistry } from "../lib/shell/registry.ts";
+import { jobDirFor, sessionRegistryExists, openSessionRegistry } from "../lib/shell/registry.ts";
 import { sweepJobDirs } from "../lib/shell/retention.ts";
 import { warnOnce as sharedWarnOnce } from "../lib/warn-once.ts";
 import { MESSAGE_TYPE } from "./messages.ts";
@@ -24,7 +24,7 @@ export function warnOnce(ctx: ExtensionContext, key: string, messages: string[])
 export class ShellSession {
 	active = false;
 	ctx: ExtensionContext | undefined;
-	jobs: ShellJobs | undefined;
+	jobs: SessionJobs | undefined;
 	dir: string | undefined;
 	/** Pi 0.73: the SettingsManager the session built its tools from, recorded at session_start (pi-shell.ts). */
 	#sessionSettings: ReturnType<typeof sessionSettingsManager>;
@@ -48,10 +48,10 @@ export class ShellSession {
 	}
 
 	/** Opens the session's registry on first use (a session that never runs bash gets no directory). */
-	openJobs(): ShellJobs {
+	openJobs(): SessionJobs {
 		if (this.jobs) return this.jobs;
 		if (!this.active || !this.dir) throw new Error("shell-bg: no active session");
-		const opened = new ShellJobs(openJobRegistry(this.dir, this.native), this.dir, () => this.settings.shell, this.host);
+		const opened = new SessionJobs(openSessionRegistry(this.dir, this.native), this.dir, () => this.settings.shell, this.host);
 		opened.reportProblems();
 		// Said when it first matters (the first command of a process), not at startup: fs-search already
 		// reports the missing core there, and a user who never runs a command needs no second notice.
@@ -76,7 +76,7 @@ export class ShellSession {
 		return piShellSettings(this.pi, ctx, this.#sessionSettings);
 	}
 
-	useCtx(ctx: ExtensionContext): ShellJobs {
+	useCtx(ctx: ExtensionContext): SessionJobs {
 		if (this.active) this.ctx = ctx;
 		return this.openJobs();
 	}
@@ -106,9 +106,9 @@ export class ShellSession {
 				// Best effort: a sweep never stops a session from starting.
 			}
 		}
-		if (!jobRegistryExists(dir, this.native)) return;
+		if (!sessionRegistryExists(dir, this.native)) return;
 		// Reconcile now: adopted jobs get watched, and endings nobody announced yet are told once.
-		let current: ShellJobs;
+		let current: SessionJobs;
 		try {
 			current = this.openJobs();
 		} catch (e) {

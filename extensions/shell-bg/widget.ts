@@ -3,7 +3,7 @@
 // them at (a row never wraps, however long the output line); RPC clients get them laid out for 100 columns.
 import type { ExtensionContext } from "@mariozechner/pi-coding-agent";
 import { widgetLines, type WidgetRow } from "../lib/shell/format.ts";
-import type { ShellJobs } from "../lib/shell/jobs.ts";
+import type { SessionJobs } from "../lib/shell/jobs.ts";
 import { FittedLines } from "./view.ts";
 
 export const WIDGET = "shell-bg";
@@ -12,7 +12,7 @@ export const WIDGET = "shell-bg";
 export interface WidgetSource {
 	readonly active: boolean;
 	readonly ctx: ExtensionContext | undefined;
-	readonly jobs: ShellJobs | undefined;
+	readonly jobs: SessionJobs | undefined;
 }
 
 export class JobsWidget {

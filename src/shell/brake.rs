@@ -40,6 +40,9 @@ pub struct Brake {
     at: u64,
     wd: Option<i32>,
     state: Mutex<State>,
+    /// Called (on the brake's thread) after it stopped the job: asks for
+    /// the cut and the release (the monitor's `tick_now`).
+    on_stop: fn(),
 }
 
 struct State {
@@ -50,8 +53,9 @@ struct State {
 
 impl Brake {
     /// A brake on the job led by our (unreaped) child `pid`, whose log at
-    /// `path` is bounded by `max`. `None` if the log cannot be opened.
-    pub fn arm(pid: i32, path: &Path, max: u64) -> Option<Arc<Brake>> {
+    /// `path` is bounded by `max`; `on_stop` is called once it stopped the
+    /// job. `None` if the log cannot be opened.
+    pub fn arm(pid: i32, path: &Path, max: u64, on_stop: fn()) -> Option<Arc<Brake>> {
         use std::os::unix::fs::OpenOptionsExt;
         let log = std::fs::OpenOptions::new()
             .read(true)
@@ -68,6 +72,7 @@ impl Brake {
                 group: Some(pid),
                 stopped: false,
             }),
+            on_stop,
         });
         lock(&thread.brakes).push(Arc::downgrade(&brake));
         thread.wake();
@@ -95,7 +100,7 @@ impl Brake {
         let mut s = self.locked();
         if std::mem::take(&mut s.stopped) {
             if let Some(g) = s.group {
-                super::kill::signal_group(g, libc::SIGCONT);
+                super::members::signal_group(g, libc::SIGCONT);
             }
         }
     }
@@ -109,7 +114,7 @@ impl Brake {
         let mut s = self.locked();
         match s.group {
             Some(g) if !s.stopped => {
-                s.stopped = super::kill::signal_group(g, libc::SIGSTOP);
+                s.stopped = super::members::signal_group(g, libc::SIGSTOP);
                 s.stopped
             }
             _ => false,
@@ -258,19 +263,18 @@ fn run() {
         while unsafe { libc::read(t.wake_read, sink.as_mut_ptr().cast(), sink.len()) } > 0 {}
         // Events name the logs written to; a timeout looks at all of them.
         let written = if ready > 0 { Some(t.events()) } else { None };
-        let mut stopped_any = false;
+        let mut stopped: Vec<fn()> = Vec::new();
         for b in t.live() {
             let look = match (&written, b.wd) {
                 (Some(wds), Some(wd)) => wds.contains(&wd),
                 _ => true,
             };
             if look && b.check() {
-                stopped_any = true;
+                stopped.push(b.on_stop);
             }
         }
-        if stopped_any {
-            super::monitor::tick_now();
-        }
+        // Outside the loop over the brakes; a tick asked twice is one tick.
+        stopped.iter().for_each(|f| f());
         if ready > 0 {
             std::thread::sleep(NAP);
         }

@@ -1,5 +1,11 @@
 //! A job's persisted record and how its ending is interpreted.
 //!
+//! One job goes by these names, one per layer: [`JobRecord`] is what the
+//! sidecar keeps; `LiveJob` (liveness.rs) is the registry's entry for it,
+//! the record plus the handles that watch its processes; [`JobView`] is
+//! what a caller is told (the record and what is live: log size, runtime,
+//! flooding), and `ShellJob` is that view as a JS object (src/napi).
+//!
 //! The exit status normally comes from the wrapper's exit file, written by
 //! the outer `sh` once the user's shell returns, so it survives the death of
 //! the process that started the job. Shells report a death by signal n as
@@ -220,9 +226,23 @@ pub fn finish_after_members(rec: &mut JobRecord, sent_signal: Option<i32>) {
     rec.ended_at_ms = Some(super::now_ms());
 }
 
-/// Reads `<log>.exit`: `Some(Ok(code))`, `Some(Err(why))` when present but
-/// unreadable, `None` when absent.
-pub fn read_exit_file(path: &Path) -> Option<Result<(i32, Option<u64>), String>> {
+/// What the wrapper writes to the exit file when it got end of file
+/// instead of its go-ahead (see spawn.rs): its job never ran.
+pub const NEVER_STARTED: &str = "never-started";
+
+/// What an exit file says.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Exit {
+    /// The shell's exit status.
+    Code(i32),
+    /// The wrapper was never let go, so the command never ran (its host
+    /// died between saving the record and the go-ahead).
+    NeverStarted,
+}
+
+/// Reads `<log>.exit`: `Some(Ok(..))` with when it was written,
+/// `Some(Err(why))` when present but unreadable, `None` when absent.
+pub fn read_exit_file(path: &Path) -> Option<Result<(Exit, Option<u64>), String>> {
     let text = match std::fs::read_to_string(path) {
         Ok(t) => t,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return None,
@@ -233,8 +253,11 @@ pub fn read_exit_file(path: &Path) -> Option<Result<(i32, Option<u64>), String>>
         .ok()
         .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
         .map(|d| d.as_millis() as u64);
+    if text.trim() == NEVER_STARTED {
+        return Some(Ok((Exit::NeverStarted, mtime)));
+    }
     match text.trim().parse::<i32>() {
-        Ok(code) => Some(Ok((code, mtime))),
+        Ok(code) => Some(Ok((Exit::Code(code), mtime))),
         Err(_) => Some(Err(format!("exit file holds {:?}", text.trim()))),
     }
 }
@@ -254,9 +277,18 @@ pub fn finish(rec: &mut JobRecord, evidence: EndEvidence) {
     let mut ended_at = None;
     rec.note = None;
     match exit {
-        Some(Ok((code, mtime))) => {
+        Some(Ok((Exit::Code(code), mtime))) => {
             ended_at = mtime;
             set_from_code(rec, code);
+        }
+        Some(Ok((Exit::NeverStarted, mtime))) => {
+            ended_at = mtime;
+            rec.state = JobState::Exited;
+            rec.exit_code = None;
+            rec.signal = None;
+            rec.note = Some(
+                "never started: the process that started it ended before letting it run, so its command never ran".into(),
+            );
         }
         other => {
             if let Some(Err(why)) = other {

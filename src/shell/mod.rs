@@ -5,18 +5,23 @@
 //! Everything here is napi-free so it runs under plain `cargo test`;
 //! `src/napi/shell.rs` only converts types. The pieces:
 //!
+//! - [`start`]: from a spawn request to a started job and its record.
 //! - [`spawn`]: `posix_spawn` of a tiny `/bin/sh` wrapper in a new session,
 //!   output appended to a log file, exit status written next to it.
+//! - [`defaults`]: the defaults and caps JS shares (one data file).
 //! - [`cgroup`]: a cgroup v2 child per job where the host allows one.
 //! - [`identity`]: who is behind a pid right now (start time, boot id).
 //! - [`job`]: the persisted record and how an ending is interpreted.
+//! - `liveness`: a job as this process watches it, and its refresh.
+//! - [`members`]: who belongs to a job, and signalling only those.
 //! - [`kill`]: group TERM, grace, KILL, and the sweep of escaped descendants.
 //! - [`log`]: bounded tail and incremental reads of a log, and its cuts.
+//! - `log_bound`: when a running job's log is cut, and by how much.
 //! - [`brake`]: stops a job whose log outruns the cuts, before the bound.
 //! - [`sidecar`]: the JSON file of records, written atomically, loaded leniently.
 //! - [`reconcile`]: what a record from an earlier process means now.
 //! - [`registry`]: one session's jobs, shared across reloads.
-//! - [`monitor`]: the one thread that notices exits and timeouts.
+//! - [`monitor`]: the one thread that notices exits and timeouts, and its schedule.
 //!
 //! Unix only: on other platforms the module is empty and the JS API simply
 //! lacks these functions, which the extension detects.
@@ -24,16 +29,21 @@
 
 mod brake;
 pub mod cgroup;
+pub mod defaults;
 pub mod identity;
 pub mod job;
 pub mod kill;
+mod liveness;
 pub mod log;
+mod log_bound;
+pub mod members;
 mod monitor;
 mod pidfd;
 pub mod reconcile;
 pub mod registry;
 pub mod sidecar;
 pub mod spawn;
+mod start;
 #[cfg(test)]
 mod tests;
 

@@ -1,4 +1,5 @@
-//! The one thread that notices job endings and timeouts while nobody asks.
+//! The one thread that notices job endings and timeouts while nobody asks,
+//! and its schedule: what it sleeps on and how soon it looks ([`plan_job`]).
 //!
 //! It sleeps in `poll` on a wake-up pipe plus one pidfd per running job
 //! (readable the moment that process exits), so an ending is seen at once
@@ -9,8 +10,8 @@
 //! not a Node handle, so it never keeps the host alive, and it only ever
 //! reaps our own children by pid.
 
+use super::liveness::LiveJob;
 use super::pidfd::PidFd;
-use super::registry::Registry;
 use std::os::fd::RawFd;
 use std::sync::{Arc, Mutex, OnceLock, Weak};
 use std::time::Duration;
@@ -61,18 +62,63 @@ impl Plan {
     }
 }
 
+/// What the monitor watches: one registry of jobs.
+pub(super) trait Watched: Send + Sync {
+    /// What to sleep on, and when to wake up anyway (see [`plan_job`]).
+    fn plan(&self, plan: &mut Plan);
+    /// Notice endings, fire timeouts, keep logs under their bound.
+    fn tick(self: Arc<Self>);
+}
+
+/// The schedule of one job: the pidfds to sleep on, how soon to look at
+/// its log and at processes without a pidfd, and its deadline.
+pub(super) fn plan_job(job: &LiveJob, plan: &mut Plan) {
+    if job.child && !job.rec.is_running() {
+        plan.poll_within(CHILD_POLL);
+    }
+    if job.log.open && !job.rec.is_running() {
+        plan.poll_within(FLOOD_CHECK);
+    }
+    if !job.rec.is_running() {
+        return;
+    }
+    plan.poll_within(if job.log.flooding {
+        FLOOD_CHECK
+    } else {
+        LOG_CHECK
+    });
+    if job.rec.leader_ended() {
+        job.member_fds.iter().for_each(|fd| plan.watch(fd.clone()));
+        // Without pidfds, or to find what a tracked process started
+        // before it went, look again now and then.
+        plan.poll_within(if job.member_fds.is_empty() {
+            ADOPTED_POLL
+        } else {
+            MEMBER_RESCAN
+        });
+    }
+    match (&job.pidfd, job.child) {
+        (Some(fd), _) => plan.watch(fd.clone()),
+        (None, true) => plan.poll_within(CHILD_POLL),
+        (None, false) => plan.poll_within(ADOPTED_POLL),
+    }
+    if let (Some(at), false) = (job.rec.deadline_ms(), job.rec.kill_requested) {
+        plan.wake_at_ms(at);
+    }
+}
+
 struct Monitor {
-    registries: Mutex<Vec<Weak<Registry>>>,
+    registries: Mutex<Vec<Weak<dyn Watched>>>,
     wake_write: RawFd,
 }
 
 static MONITOR: OnceLock<Option<Monitor>> = OnceLock::new();
 
-pub fn register(reg: &Arc<Registry>) {
+pub(super) fn register(reg: Weak<dyn Watched>) {
     if let Some(m) = MONITOR.get_or_init(start) {
         let mut regs = m.registries.lock().unwrap_or_else(|p| p.into_inner());
         regs.retain(|r| r.strong_count() > 0);
-        regs.push(Arc::downgrade(reg));
+        regs.push(reg);
     }
     wake();
 }
@@ -125,7 +171,7 @@ fn start() -> Option<Monitor> {
     })
 }
 
-fn live_registries() -> Vec<Arc<Registry>> {
+fn live_registries() -> Vec<Arc<dyn Watched>> {
     let Some(Some(m)) = MONITOR.get() else {
         return Vec::new();
     };

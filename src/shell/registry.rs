@@ -1,4 +1,5 @@
-//! One Pi session's jobs: spawn, query, wait, kill, read, persist.
+//! One Pi session's jobs: the map of them, its lock, and the sidecar that
+//! persists it; the calls JS makes (spawn, query, wait, kill, read).
 //!
 //! Registries opened through [`open_shared`] live in a process-wide static,
 //! so Pi's `/reload` (which re-runs the JS but keeps the native module
@@ -6,75 +7,30 @@
 //! changes go through one mutex per registry; the sidecar is rewritten under
 //! it after every change so the file never lags behind what JS was told.
 //!
-//! Reaping is by pid only (`waitpid(pid, WNOHANG)`), never wait-for-any:
-//! Node reaps its own children by pid too, and a global reaper would steal
-//! their statuses. While our child is unreaped its pid cannot be reused, so
-//! the group may be signalled without a race; reaping and signalling take
-//! the same lock. Killing lives in `kill.rs`, which reaches a job only
-//! through [`Registry::with_job`]: the lock, the refresh before and the
-//! save and announcements after stay here, in one file.
+//! The work on one job happens elsewhere, called under the lock: starting
+//! it in `start.rs`, bringing it up to date in `liveness.rs`, keeping its
+//! log under the bound in `log_bound.rs`, killing it in `kill.rs` (which
+//! reaches a job only through [`Registry::with_job`], by the `kill::Jobs`
+//! trait), scheduling the looks in `monitor.rs`; the job ids a model has
+//! seen are retired here, in the sidecar. Reaping and signalling take the same lock; the refresh
+//! before and the save and announcements after stay here, in one file.
 
-use super::brake::Brake;
-use super::cgroup::JobCgroup;
-use super::identity::{self, ProcInfo, Verdict};
-use super::job::{self, EndEvidence, JobRecord, JobState, JobView, Member};
+use super::job::{JobView, TRACKING_PROCESS_TREE};
 use super::kill::{self, KillReport};
+use super::liveness::{self, adopt, LiveJob};
 use super::log::{self, Keep, LogChunk};
-use super::pidfd::PidFd;
-use super::{monitor, reconcile, sidecar, spawn, ShellError};
-use std::os::fd::AsRawFd;
+use super::monitor::{self, Watched};
+use super::{sidecar, start, ShellError};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
+pub use super::start::SpawnRequest;
+
 /// Called (from any thread) whenever a job leaves `running`.
 pub type Listener = Arc<dyn Fn(&JobView) + Send + Sync>;
 
-/// Grace between SIGTERM and SIGKILL when a job's own timeout fires.
-pub const TIMEOUT_GRACE: Duration = Duration::from_secs(3);
 const WAIT_SLICE: Duration = Duration::from_millis(50);
-/// A smaller bound would leave no room for a tail after the kept head.
-pub const MIN_LOG_BYTES: u64 = 2 * log::HEAD_BYTES;
-/// A log growing faster than this between two checks is a flood: it is
-/// checked every [`monitor::FLOOD_CHECK`] instead of every [`monitor::LOG_CHECK`],
-/// and held for its cuts.
-const FLOOD_BYTES_PER_CHECK: u64 = 256 * 1024;
-/// The newest output a cut keeps of a flooding job's log (besides its head):
-/// the less a cut keeps, the less it writes back and the shorter the job is
-/// held for it.
-const FLOOD_KEEP: u64 = 1024 * 1024;
-/// A log growing faster than this (bytes per second) for [`FLOOD_REPORT`]
-/// is reported as a flood (`JobView::flooding`).
-const FLOOD_RATE: u64 = 10 * 1000 * 1000;
-const FLOOD_REPORT: Duration = Duration::from_secs(2);
-/// The rate is judged over at least this long: a flooding log is checked
-/// every 2 ms, and a writer that was not scheduled for one such check on a
-/// busy machine (two cores, a test suite running) read as a stop, so the
-/// 2 s of flooding never added up.
-const RATE_WINDOW: Duration = Duration::from_millis(250);
-/// See `refresh_members`.
-const RECHECK_COMMANDS_MS: u64 = 2000;
-pub struct SpawnRequest {
-    pub command: String,
-    pub cwd: PathBuf,
-    /// Path or name of the shell run as `<shell> -c <command>`; `None` picks
-    /// `/bin/bash`, else `sh`.
-    pub shell: Option<String>,
-    /// The complete environment; `None` inherits ours.
-    pub env: Option<Vec<(String, String)>>,
-    /// Absolute; created (with its directory) if missing, appended to otherwise.
-    pub log_path: PathBuf,
-    /// Killed (TERM, grace, KILL) once this has passed since the start.
-    pub timeout: Option<Duration>,
-    /// Default: `bg-<n>`.
-    pub id: Option<String>,
-    pub meta: Option<String>,
-    /// The log's bound; default [`log::DEFAULT_MAX_LOG_BYTES`]. Past it the
-    /// log keeps its first MiB, a marker line and its newest output.
-    pub max_log_bytes: Option<u64>,
-    /// Track by the process-tree scan even where a cgroup could be made.
-    pub process_tree_only: bool,
-}
 
 /// What a wait waits for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -92,68 +48,13 @@ pub enum WaitEnd {
     Cancelled,
 }
 
-pub(super) struct Job {
-    pub(super) rec: JobRecord,
-    /// Started by this process (as opposed to adopted from a sidecar).
-    pub(super) ours: bool,
-    /// Our child, not yet reaped: its pid cannot be reused.
-    pub(super) child: bool,
-    pub(super) pidfd: Option<Arc<PidFd>>,
-    /// One per tracked process that outlived the main one, where pidfds exist.
-    member_fds: Vec<Arc<PidFd>>,
-    pub(super) sent_signal: Option<i32>,
-    /// Log size at the last check, and whether it grew fast since the one before.
-    log_seen: u64,
-    flooding: bool,
-    /// When the current window of [`RATE_WINDOW`] began, what the log grew
-    /// in it so far, and since when it has grown faster than
-    /// [`FLOOD_RATE`] in every window.
-    log_checked: Instant,
-    window_bytes: u64,
-    flood_since: Option<Instant>,
-    /// Stopped by [`hold`] for a cut of its log; resumed before the
-    /// monitor lets go of the registry.
-    held: bool,
-    /// Still to be looked at once more: the job runs, or ended since the last look.
-    log_open: bool,
-    /// The record as last serialized, so a save re-serializes only what changed.
-    line: Option<(JobRecord, String)>,
-    /// Stops the job before its log reaches the bound; ours, while our child.
-    brake: Option<Arc<Brake>>,
-    /// The record's `log_trim_at` and `log_shift`, for lock-free readers.
-    cuts: Arc<log::Cuts>,
-}
-
-impl Job {
-    /// A job this process has just started: ours, our unreaped child.
-    fn started(rec: JobRecord, log_start: u64) -> Job {
-        Job {
-            pidfd: PidFd::open(rec.pid).map(Arc::new),
-            brake: Brake::arm(rec.pid, Path::new(&rec.log_path), rec.max_log_bytes),
-            rec,
-            ours: true,
-            child: true,
-            member_fds: Vec::new(),
-            sent_signal: None,
-            log_seen: log_start,
-            // Watched closely until its first look shows it is not flooding.
-            flooding: true,
-            log_open: true,
-            log_checked: Instant::now(),
-            window_bytes: 0,
-            flood_since: None,
-            held: false,
-            line: None,
-            cuts: Arc::new(log::Cuts::new(None, 0)),
-        }
-    }
-}
-
 struct Inner {
-    jobs: Vec<Job>,
+    jobs: Vec<LiveJob>,
     /// Ids this registry removed: not taken back from another process's write.
     forgotten: std::collections::HashSet<String>,
     save_error: Option<String>,
+    /// Ids `bg-1` to `bg-<retired>` are never handed out again.
+    retired: u64,
     /// Jobs that left `running` under the lock and are yet to be announced.
     ended: Vec<JobView>,
 }
@@ -229,6 +130,7 @@ impl Registry {
                 jobs,
                 forgotten: Default::default(),
                 save_error: None,
+                retired: loaded.retired,
                 ended: Vec::new(),
             }),
             changed: Condvar::new(),
@@ -239,7 +141,8 @@ impl Registry {
             let mut g = reg.locked();
             reg.save(&mut g);
         }
-        monitor::register(&reg);
+        let watched: std::sync::Weak<dyn Watched> = Arc::downgrade(&reg) as _;
+        monitor::register(watched);
         Ok(reg)
     }
 
@@ -260,14 +163,8 @@ impl Registry {
     pub fn set_listener(&self, listener: Option<Listener>) {
         *self.listener.lock().unwrap_or_else(|p| p.into_inner()) = listener;
     }
-
     pub fn spawn(self: &Arc<Self>, req: SpawnRequest) -> Result<JobView, ShellError> {
-        let shell = checked_shell(&req)?;
-        let log_file = spawn::open_log(&req.log_path)?;
-        let exit_path = spawn::exit_path_for(&req.log_path);
-        spawn::clear_exit_file(&exit_path)?;
-        let log_start = log_file.metadata().map(|m| m.len()).unwrap_or(0);
-
+        let prepared = start::prepare(req)?;
         let mut g = self.locked();
         // Another process sharing the sidecar may have started jobs: take
         // them in before choosing an id, and hold the file until written.
@@ -276,61 +173,30 @@ impl Registry {
             error,
         })?;
         self.take_in(&mut g);
-        let running = g.jobs.iter().filter(|j| j.rec.is_running());
-        spawn::log_not_shared(&log_file, running.map(|j| (&j.rec.id, &j.rec.log_path)))?;
-        let id = free_id(&g.jobs, req.id.clone())?;
-        let token = spawn::new_marker(&id);
-        spawn::mark_log(&log_file, &token);
-        let env = spawn::build_env(req.env.as_deref(), &token);
-        let started_at_ms = super::now_ms();
-        let cgroup = (!req.process_tree_only)
-            .then(|| held_cgroup(&token))
-            .flatten();
-        let go = spawn::GoPipe::new()?;
-        let spawned = spawn::spawn(&spawn::Spec {
-            shell: &shell,
-            command: &req.command,
-            cwd: &req.cwd,
-            exit_path: &exit_path,
-            env: &env,
-            log: spawn::log_fd(&log_file),
-            go: go.read.as_raw_fd(),
-            held: cgroup.is_some(),
-        });
-        drop(log_file);
-        let pid = spawned.inspect_err(|_| {
-            if let Some(cg) = &cgroup {
-                cg.remove();
-            }
-        })?;
-        super::failpoint("spawn.spawned");
-        let rec = new_record(NewJob {
-            id,
-            req,
-            shell,
-            exit_path,
-            pid,
-            marker: token,
-            started_at_ms,
-            log_start,
-            cgroup: cgroup.as_ref(),
-        });
-        g.jobs.push(Job::started(rec, log_start));
+        let (rec, launched) = start::launch(prepared, &g.jobs, g.retired)?;
+        g.jobs.push(LiveJob::started(rec, monitor::tick_now));
         self.write(&mut g);
         drop(file_lock);
         if let Some(error) = g.save_error.clone() {
-            // Unrecorded, it must not run: the wrapper reads end of file.
-            let job = g.jobs.pop().expect("just pushed");
-            spawn::abandon(job.rec.pid, go, cgroup);
+            g.jobs.pop();
+            launched.abandon();
             return Err(ShellError::Sidecar {
                 path: self.sidecar.display().to_string(),
                 error,
             });
         }
         super::failpoint("spawn.saved");
-        let v = view(g.jobs.last().expect("just pushed"));
+        let v = g.jobs.last().expect("just pushed").view();
         drop(g);
-        spawn::go_ahead(self, &v.record.id, pid, cgroup, go);
+        let (weak, id) = (Arc::downgrade(self), v.record.id.clone());
+        launched.go(move || {
+            if let Some(reg) = weak.upgrade() {
+                let _ = reg.with_job(&id, |job| {
+                    job.rec.tracking = TRACKING_PROCESS_TREE.to_string();
+                    job.rec.cgroup = None;
+                });
+            }
+        });
         super::failpoint("spawn.go");
         monitor::wake();
         Ok(v)
@@ -350,17 +216,17 @@ impl Registry {
     pub(super) fn with_job<R>(
         &self,
         id: &str,
-        f: impl FnOnce(&mut Job) -> R,
+        f: impl FnOnce(&mut LiveJob) -> R,
     ) -> Result<R, ShellError> {
         let mut g = self.locked();
         let job = find_mut(&mut g.jobs, id)?;
-        let mut ended = refresh(job);
+        let mut ended = liveness::refresh(job);
         let before = job.rec.clone();
         let out = f(job);
         ended |= before.is_running() && !job.rec.is_running();
         let changed = job.rec != before;
         if ended {
-            let v = view(job);
+            let v = job.view();
             g.ended.push(v);
         } else if changed {
             self.save(&mut g);
@@ -377,12 +243,12 @@ impl Registry {
     pub fn get(&self, id: &str) -> Option<JobView> {
         self.sync();
         let g = self.locked();
-        g.jobs.iter().find(|j| j.rec.id == id).map(view)
+        g.jobs.iter().find(|j| j.rec.id == id).map(LiveJob::view)
     }
 
     pub fn list(&self) -> Vec<JobView> {
         self.sync();
-        self.locked().jobs.iter().map(view).collect()
+        self.locked().jobs.iter().map(LiveJob::view).collect()
     }
 
     /// Blocks until the job leaves `running`, `timeout` passes or
@@ -410,16 +276,16 @@ impl Registry {
             let g = self.locked();
             let job = find(&g.jobs, id)?;
             if !job.rec.is_running() || (what == WaitFor::Leader && job.rec.leader_ended()) {
-                return Ok((view(job), WaitEnd::Ended));
+                return Ok((job.view(), WaitEnd::Ended));
             }
             if cancelled() {
-                return Ok((view(job), WaitEnd::Cancelled));
+                return Ok((job.view(), WaitEnd::Cancelled));
             }
             let slice = match deadline {
                 Some(d) => {
                     let left = d.saturating_duration_since(Instant::now());
                     if left.is_zero() {
-                        return Ok((view(job), WaitEnd::TimedOut));
+                        return Ok((job.view(), WaitEnd::TimedOut));
                     }
                     left.min(WAIT_SLICE)
                 }
@@ -472,7 +338,7 @@ impl Registry {
 
     /// Where job `id`'s log was cut, kept current without the lock.
     pub fn log_cuts(&self, id: &str) -> Result<Arc<log::Cuts>, ShellError> {
-        Ok(find(&self.locked().jobs, id)?.cuts.clone())
+        Ok(find(&self.locked().jobs, id)?.log.cuts.clone())
     }
 
     pub fn set_read_offset(&self, id: &str, offset: u64) -> Result<(), ShellError> {
@@ -510,9 +376,30 @@ impl Registry {
         let mut g = self.locked();
         let job = find_mut(&mut g.jobs, id)?;
         job.rec.meta = meta;
-        let v = view(job);
+        let v = job.view();
         self.save(&mut g);
         Ok(v)
+    }
+
+    /// The id the next job started without one gets: `bg-<n>`, one past
+    /// the highest of this registry's jobs and of the retired ids.
+    pub fn next_id(&self) -> String {
+        let g = self.locked();
+        start::next_id(&g.jobs, g.retired)
+    }
+
+    /// Never hands out `id` (a `bg-<n>`) or a lower one again, even once
+    /// the jobs holding them are removed: for an id a model or a user has
+    /// seen, which may still name that job in their context. Persisted.
+    pub fn retire_id(&self, id: &str) {
+        let Some(n) = start::id_number(id) else {
+            return;
+        };
+        let mut g = self.locked();
+        if n > g.retired {
+            g.retired = n;
+            self.save(&mut g);
+        }
     }
 
     /// Forgets a finished job (and optionally deletes its log and exit file).
@@ -564,7 +451,9 @@ impl Registry {
     /// ours to write, except that its ending, once told by either, stays told.
     fn take_in(&self, g: &mut Inner) {
         let mut added = false;
-        for rec in sidecar::current_records(&self.sidecar) {
+        let current = sidecar::current(&self.sidecar);
+        g.retired = g.retired.max(current.retired);
+        for rec in current.records {
             if let Some(j) = g.jobs.iter_mut().find(|j| j.rec.id == rec.id) {
                 if j.rec.pid == rec.pid && j.rec.start_ticks == rec.start_ticks {
                     j.rec.delivered |= rec.delivered;
@@ -593,7 +482,7 @@ impl Registry {
             .iter()
             .filter_map(|j| j.line.as_ref().map(|(_, l)| l.as_str()))
             .collect();
-        let result = sidecar::save_lines(&self.sidecar, &lines);
+        let result = sidecar::save_document(&self.sidecar, &lines, g.retired);
         g.save_error = result
             .err()
             .map(|e| format!("cannot write {}: {e}", self.sidecar.display()));
@@ -622,8 +511,8 @@ impl Registry {
         let mut leaders_ended = false;
         for i in 0..g.jobs.len() {
             let leader_before = g.jobs[i].rec.leader_ended();
-            if refresh(&mut g.jobs[i]) {
-                let v = view(&g.jobs[i]);
+            if liveness::refresh(&mut g.jobs[i]) {
+                let v = g.jobs[i].view();
                 g.ended.push(v);
             } else if !leader_before && g.jobs[i].rec.leader_ended() {
                 leaders_ended = true;
@@ -650,112 +539,22 @@ impl Registry {
         self.emit(&ended);
     }
 
-    /// For the monitor: what to sleep on, and when to wake up anyway.
-    pub(super) fn plan(&self, plan: &mut monitor::Plan) {
-        let g = self.locked();
-        for job in &g.jobs {
-            if job.child && !job.rec.is_running() {
-                plan.poll_within(monitor::CHILD_POLL);
-            }
-            if job.log_open && !job.rec.is_running() {
-                plan.poll_within(monitor::FLOOD_CHECK);
-            }
-            if !job.rec.is_running() {
-                continue;
-            }
-            plan.poll_within(if job.flooding {
-                monitor::FLOOD_CHECK
-            } else {
-                monitor::LOG_CHECK
-            });
-            if job.rec.leader_ended() {
-                job.member_fds.iter().for_each(|fd| plan.watch(fd.clone()));
-                // Without pidfds, or to find what a tracked process started
-                // before it went, look again now and then.
-                plan.poll_within(if job.member_fds.is_empty() {
-                    monitor::ADOPTED_POLL
-                } else {
-                    monitor::MEMBER_RESCAN
-                });
-            }
-            match (&job.pidfd, job.child) {
-                (Some(fd), _) => plan.watch(fd.clone()),
-                (None, true) => plan.poll_within(monitor::CHILD_POLL),
-                (None, false) => plan.poll_within(monitor::ADOPTED_POLL),
-            }
-            if let (Some(at), false) = (job.rec.deadline_ms(), job.rec.kill_requested) {
-                plan.wake_at_ms(at);
-            }
-        }
-    }
-
-    /// For the monitor: keeps the logs of running jobs under their bound.
-    /// A trim starts at [`log::cut_from`] (a quarter of the bound) and cuts
-    /// the log to about an eighth of it. A cut must first write back what it
-    /// keeps (10-40 ms): a job that floods is held (SIGSTOP, see [`hold`])
-    /// for the cut and keeps only its newest [`FLOOD_KEEP`] bytes, so the
-    /// hold is short. One that outran the cuts was stopped by its brake;
-    /// it goes on once its log is cut.
+    /// Keeps the logs of running jobs under their bound (see `log_bound.rs`).
     pub(super) fn trim_logs(&self) {
         let mut g = self.locked();
         let mut changed = false;
         for job in g
             .jobs
             .iter_mut()
-            .filter(|j| j.log_open || j.rec.is_running())
+            .filter(|j| j.log.open || j.rec.is_running())
         {
-            // An ended job's log gets this one last look, then no more.
-            job.log_open = job.rec.is_running();
-            let path = PathBuf::from(&job.rec.log_path);
-            let path = path.as_path();
-            let size = std::fs::metadata(path).map(|m| m.len()).unwrap_or(0);
-            let grown = size.saturating_sub(job.log_seen);
-            job.flooding = grown > FLOOD_BYTES_PER_CHECK;
-            job.window_bytes += grown;
-            let window = job.log_checked.elapsed();
-            if window >= RATE_WINDOW {
-                if job.window_bytes as f64 / window.as_secs_f64() > FLOOD_RATE as f64 {
-                    job.flood_since.get_or_insert(job.log_checked);
-                } else {
-                    job.flood_since = None;
-                }
-                job.log_checked = Instant::now();
-                job.window_bytes = 0;
-            }
-            job.log_seen = size;
-            let max = job.rec.max_log_bytes;
-            // Never before a quarter of the bound, however fast it grows:
-            // what keeps a flood under the bound is the brake.
-            let trigger = log::cut_from(max);
-            if size <= trigger {
-                continue;
-            }
-            let flooding = job.flooding;
-            let slack = log::cut_slack(max, flooding.then_some(FLOOD_KEEP));
-            if flooding && hold(job, libc::SIGSTOP) {
-                job.held = true;
-            }
-            let r = &mut job.rec;
-            let res = log::trim(
-                path,
-                r.log_start,
-                trigger,
-                slack,
-                r.log_dropped,
-                r.log_marker,
-                max,
-            );
-            let Ok(Some(t)) = res else {
+            let Some(due) = job.log.due(&job.rec) else {
                 continue;
             };
-            r.log_dropped += t.dropped;
-            r.log_trim_at = Some(t.at);
-            r.log_shift += t.shift;
-            r.log_marker = log::marker_line(0, max).len() as u64;
-            r.read_offset = moved_offset(r.read_offset, t);
-            job.cuts.set(r.log_trim_at, r.log_shift);
-            job.log_seen = std::fs::metadata(path).map(|m| m.len()).unwrap_or(0);
-            changed = true;
+            if due.hold && job.hold(libc::SIGSTOP) {
+                job.log.held = true;
+            }
+            changed |= job.log.cut(&mut job.rec, due);
         }
         if changed {
             self.save(&mut g);
@@ -763,9 +562,9 @@ impl Registry {
         // Resumed only now: the sidecar write can stall behind the flood's
         // own writeback (ext4 orders data before a commit), and a job left
         // running meanwhile would write tens of MiB past the cut.
-        for job in g.jobs.iter_mut().filter(|j| j.held) {
-            job.held = false;
-            hold(job, libc::SIGCONT);
+        for job in g.jobs.iter_mut().filter(|j| j.log.held) {
+            job.log.held = false;
+            job.hold(libc::SIGCONT);
         }
         g.jobs
             .iter()
@@ -773,8 +572,8 @@ impl Registry {
             .for_each(|b| b.release());
     }
 
-    /// For the monitor: notice endings, fire timeouts.
-    pub(super) fn tick(self: &Arc<Self>) {
+    /// For the monitor: keep logs bounded, notice endings, fire timeouts.
+    fn tick_once(self: &Arc<Self>) {
         self.trim_logs();
         self.sync();
         let now = super::now_ms();
@@ -800,7 +599,7 @@ impl Registry {
             let _ = std::thread::Builder::new()
                 .name("pi-utils-timeout".into())
                 .spawn(move || {
-                    let _ = kill::kill(&reg, &id, TIMEOUT_GRACE, true);
+                    let _ = kill::kill(&*reg, &id, super::defaults::KILL_GRACE, true);
                 });
         }
     }
@@ -812,428 +611,39 @@ impl Registry {
     }
 }
 
-/// A job from a record another process wrote (an earlier Pi, or one that
-/// shares the sidecar): reconciled, then watched by identity. One whose main
-/// process had already ended is settled by its tracked processes, not by
-/// the leader's (reusable) pid.
-fn adopt(mut rec: JobRecord) -> Job {
-    let pidfd = if rec.leader_ended() {
-        None
-    } else {
-        reconcile::reconcile(&mut rec).map(Arc::new)
-    };
-    kill::settle_adopted(&mut rec);
-    let cuts = Arc::new(log::Cuts::new(rec.log_trim_at, rec.log_shift));
-    let mut job = Job {
-        rec,
-        ours: false,
-        child: false,
-        pidfd,
-        member_fds: Vec::new(),
-        sent_signal: None,
-        log_seen: 0,
-        flooding: false,
-        log_open: false,
-        log_checked: Instant::now(),
-        window_bytes: 0,
-        flood_since: None,
-        held: false,
-        line: None,
-        brake: None,
-        cuts,
-    };
-    if job.rec.is_running() && job.rec.leader_ended() {
-        refresh_members(&mut job, true);
+impl kill::Jobs for Registry {
+    fn with_job<R>(&self, id: &str, f: impl FnOnce(&mut LiveJob) -> R) -> Result<R, ShellError> {
+        Registry::with_job(self, id, f)
     }
-    release_cgroup(&mut job.rec);
-    job
-}
 
-fn default_shell() -> String {
-    if Path::new("/bin/bash").is_file() {
-        "/bin/bash".into()
-    } else {
-        "sh".into()
+    fn is_running(&self, id: &str) -> bool {
+        Registry::is_running(self, id)
+    }
+
+    fn get(&self, id: &str) -> Option<JobView> {
+        Registry::get(self, id)
     }
 }
 
-fn next_id(jobs: &[Job]) -> String {
-    let max = jobs
-        .iter()
-        .filter_map(|j| j.rec.id.strip_prefix("bg-")?.parse::<u64>().ok())
-        .max()
-        .unwrap_or(0);
-    format!("bg-{}", max + 1)
+impl Watched for Registry {
+    fn plan(&self, plan: &mut monitor::Plan) {
+        let g = self.locked();
+        g.jobs.iter().for_each(|job| monitor::plan_job(job, plan));
+    }
+
+    fn tick(self: Arc<Self>) {
+        self.tick_once();
+    }
 }
 
-fn find<'a>(jobs: &'a [Job], id: &str) -> Result<&'a Job, ShellError> {
+fn find<'a>(jobs: &'a [LiveJob], id: &str) -> Result<&'a LiveJob, ShellError> {
     jobs.iter()
         .find(|j| j.rec.id == id)
         .ok_or_else(|| ShellError::UnknownJob(id.to_string()))
 }
 
-fn find_mut<'a>(jobs: &'a mut [Job], id: &str) -> Result<&'a mut Job, ShellError> {
+fn find_mut<'a>(jobs: &'a mut [LiveJob], id: &str) -> Result<&'a mut LiveJob, ShellError> {
     jobs.iter_mut()
         .find(|j| j.rec.id == id)
         .ok_or_else(|| ShellError::UnknownJob(id.to_string()))
-}
-
-fn view(job: &Job) -> JobView {
-    let end = job.rec.ended_at_ms.unwrap_or_else(super::now_ms);
-    JobView {
-        log_bytes: std::fs::metadata(&job.rec.log_path)
-            .map(|m| m.len())
-            .unwrap_or(0),
-        adopted: !job.ours,
-        runtime_ms: end.saturating_sub(job.rec.started_at_ms),
-        flooding: job.rec.is_running()
-            && job.flood_since.is_some_and(|t| t.elapsed() >= FLOOD_REPORT),
-        record: job.rec.clone(),
-    }
-}
-
-/// Where a byte offset into a log is after `t`: past the cut it moved back,
-/// inside the cut it now points at the marker.
-pub fn moved_offset(offset: u64, t: log::Trim) -> u64 {
-    if offset <= t.at {
-        offset
-    } else if offset >= t.at + t.shift {
-        offset - t.shift
-    } else {
-        t.at
-    }
-}
-
-/// Brings one job's state up to date; true if it just left `running`.
-fn refresh(job: &mut Job) -> bool {
-    let ended = refresh_state(job);
-    release_cgroup(&mut job.rec);
-    ended
-}
-
-/// Removes an ended job's cgroup. The kernel refuses while anything is in
-/// it (a `lost` job's processes), so every later look tries again.
-fn release_cgroup(rec: &mut JobRecord) {
-    let Some(dir) = rec.cgroup.as_deref().filter(|_| !rec.is_running()) else {
-        return;
-    };
-    if JobCgroup::open(Path::new(dir)).is_none_or(|cg| cg.remove()) {
-        rec.cgroup = None;
-    }
-}
-
-fn refresh_state(job: &mut Job) -> bool {
-    if job.rec.is_running() && job.rec.leader_ended() {
-        return refresh_members(job, false);
-    }
-    let mut unreaped = false;
-    if job.child {
-        // While the exited leader is an unreaped zombie its pid, group and
-        // session cannot be reused, so whatever is still in them is the
-        // job's: look before reaping.
-        // Reaped only once seen exited and looked at: a leader that exited
-        // between the look and the reap was reaped with nothing pinned, and
-        // a double fork's processes (still in its group) were missed.
-        let leader = leader_wait_state(job.rec.pid);
-        let pinned = (leader == LeaderWait::ExitedUnreaped)
-            .then(|| kill::processes_of(&kill::target_of(&job.rec), true));
-        let (r, status) = match (&job.brake, leader) {
-            (_, LeaderWait::Running) => (0, 0),
-            (Some(b), _) => b.reap(job.rec.pid),
-            (None, _) => {
-                let mut status = 0;
-                let r = unsafe { libc::waitpid(job.rec.pid, &mut status, libc::WNOHANG) };
-                (r, status)
-            }
-        };
-        if r == job.rec.pid {
-            job.child = false;
-            job.brake = None;
-            if job.rec.is_running() {
-                return leader_end(job, Some(status), pinned);
-            }
-            return false;
-        } else if r == 0 {
-            unreaped = true;
-        } else if std::io::Error::last_os_error().raw_os_error() == Some(libc::EINTR) {
-            return false;
-        } else {
-            // ECHILD: someone reaped it behind our back; fall back to identity.
-            job.child = false;
-            job.brake = None;
-        }
-    }
-    if !job.rec.is_running() {
-        return false;
-    }
-    match reconcile::verify(&job.rec) {
-        Verdict::Alive(_) => false,
-        // It exited a moment ago; the next waitpid collects its status.
-        Verdict::Ended | Verdict::Unverifiable if unreaped => false,
-        Verdict::Ended => leader_end(job, None, None),
-        other => {
-            reconcile::settle(&mut job.rec, other);
-            job.pidfd = None;
-            true
-        }
-    }
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum LeaderWait {
-    Running,
-    ExitedUnreaped,
-    /// Not our child any more (reaped elsewhere), or waitid failed.
-    Unknown,
-}
-
-/// Where our child `pid` stands, without reaping it (`WNOWAIT`).
-fn leader_wait_state(pid: i32) -> LeaderWait {
-    let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
-    let flags = libc::WEXITED | libc::WNOHANG | libc::WNOWAIT;
-    let r = unsafe { libc::waitid(libc::P_PID, pid as libc::id_t, &mut info, flags) };
-    match (r, siginfo_pid(&info)) {
-        (0, 0) => LeaderWait::Running,
-        (0, p) if p == pid => LeaderWait::ExitedUnreaped,
-        _ => LeaderWait::Unknown,
-    }
-}
-
-#[cfg(target_os = "linux")]
-fn siginfo_pid(info: &libc::siginfo_t) -> i32 {
-    unsafe { info.si_pid() }
-}
-
-#[cfg(not(target_os = "linux"))]
-fn siginfo_pid(info: &libc::siginfo_t) -> i32 {
-    info.si_pid
-}
-
-fn sent_signal(job: &Job) -> Option<i32> {
-    job.sent_signal
-        .or(job.rec.kill_requested.then_some(libc::SIGTERM))
-}
-
-/// The main process ended. `pinned`: what its group, session and marker
-/// held while it was still an unreaped zombie; otherwise only the marker
-/// can find the job's processes. True if nothing is left (the job ended).
-fn leader_end(job: &mut Job, wait_status: Option<i32>, pinned: Option<Vec<ProcInfo>>) -> bool {
-    let evidence = EndEvidence {
-        wait_status,
-        sent_signal: sent_signal(job),
-    };
-    let alone = job::leader_finish(&mut job.rec, evidence);
-    job.pidfd = None;
-    let found = match pinned {
-        Some(found) => found,
-        None => kill::processes_of(&kill::target_of(&job.rec), false),
-    };
-    let found: Vec<ProcInfo> = found.into_iter().filter(kill::alive).collect();
-    if found.is_empty() {
-        job.rec = alone;
-        return true;
-    }
-    track(job, found);
-    false
-}
-
-/// Remembers `found` as the job's processes (with a pidfd each, opened and
-/// then re-checked, so it names the process that was checked).
-fn track(job: &mut Job, found: Vec<ProcInfo>) {
-    job.member_fds.clear();
-    job.rec.members = found
-        .iter()
-        .map(|p| Member {
-            pid: p.pid,
-            start: p.start,
-            command: identity::command_line(p.pid).unwrap_or_default(),
-        })
-        .collect();
-    for p in &found {
-        if let Some(fd) = PidFd::open(p.pid) {
-            if kill::alive(p) {
-                job.member_fds.push(Arc::new(fd));
-            }
-        }
-    }
-}
-
-/// A job whose main process ended: drops tracked processes that are gone
-/// (by identity: a reused pid is not ours); when none is left, one more
-/// scan for the marker finds what they started, else the job ends. `loaded`:
-/// the record comes from a sidecar, so its processes need a fresh pidfd.
-fn refresh_members(job: &mut Job, loaded: bool) -> bool {
-    let same_boot = match (&job.rec.boot_id, identity::boot_id()) {
-        (Some(recorded), Some(now)) => recorded == now,
-        _ => true,
-    };
-    job.rec
-        .members
-        .retain(|m| same_boot && member_info(m).is_some());
-    job.member_fds.retain(|fd| !fd.exited());
-    // A process found the moment it was forked still shows its parent's
-    // command line until it execs: read them again for a little while.
-    if super::now_ms().saturating_sub(job.rec.leader_ended_at_ms.unwrap_or(0)) < RECHECK_COMMANDS_MS
-    {
-        for m in job.rec.members.iter_mut() {
-            if let Some(c) = identity::command_line(m.pid) {
-                m.command = c;
-            }
-        }
-    }
-    if !job.rec.members.is_empty() {
-        if loaded {
-            let found = job.rec.members.iter().filter_map(member_info).collect();
-            track(job, found);
-        }
-        return false;
-    }
-    if same_boot {
-        let found = kill::processes_of(&kill::target_of(&job.rec), false);
-        if !found.is_empty() {
-            track(job, found);
-            return false;
-        }
-    }
-    let sent = sent_signal(job);
-    job::finish_after_members(&mut job.rec, sent);
-    job.member_fds.clear();
-    true
-}
-
-/// Stops (`SIGSTOP`) or resumes (`SIGCONT`) what writes a flooding job's
-/// log, for the length of one cut. Only what cannot be a stranger: the
-/// group of our own unreaped child (its pid, and so its group id, cannot be
-/// reused while it is unreaped), and tracked processes through their pidfd
-/// after an identity check. True if anything was signalled.
-fn hold(job: &Job, sig: i32) -> bool {
-    let mut any = false;
-    if job.child && !job.rec.leader_ended() {
-        any |= kill::signal_group(job.rec.pgid, sig);
-    }
-    for p in job.rec.members.iter().filter_map(member_info) {
-        any |= kill::signal_process(&p, sig);
-    }
-    any
-}
-
-/// The live process a tracked member names, if it is still that one.
-pub(super) fn member_info(m: &Member) -> Option<ProcInfo> {
-    identity::proc_info(m.pid).filter(|p| p.start == m.start && !p.zombie)
-}
-
-/// Rejects, before anything is created, a request that cannot start: an
-/// empty command, a cwd that is not a directory, a missing shell, a
-/// relative log path. Returns the shell to run.
-fn checked_shell(req: &SpawnRequest) -> Result<String, ShellError> {
-    if req.command.trim().is_empty() {
-        return Err(ShellError::EmptyCommand);
-    }
-    match std::fs::metadata(&req.cwd) {
-        Ok(m) if m.is_dir() => {}
-        Ok(_) => return Err(ShellError::CwdNotDirectory(req.cwd.display().to_string())),
-        Err(_) => return Err(ShellError::CwdNotFound(req.cwd.display().to_string())),
-    }
-    let shell = req.shell.clone().unwrap_or_else(default_shell);
-    let found = match shell.contains('/') {
-        true => Path::new(&shell).is_file(),
-        false => spawn::on_path(&shell, req.env.as_deref()),
-    };
-    if shell.is_empty() || !found {
-        return Err(ShellError::ShellNotFound(shell));
-    }
-    if !req.log_path.is_absolute() {
-        return Err(ShellError::LogFile {
-            path: req.log_path.display().to_string(),
-            error: "the log path must be absolute".into(),
-        });
-    }
-    Ok(shell)
-}
-
-/// The id a new job gets: the one asked for if it is free, else the next `bg-N`.
-fn free_id(jobs: &[Job], asked: Option<String>) -> Result<String, ShellError> {
-    match asked {
-        Some(id) if jobs.iter().any(|j| j.rec.id == id) => Err(ShellError::DuplicateId(id)),
-        Some(id) if id.is_empty() => {
-            Err(ShellError::InvalidOption("Invalid id: it is empty".into()))
-        }
-        Some(id) if id.contains('\0') => Err(ShellError::InvalidOption(
-            "Invalid id: it contains a NUL byte".into(),
-        )),
-        Some(id) => Ok(id),
-        None => Ok(next_id(jobs)),
-    }
-}
-
-/// A cgroup for the job, named by its marker; `None` where the host allows
-/// none (the job is then tracked by its process tree).
-fn held_cgroup(marker: &str) -> Option<JobCgroup> {
-    super::cgroup::sweep_orphans();
-    JobCgroup::create(marker).ok()
-}
-
-/// What a just-started job's record is made of.
-struct NewJob<'a> {
-    id: String,
-    req: SpawnRequest,
-    shell: String,
-    exit_path: PathBuf,
-    pid: i32,
-    marker: String,
-    started_at_ms: u64,
-    log_start: u64,
-    cgroup: Option<&'a JobCgroup>,
-}
-
-/// The record of a job that has just started: running, nothing read yet.
-fn new_record(n: NewJob) -> JobRecord {
-    // Our unreaped child: this reads its start time, not a successor's.
-    let start_ticks = identity::proc_info(n.pid).map(|i| i.start);
-    JobRecord {
-        id: n.id,
-        command: n.req.command,
-        cwd: n.req.cwd.display().to_string(),
-        shell: n.shell,
-        log_path: n.req.log_path.display().to_string(),
-        exit_path: n.exit_path.display().to_string(),
-        pid: n.pid,
-        pgid: n.pid,
-        start_ticks,
-        boot_id: identity::boot_id().map(str::to_string),
-        marker: n.marker,
-        host_pid: std::process::id(),
-        started_at_ms: n.started_at_ms,
-        ended_at_ms: None,
-        state: JobState::Running,
-        exit_code: None,
-        signal: None,
-        note: None,
-        delivered: false,
-        read_offset: n.log_start,
-        log_start: n.log_start,
-        kill_requested: false,
-        timed_out: false,
-        timeout_ms: n.req.timeout.map(|t| t.as_millis() as u64),
-        meta: n.req.meta,
-        tracking: match n.cgroup {
-            Some(_) => job::TRACKING_CGROUP,
-            None => job::TRACKING_PROCESS_TREE,
-        }
-        .to_string(),
-        cgroup: n.cgroup.map(|c| c.dir().display().to_string()),
-        leader_ended_at_ms: None,
-        leader_exit_code: None,
-        leader_signal: None,
-        members: Vec::new(),
-        max_log_bytes: n
-            .req
-            .max_log_bytes
-            .unwrap_or(log::DEFAULT_MAX_LOG_BYTES)
-            .max(MIN_LOG_BYTES),
-        log_dropped: 0,
-        log_trim_at: None,
-        log_shift: 0,
-        log_marker: 0,
-    }
 }

@@ -21,6 +21,9 @@ const MAX_BYTES: u64 = 64 * 1024 * 1024;
 #[derive(Debug, Default)]
 pub struct Loaded {
     pub records: Vec<JobRecord>,
+    /// Ids `bg-1` to `bg-<retired>` are never handed out again (see
+    /// `Registry::retire_id`).
+    pub retired: u64,
     /// One line per problem, for the user.
     pub problems: Vec<String>,
 }
@@ -84,6 +87,7 @@ fn load_document(doc: serde_json::Value, out: &mut Loaded) {
             version.unwrap_or_default()
         ));
     }
+    out.retired = doc.get("retired").and_then(|r| r.as_u64()).unwrap_or(0);
     let Some(jobs) = doc.get("jobs").and_then(|j| j.as_array()) else {
         out.problems.push("registry has no \"jobs\" list".into());
         return;
@@ -97,6 +101,13 @@ fn load_document(doc: serde_json::Value, out: &mut Loaded) {
 }
 
 fn salvage(text: &str, out: &mut Loaded) {
+    // The document's first line holds the retired ids, when any were.
+    let retired = text
+        .lines()
+        .next()
+        .and_then(|l| l.split("\"retired\":").nth(1));
+    let digits = retired.map(|r| r.split(|c: char| !c.is_ascii_digit()).next().unwrap_or(""));
+    out.retired = digits.and_then(|d| d.parse().ok()).unwrap_or(0);
     for (n, line) in text.lines().enumerate() {
         let line = line.trim().trim_end_matches(',');
         if !line.starts_with("{\"id\"") {
@@ -162,18 +173,18 @@ fn with_suffix(path: &Path, suffix: &str) -> PathBuf {
     s.into()
 }
 
-/// The records a sidecar holds now, read without side effects (no damaged
-/// copy, no report): what another process wrote since we loaded it.
-pub fn current_records(path: &Path) -> Vec<JobRecord> {
-    let Ok(text) = std::fs::read_to_string(path) else {
-        return Vec::new();
-    };
+/// What a sidecar holds now, read without side effects (no damaged copy,
+/// no report): what another process wrote since we loaded it.
+pub fn current(path: &Path) -> Loaded {
     let mut out = Loaded::default();
+    let Ok(text) = std::fs::read_to_string(path) else {
+        return out;
+    };
     match serde_json::from_str::<serde_json::Value>(&text) {
         Ok(doc) => load_document(doc, &mut out),
         Err(_) => salvage(&text, &mut out),
     }
-    out.records
+    out
 }
 
 /// How long a process waits for another one's read-modify-write of the
@@ -219,7 +230,16 @@ pub fn record_line(r: &JobRecord) -> String {
 }
 
 pub fn render_lines<S: AsRef<str>>(lines: &[S]) -> String {
-    let mut s = format!("{{\"version\":{VERSION},\"jobs\":[\n");
+    render_document(lines, 0)
+}
+
+/// The document: its version, the retired ids (when any were) and one
+/// record per line.
+fn render_document<S: AsRef<str>>(lines: &[S], retired: u64) -> String {
+    let mut s = match retired {
+        0 => format!("{{\"version\":{VERSION},\"jobs\":[\n"),
+        n => format!("{{\"version\":{VERSION},\"retired\":{n},\"jobs\":[\n"),
+    };
     for (i, line) in lines.iter().enumerate() {
         s.push_str(line.as_ref());
         s.push_str(if i + 1 < lines.len() { ",\n" } else { "\n" });
@@ -236,13 +256,17 @@ pub fn save(path: &Path, records: &[JobRecord]) -> std::io::Result<()> {
     save_lines(path, &records.iter().map(record_line).collect::<Vec<_>>())
 }
 
+pub fn save_lines<S: AsRef<str>>(path: &Path, lines: &[S]) -> std::io::Result<()> {
+    save_document(path, lines, 0)
+}
+
 /// Temp file + rename. The temp name carries our pid so two processes that
 /// share a sidecar never write into each other's temp file.
-pub fn save_lines<S: AsRef<str>>(path: &Path, lines: &[S]) -> std::io::Result<()> {
+pub fn save_document<S: AsRef<str>>(path: &Path, lines: &[S], retired: u64) -> std::io::Result<()> {
     let tmp = with_suffix(path, &format!(".{}.tmp", std::process::id()));
     let result = (|| {
         let mut f = std::fs::File::create(&tmp)?;
-        f.write_all(render_lines(lines).as_bytes())?;
+        f.write_all(render_document(lines, retired).as_bytes())?;
         drop(f);
         super::failpoint("sidecar.written");
         std::fs::rename(&tmp, path)?;

@@ -29,7 +29,9 @@ pub const WRAPPER: &str = "/bin/sh";
 /// registry writes `go` there, which it does (before `spawn` returns) only
 /// once the job's record is saved. End of file without it (the host died,
 /// or could not record the job) and the wrapper exits without running the
-/// command: no job ever runs that no record names. With a cgroup it then
+/// command, writing `never-started` (`job::NEVER_STARTED`) as its exit
+/// status: no job ever runs that no record names, and one that was
+/// recorded reads as never started. With a cgroup it then
 /// waits for the move: until the registry writes a second line or closes
 /// the pipe (a host that dies after recording the job still lets it run,
 /// outside the cgroup), so nothing the command starts is born outside it.
@@ -41,7 +43,7 @@ pub const WRAPPER: &str = "/bin/sh";
 /// shell instead of forking again), so "not found" errors still reach the log.
 const SCRIPT: &str = "trap : HUP INT TERM
 IFS= read -r go <&4
-[ \"$go\" = go ] || exit 0
+[ \"$go\" = go ] || { printf 'never-started\\n' >\"$3.tmp\" && mv -f -- \"$3.tmp\" \"$3\"; exit 0; }
 [ -z \"$5\" ] || read -r _ <&4
 exec 4<&-
 if cd -- \"$4\"; then
@@ -229,46 +231,48 @@ impl GoPipe {
 /// waits for the move into it, made off the caller's thread: a move
 /// between cgroups waits for an RCU grace period (~9 ms here), which would
 /// triple the spawn time; the job's command starts that much later instead.
-/// If the move fails, the job is tracked by the process tree.
+/// If the move fails, the cgroup is removed and `unplaced` runs (the job is
+/// then tracked by the process tree).
 pub(super) fn go_ahead(
-    reg: &std::sync::Arc<super::Registry>,
-    id: &str,
     pid: i32,
     cgroup: Option<super::cgroup::JobCgroup>,
     go: GoPipe,
+    unplaced: impl Fn() + Send + Sync + 'static,
 ) {
-    use super::cgroup::JobCgroup;
     go.send(b"go\n");
     let Some(cg) = cgroup else {
         return;
     };
-    let untrack = |reg: &super::Registry, id: &str, cg: &JobCgroup| {
-        cg.remove();
-        let _ = reg.with_job(id, |job| {
-            job.rec.tracking = super::job::TRACKING_PROCESS_TREE.to_string();
-            job.rec.cgroup = None;
-        });
-    };
-    let (weak, job_id, kept) = (std::sync::Arc::downgrade(reg), id.to_string(), cg.clone());
+    let kept = cg.clone();
+    let unplaced = std::sync::Arc::new(unplaced);
+    let in_thread = unplaced.clone();
     let spawned = std::thread::Builder::new()
         .name("pi-utils-cgroup".into())
         .spawn(move || {
             let placed = cg.adopt(pid).is_ok();
             drop(go);
-            if let (false, Some(reg)) = (placed, weak.upgrade()) {
-                untrack(&reg, &job_id, &cg);
+            if !placed {
+                cg.remove();
+                in_thread();
             }
         });
     // No thread: the pipe went with the closure, so the wrapper already
     // went on, outside the cgroup.
     if spawned.is_err() {
-        untrack(reg, id, &kept);
+        kept.remove();
+        unplaced();
     }
 }
 
 /// A wrapper whose job could not be recorded: without its go-ahead it
-/// exits at once, running nothing; reaped here, and its cgroup removed.
-pub(super) fn abandon(pid: i32, go: GoPipe, cgroup: Option<super::cgroup::JobCgroup>) {
+/// exits at once, running nothing; reaped here, and its cgroup and the
+/// exit file it wrote (`never-started`) removed.
+pub(super) fn abandon(
+    pid: i32,
+    go: GoPipe,
+    cgroup: Option<super::cgroup::JobCgroup>,
+    exit_path: &Path,
+) {
     drop(go);
     let mut status = 0;
     while unsafe { libc::waitpid(pid, &mut status, 0) } < 0
@@ -277,6 +281,7 @@ pub(super) fn abandon(pid: i32, go: GoPipe, cgroup: Option<super::cgroup::JobCgr
     if let Some(cg) = cgroup {
         cg.remove();
     }
+    let _ = clear_exit_file(exit_path);
 }
 
 /// Descriptors above stderr that would leak into the job: ones this process
@@ -486,6 +491,15 @@ pub fn new_marker(id: &str) -> String {
 
 pub fn log_fd(f: &std::fs::File) -> RawFd {
     f.as_raw_fd()
+}
+
+#[cfg(test)]
+mod script_tests {
+    #[test]
+    fn a_wrapper_never_let_go_says_so_in_the_words_the_ending_is_read_by() {
+        let line = format!("printf '{}\\n'", super::super::job::NEVER_STARTED);
+        assert!(super::SCRIPT.contains(&line), "{}", super::SCRIPT);
+    }
 }
 
 #[cfg(test)]

@@ -1103,3 +1103,33 @@ fn two_running_jobs_never_share_a_log() {
     f.wait(&c);
     assert_eq!(f.reg.tail(&c, None, 100).unwrap().text, "c\n");
 }
+
+#[test]
+fn a_retired_job_id_is_never_handed_out_again_even_after_removal_and_a_restart() {
+    let f = Fixture::new();
+    let a = f.reg.spawn(f.req("true")).unwrap().record.id;
+    let b = f.reg.spawn(f.req("true")).unwrap().record.id;
+    assert_eq!((a.as_str(), b.as_str()), ("bg-1", "bg-2"));
+    assert_eq!(f.reg.next_id(), "bg-3");
+    f.wait(&a);
+    f.wait(&b);
+    // Not retired: a removed id is free again (a foreground command's).
+    f.reg.remove(&b, true).unwrap();
+    assert_eq!(f.reg.next_id(), "bg-2");
+    // Retired: shown to someone, so never again, whatever is removed.
+    f.reg.retire_id("bg-4");
+    f.reg.retire_id("bg-3");
+    f.reg.retire_id("job");
+    f.reg.remove(&a, true).unwrap();
+    assert_eq!(f.reg.next_id(), "bg-5");
+    let c = f.reg.spawn(f.req("true")).unwrap().record.id;
+    assert_eq!(c, "bg-5", "the default id follows the same rule");
+    f.wait(&c);
+    f.reg.remove(&c, true).unwrap();
+    let again = Registry::open(&f.path("session/jobs.json")).unwrap();
+    assert_eq!(
+        again.next_id(),
+        "bg-5",
+        "the retired ids are in the sidecar"
+    );
+}

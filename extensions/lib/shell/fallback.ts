@@ -3,9 +3,9 @@
 // persisted, jobs live as long as this Pi process), verify a process's identity before signalling it, or find
 // descendants that left the job's process group.
 import { spawn, type ChildProcess } from "node:child_process";
-import { closeSync, existsSync, fstatSync, mkdirSync, openSync, readSync, statSync, unlinkSync } from "node:fs";
+import { closeSync, existsSync, fstatSync, mkdirSync, openSync, readFileSync, readSync, statSync, unlinkSync } from "node:fs";
 import { constants } from "node:os";
-import { dirname, resolve } from "node:path";
+import { dirname, join, resolve } from "node:path";
 import type {
 	ShellJob,
 	ShellKillReport,
@@ -18,9 +18,16 @@ import type {
 	ShellWaitResult,
 } from "../../../index.js";
 import { codedError } from "../errors.mjs";
+import { packageDir } from "../native.mjs";
 
-const DEFAULT_GRACE_MS = 3000;
-const DEFAULT_READ = 65536;
+// The defaults the core has too: their one owner is src/shell/defaults.json, which the core compiles in. This
+// registry runs exactly when the addon cannot load, so it reads the same file instead of asking the core.
+const DEFAULTS = JSON.parse(readFileSync(join(packageDir, "src/shell/defaults.json"), "utf8")) as { killGraceMs: number; readBytes: number };
+const DEFAULT_GRACE_MS = DEFAULTS.killGraceMs;
+const DEFAULT_READ = DEFAULTS.readBytes;
+
+/** `bg-7` -> 7; any other id has no number (0). */
+const idNumber = (id: string): number => Number(/^bg-(\d+)$/.exec(id)?.[1] ?? 0);
 
 interface Entry {
 	job: ShellJob;
@@ -77,6 +84,8 @@ class FallbackRegistry {
 	readonly sidecarPath: string;
 	fromMemory = false;
 	private readonly entries = new Map<string, Entry>();
+	/** Ids up to `bg-<retired>` are not handed out again (in memory: nothing here is persisted). */
+	private retired = 0;
 	private listener: ((job: ShellJob) => void) | undefined;
 
 	constructor(sidecarPath: string) {
@@ -87,12 +96,21 @@ class FallbackRegistry {
 		return [];
 	}
 
+	/** The core's rule (src/shell/start.rs `next_id`): one past the highest job id and retired id. */
+	nextId(): string {
+		return `bg-${Math.max(this.retired, ...[...this.entries.keys()].map(idNumber)) + 1}`;
+	}
+
+	retireId(id: string): void {
+		this.retired = Math.max(this.retired, idNumber(id));
+	}
+
 	spawn(o: ShellSpawnOptions): ShellJob {
 		if (!o.command) throw codedError("INVALID_OPTION", "Command must not be empty");
 		const cwd = resolve(o.cwd);
 		if (!existsSync(cwd)) throw codedError("PATH_NOT_FOUND", `Working directory not found: ${cwd}`);
 		if (!statSync(cwd).isDirectory()) throw codedError("NOT_A_FILE", `Working directory is not a directory: ${cwd}`);
-		const id = o.id ?? `bg-${Math.max(0, ...[...this.entries.keys()].map((k) => Number(/^bg-(\d+)$/.exec(k)?.[1] ?? 0))) + 1}`;
+		const id = o.id ?? this.nextId();
 		if (this.entries.has(id)) throw codedError("JOB_EXISTS", `A job with id ${id} already exists`);
 		try {
 			mkdirSync(dirname(o.logPath), { recursive: true });

@@ -31,7 +31,7 @@ import {
 	type JobRow,
 	type ToolsOn,
 } from "./format.ts";
-import { commitJobId, logPathFor, nextJobId, type JobRegistry, type ShellJob, type ShellKillReport, type ShellLogChunk } from "./registry.ts";
+import { logPathFor, type ShellRegistry, type ShellJob, type ShellKillReport, type ShellLogChunk } from "./registry.ts";
 
 export interface JobsHost {
 	/** False where a message could no longer reach the model (print mode after its last turn). */
@@ -48,7 +48,7 @@ export interface JobsHost {
 	tools?: ToolsOn;
 	/**
 	 * Something the registry could not do that the user should know (a sidecar it could not load or
-	 * write, e.g. its lock held by another Pi process): each distinct text once per ShellJobs.
+	 * write, e.g. its lock held by another Pi process): each distinct text once per SessionJobs.
 	 */
 	problem?(text: string): void;
 }
@@ -79,7 +79,7 @@ const FOLLOW_UP_BYTES = 8 * 1024;
 /** Enough to fill the 50KB/2000-line window after sanitizing; the rest is only counted and spilled. */
 const READ_WINDOW = 1024 * 1024;
 
-export class ShellJobs {
+export class SessionJobs {
 	/** Jobs a foreground bash call still owns: invisible to the model, never announced. */
 	private readonly owned = new Set<string>();
 	/** Jobs whose ending a tool call is reporting right now: no follow-up for them. */
@@ -90,7 +90,7 @@ export class ShellJobs {
 	active = true;
 
 	constructor(
-		readonly registry: JobRegistry,
+		readonly registry: ShellRegistry,
 		readonly dir: string,
 		private readonly settings: () => ShellSettings,
 		private readonly host: JobsHost,
@@ -144,7 +144,7 @@ export class ShellJobs {
 	}
 
 	spawn(req: SpawnRequest): ShellJob {
-		const id = nextJobId(this.dir, this.registry.list());
+		const id = this.registry.nextId();
 		const job = this.registry.spawn({
 			command: req.command,
 			cwd: req.cwd,
@@ -158,7 +158,7 @@ export class ShellJobs {
 		});
 		if (req.mode === "fg") this.owned.add(job.id);
 		else {
-			commitJobId(this.dir, job.id);
+			this.registry.retireId(job.id);
 			this.host.changed();
 		}
 		this.reportProblems();
@@ -170,7 +170,7 @@ export class ShellJobs {
 		this.registry.setReadOffset(id, seenUpTo);
 		const job = this.registry.setMeta(id, JSON.stringify({ mode: "bg", auto: true }));
 		this.owned.delete(id);
-		commitJobId(this.dir, id);
+		this.registry.retireId(id);
 		this.host.changed();
 		this.reportProblems();
 		return job;

@@ -1,21 +1,23 @@
 // Where a Pi session's jobs live, and which process registry runs them: the native one (identity-checked,
 // reconciled after a restart, kept across /reload by the addon) or, when the addon is unavailable, the plain
 // Node child-process fallback.
-import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync, unlinkSync } from "node:fs";
 import { join } from "node:path";
-import type { ShellJob, ShellKillReport, ShellLogChunk, ShellRegistry } from "../../../index.js";
+import type { ShellJob, ShellKillReport, ShellLogChunk, ShellRegistry as NativeShellRegistry } from "../../../index.js";
 import { fallbackRegistryOpen, openFallbackRegistry } from "./fallback.ts";
 import type { Native } from "../native.mjs";
 
 export type { ShellJob, ShellKillReport, ShellLogChunk };
 
-/** What the extension uses of a registry; both implementations provide it. */
-export type JobRegistry = Pick<
-	ShellRegistry,
+/** The registry as the extension uses it: the addon's ShellRegistry, or the fallback without the addon. */
+export type ShellRegistry = Pick<
+	NativeShellRegistry,
 	| "sidecarPath"
 	| "fromMemory"
 	| "problems"
 	| "spawn"
+	| "nextId"
+	| "retireId"
 	| "get"
 	| "list"
 	| "logCuts"
@@ -32,7 +34,7 @@ export type JobRegistry = Pick<
 >;
 
 /**
- * The directory holding a session's sidecar, logs and id counter: next to Pi's session file
+ * The directory holding a session's sidecar and logs: next to Pi's session file
  * (`<session>.jsonl` -> `<session>.shell-bg/`, which Pi's session listing ignores), or under the agent
  * directory for a session that is only in memory. Both are scoped by the session id.
  */
@@ -44,62 +46,35 @@ export function jobDirFor(o: { sessionFile: string | undefined; sessionId: strin
 
 export const sidecarPathIn = (dir: string) => join(dir, "jobs.json");
 export const logPathFor = (dir: string, id: string) => join(dir, "logs", `${id}.log`);
-const counterPath = (dir: string) => join(dir, "next-id");
 
 export function nativeRegistryAvailable(native: Native | undefined): native is Native {
 	return typeof native?.openShellRegistry === "function";
 }
 
-export function openJobRegistry(dir: string, native: Native | undefined): JobRegistry {
+export function openSessionRegistry(dir: string, native: Native | undefined): ShellRegistry {
 	const sidecar = sidecarPathIn(dir);
-	return nativeRegistryAvailable(native) ? native.openShellRegistry(sidecar) : openFallbackRegistry(sidecar);
-}
-
-/** Whether the session has jobs to reconcile or watch: a sidecar on disk, or a fallback registry in this process. */
-export function jobRegistryExists(dir: string, native: Native | undefined): boolean {
-	const sidecar = sidecarPathIn(dir);
-	return nativeRegistryAvailable(native) ? existsSync(sidecar) : fallbackRegistryOpen(sidecar);
-}
-
-/** `bg-7` -> 7; anything else -> 0. */
-export function idNumber(id: string): number {
-	const m = /^bg-(\d+)$/.exec(id);
-	return m ? Number(m[1]) : 0;
+	const registry = nativeRegistryAvailable(native) ? native.openShellRegistry(sidecar) : openFallbackRegistry(sidecar);
+	takeOverIdCounter(dir, registry);
+	return registry;
 }
 
 /**
- * Job ids never repeat within a session, even after `/shell-bg clear` forgot the highest ones: the model may
- * still hold an old id in its context. The registry's own default (highest + 1) would reuse them, so the
- * high-water mark is kept in a small file next to the sidecar.
+ * Before the registry owned job ids, a session kept the next id number in `<dir>/next-id`: the ids below it were
+ * shown and are retired once, and the file goes.
  */
-export function nextJobId(dir: string, jobs: ShellJob[]): string {
-	let n = 1;
+function takeOverIdCounter(dir: string, registry: ShellRegistry): void {
+	const path = join(dir, "next-id");
 	try {
-		n = Math.max(n, Number.parseInt(readFileSync(counterPath(dir), "utf8"), 10) || 1);
+		const next = Number.parseInt(readFileSync(path, "utf8"), 10);
+		if (next > 1) registry.retireId(`bg-${next - 1}`);
+		unlinkSync(path);
 	} catch {
-		// No counter yet.
+		// No counter: a session started since, or a directory we cannot change (retried next time).
 	}
-	for (const j of jobs) n = Math.max(n, idNumber(j.id) + 1);
-	return `bg-${n}`;
 }
 
-/** Records that `id` was shown to the model, so it is never handed out again. Best effort. */
-export function commitJobId(dir: string, id: string): void {
-	const next = idNumber(id) + 1;
-	if (next <= 1) return;
-	try {
-		let current = 0;
-		try {
-			current = Number.parseInt(readFileSync(counterPath(dir), "utf8"), 10) || 0;
-		} catch {
-			// First commit.
-		}
-		if (current >= next) return;
-		mkdirSync(dir, { recursive: true });
-		const tmp = `${counterPath(dir)}.${process.pid}.tmp`;
-		writeFileSync(tmp, `${next}\n`);
-		renameSync(tmp, counterPath(dir));
-	} catch {
-		// A read-only directory costs only id continuity across /shell-bg clear.
-	}
+/** Whether the session has jobs to reconcile or watch: a sidecar on disk, or a fallback registry in this process. */
+export function sessionRegistryExists(dir: string, native: Native | undefined): boolean {
+	const sidecar = sidecarPathIn(dir);
+	return nativeRegistryAvailable(native) ? existsSync(sidecar) : fallbackRegistryOpen(sidecar);
 }

@@ -1,5 +1,5 @@
 // The start-up sweep of job directories whose Pi session no longer exists: once they are older than
-// `shell.logRetentionDays`, the files the registry wrote there (sidecar, id counter, job logs and exit files) are
+// `shell.logRetentionDays`, the files the registry wrote there (sidecar, an older version's id counter, job logs and exit files) are
 // deleted one by one, and the directories removed if that left them empty. Nothing else is touched: a file
 // pi-utils did not name is kept, and so is its directory; a directory whose sidecar still lists a running job
 // (or cannot be read) is skipped whole.

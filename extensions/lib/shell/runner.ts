@@ -4,7 +4,7 @@
 // the background without being restarted, because it never depended on this call's pipes.
 import { closeSync, existsSync, fstatSync, openSync, readSync } from "node:fs";
 import type { ShellJob } from "./registry.ts";
-import type { ShellJobs } from "./jobs.ts";
+import type { SessionJobs } from "./jobs.ts";
 
 /** Pi's `BashOperations.exec` options (structurally; extensions/lib does not import Pi). */
 export interface ExecOptions {
@@ -129,7 +129,7 @@ type Event =
 	| { kind: "background" }
 	| { kind: "failed"; error: unknown };
 
-export function jobOperations(jobs: ShellJobs, plan: RunPlan, outcome: RunOutcome): JobOperations {
+export function jobOperations(jobs: SessionJobs, plan: RunPlan, outcome: RunOutcome): JobOperations {
 	return {
 		async exec(command, cwd, { onData, signal, timeout, env }) {
 			// Pi's local backend checks these first, with these words; keep them.

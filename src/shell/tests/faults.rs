@@ -383,3 +383,33 @@ fn run_host_stopping(sidecar: &Path) -> (i32, bool) {
     host.wait().unwrap();
     (pid, ready)
 }
+
+/// A host that died after saving a job's record but before letting its
+/// wrapper go leaves a job that never ran: the registry that adopts the
+/// record says so, instead of "no exit status was recorded".
+#[test]
+fn a_recorded_job_whose_host_died_before_letting_it_go_ends_as_never_started() {
+    let f = Fixture::new();
+    let sidecar = f.path("never/jobs.json");
+    std::fs::create_dir_all(sidecar.parent().unwrap()).unwrap();
+    let (host, _) = run_host(&sidecar, Some("spawn.saved:1"));
+    let reg = Registry::open(&sidecar).unwrap();
+    until("bg-2 to end", || {
+        reg.get("bg-2").is_some_and(|v| !v.record.is_running())
+    });
+    let ended = reg.get("bg-2").unwrap();
+    let r = &ended.record;
+    assert_eq!(r.state, JobState::Exited, "{r:?}");
+    assert_eq!(r.exit_code, None, "{r:?}");
+    let note = r.note.clone().unwrap_or_default();
+    assert!(note.starts_with("never started"), "{note}");
+    let log = std::fs::read_to_string(&r.log_path).unwrap_or_default();
+    assert!(!log.contains("started"), "its command never ran: {log:?}");
+    // bg-1 was let go: it runs, and its ending is read as before.
+    let first = reg.get("bg-1").unwrap();
+    assert!(first.record.is_running(), "{first:?}");
+    reg.kill("bg-1", Duration::from_secs(2)).unwrap();
+    until("nothing of the host's jobs left", || {
+        marked_by(host).is_empty()
+    });
+}
