@@ -393,7 +393,7 @@ describe("in-process Pi session (faux provider)", () => {
 	test("an install whose binary is missing or stale still loads, searches with rg and says how to fix it", { skip: findRg() ? false : "rg not installed" }, async (t) => {
 		const cases = [
 			{ name: "missing", reason: /no native binary for \S+ \(pi-utils\.[\w-]+\.node was never built\)/ },
-			{ name: "stale", reason: /the native binary is stale \(API version 0, expected 7\)/, indexJs: "module.exports = { apiVersion: () => 0 };\n" },
+			{ name: "stale", reason: /the native binary is stale \(API version 0, expected 8\)/, indexJs: "module.exports = { apiVersion: () => 0 };\n" },
 		];
 		for (const c of cases) {
 			// What `pi install` leaves when the build step failed: the sources without a loadable binary.

@@ -10,7 +10,7 @@ import { fileURLToPath } from "node:url";
 /** @typedef {import("./native.d.mts").NativeLoad} NativeLoad */
 
 /** The JS-visible API this extension was written against (see `apiVersion()` in index.d.ts). */
-export const EXPECTED_API_VERSION = 7;
+export const EXPECTED_API_VERSION = 8;
 
 export const packageDir = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
 

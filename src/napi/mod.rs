@@ -17,5 +17,5 @@ use napi_derive::napi;
 /// function.
 #[napi]
 pub fn api_version() -> u32 {
-    7
+    8
 }
