@@ -5,8 +5,16 @@
 // Some of them the native core owns too (CORE_OWNED): where the addon loads, DEFAULTS takes those from its
 // coreDefaults(), so the core is their one source; the literals below are what the rg fallback and an
 // addon-less CLI get, and __test__/defaults.spec.ts fails when one of them drifts from the core's.
-import { loadNative } from "./native.mjs";
+//
+// The shell's kill grace and log bound are owned by src/shell/defaults.json, which the core compiles in and
+// this module reads as data (as the addon-less shell fallback does), so no literal repeats them.
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { loadNative, packageDir } from "./native.mjs";
 import { DEFAULT_MAX_BYTES } from "./truncate.mjs";
+
+/** @type {{ killGraceMs: number, maxLogBytes: number }} */
+const SHELL_CORE = JSON.parse(readFileSync(join(packageDir, "src/shell/defaults.json"), "utf8"));
 
 const freeze = (o) => {
   for (const v of Object.values(o)) if (v && typeof v === "object") freeze(v);
@@ -24,7 +32,7 @@ export const FALLBACK_DEFAULTS = freeze({
   // What a call (or an rg fallback search) that says nothing walks: dot-files, and ignored files after the
   // project's own. The settings grep.noIgnore and glob.noIgnore start from the same value; locate has no setting.
   walk: { hidden: true, noIgnore: true },
-  shell: { foregroundTimeoutSec: 600, autoBackgroundAfterSec: 120, maxBackgroundJobs: 8, killGraceMs: 3000, onQuit: "kill", maxLogBytes: 67108864, logRetentionDays: 7 },
+  shell: { foregroundTimeoutSec: 600, autoBackgroundAfterSec: 120, maxBackgroundJobs: 8, killGraceMs: SHELL_CORE.killGraceMs, onQuit: "kill", maxLogBytes: SHELL_CORE.maxLogBytes, logRetentionDays: 7 },
   index: { enabled: true, minFiles: 1000, maxFiles: 500000, maxDiskMB: 2048 },
 });
 

@@ -1,6 +1,6 @@
 //! The shell's defaults and caps that JS also needs: the grace between
-//! SIGTERM and SIGKILL, and how much one log read returns by default and at
-//! most. Their one owner is `defaults.json` beside this file, compiled in
+//! SIGTERM and SIGKILL, how much one log read returns by default and at
+//! most, and the default bound of a job's log. Their one owner is `defaults.json` beside this file, compiled in
 //! here as constants (a key missing there fails the build) and read as
 //! data by `extensions/lib/shell/fallback.ts`: the fallback runs exactly
 //! when the addon cannot load, so it cannot ask the core for them, and a
@@ -17,6 +17,8 @@ pub const KILL_GRACE: Duration = Duration::from_millis(number(JSON, "killGraceMs
 pub const READ_BYTES: u64 = number(JSON, "readBytes");
 /// Reads are returned as one string; this bounds what one call can allocate.
 pub const MAX_READ_BYTES: u64 = number(JSON, "maxReadBytes");
+/// Default bound of one job's log (the setting `shell.maxLogBytes`).
+pub const MAX_LOG_BYTES: u64 = number(JSON, "maxLogBytes");
 
 /// The unsigned integer after `"key":` in `json` (a flat object of numbers),
 /// at compile time.
@@ -64,6 +66,7 @@ mod tests {
         assert_eq!(super::KILL_GRACE.as_millis() as u64, n("killGraceMs"));
         assert_eq!(super::READ_BYTES, n("readBytes"));
         assert_eq!(super::MAX_READ_BYTES, n("maxReadBytes"));
-        assert_eq!(doc.as_object().unwrap().len(), 3, "a key nothing reads");
+        assert_eq!(super::MAX_LOG_BYTES, n("maxLogBytes"));
+        assert_eq!(doc.as_object().unwrap().len(), 4, "a key nothing reads");
     }
 }

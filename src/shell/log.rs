@@ -63,8 +63,9 @@ impl Cuts {
 
 /// What a log keeps of its start when it is trimmed.
 pub const HEAD_BYTES: u64 = 1024 * 1024;
-/// Default bound of one job's log (`shell.maxLogBytes`).
-pub const DEFAULT_MAX_LOG_BYTES: u64 = 64 * 1024 * 1024;
+/// Default bound of one job's log (`shell.maxLogBytes`); its owner is
+/// `defaults.json`, which the settings' defaults read too.
+pub const DEFAULT_MAX_LOG_BYTES: u64 = super::defaults::MAX_LOG_BYTES;
 
 /// Where the log of a job bounded by `max` starts being cut: never before a
 /// quarter of the bound, whatever the rate (a build printing 5 MB in a
