@@ -131,7 +131,7 @@ impl ShellError {
         }
     }
 
-    /// One of each variant, for [`crate::error_code::samples`].
+    /// One of each variant, for the glue's `errorSamples()` (`src/napi/error.rs`).
     pub fn samples() -> Vec<ShellError> {
         let io = || "Permission denied (os error 13)".to_string();
         vec![
