@@ -540,8 +540,8 @@ fn traced(
             let hits: Vec<u32> = occ.iter().map(|o| o.line).collect();
             let names =
                 |s: &Symbol| tokens::contains_run(&tokens::split(&s.name), &plan.subject.tokens);
-            let max = super::locate::STRUCTURE_ITEMS;
-            super::locate::bearing_symbols(&o.symbols, names, &hits, max)
+            let max = super::bearing::STRUCTURE_ITEMS;
+            super::bearing::bearing_symbols(&o.symbols, names, &hits, max)
         }
         None => (Vec::new(), 0),
     };
