@@ -5,8 +5,9 @@
 //! named with its range.
 
 use super::locate::{LocatePlan, LocateResult};
+use super::regions::Region;
 use super::role::Role;
-use super::trace::{Region, TracePlan, TraceResult};
+use super::trace::{TracePlan, TraceResult};
 use crate::context::{Disk, FileState, HarnessContext, RegionState};
 use crate::search::DisplayPath;
 use crate::structure::{symbol_label, Language, Symbol};

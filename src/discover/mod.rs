@@ -17,10 +17,13 @@ mod locate_pass;
 mod locate_render;
 mod locate_score;
 mod query;
+mod question;
+mod regions;
 pub mod relate;
 pub mod role;
 pub mod tokens;
 pub mod trace;
+mod trace_file;
 mod trace_render;
 
 #[cfg(test)]

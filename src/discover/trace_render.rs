@@ -5,7 +5,8 @@
 
 use super::context::{self, FileMark, Marks};
 use super::locate_render::{file_block, ranked_list, FileBlock};
-use super::trace::{TraceResult, TracedFile};
+use super::trace::TraceResult;
+use super::trace_file::TracedFile;
 use std::fmt::Write;
 
 pub(crate) fn render(r: &TraceResult) -> String {
