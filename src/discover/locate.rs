@@ -10,21 +10,20 @@
 
 use super::bearing::{bearing_symbols, shares_a_word};
 use super::content::{ContentQuery, ContentScore, MAX_CONTENT_BYTES, MAX_CONTENT_READS};
-use super::files::{map_parallel, read_small, Scope};
+use super::files::{read_small, read_text, shown_path, Scope};
 use super::locate_pass::{Best, Candidate, ContentBudget, Pass};
 use super::locate_score::{combine, definition_signal, score_path, MISSING_TOKEN_COST};
+use super::pass::{self, map_parallel, TopK};
 use super::query::{FuzzyToken, Query};
 use super::role::Role;
 use super::DiscoverError;
 use crate::index::{IndexMode, IndexUse};
 use crate::search::CancelToken;
-use crate::search::{display_bytes, relative_bytes, DisplayPath};
+use crate::search::DisplayPath;
 use crate::search::{ErrorLog, FileSource, WalkOptions};
 use crate::structure::{Language, Outline, Symbol};
-use std::cmp::Reverse;
-use std::collections::BinaryHeap;
 use std::path::Path;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 /// Structure items locate shows per file, and the files that show them:
@@ -129,11 +128,6 @@ fn run_plan(plan: &LocatePlan, cancel: &CancelToken) -> LocateResult {
     let root = &plan.scope.root;
     let limit = plan.opts.limit;
     let keep = if limit == 0 { 0 } else { limit + EXTRA_READ };
-    let best = Mutex::new(Best {
-        keep,
-        ..Best::default()
-    });
-    let errors = Mutex::new(ErrorLog::default());
     let q = &plan.query;
     let content = plan.content.as_ref().filter(|_| limit > 0);
     let budget = ContentBudget::default();
@@ -142,8 +136,6 @@ fn run_plan(plan: &LocatePlan, cancel: &CancelToken) -> LocateResult {
         q,
         content,
         budget: &budget,
-        best: &best,
-        keep,
         root,
         root_bytes,
         rel_start: root_bytes.len() + usize::from(!root_bytes.ends_with(b"/")),
@@ -158,26 +150,28 @@ fn run_plan(plan: &LocatePlan, cancel: &CancelToken) -> LocateResult {
             budget.give_up();
         }
     }
-    let (roots, visited) = source.visit_all(
-        plan.scope.threads(),
+    let visited = pass::visit(
+        &plan.scope,
+        &source,
         cancel,
-        &errors,
-        || pass.room_left(limit),
+        Best::new(keep),
+        |best| best.room_left(limit, budget.gave_up()),
+        || Best::new(keep),
         |ignored| pass.visitor(ignored),
     );
-    let best = best.into_inner().unwrap_or_else(|p| p.into_inner());
+    let best = visited.tally;
     let gave_up = budget.gave_up();
     let (heap, matched, by_path) = if gave_up {
-        (best.by_path, best.matched_path, BinaryHeap::new())
+        (best.by_path, best.matched_path, TopK::new(0))
     } else {
         (best.heap, best.matched, best.by_path)
     };
-    let mut chosen: Vec<Candidate> = heap.into_iter().map(|Reverse(c)| c).collect();
+    let mut chosen: Vec<Candidate> = heap.into_vec();
     if let Some(cq) = content.filter(|_| !gave_up) {
         // Those ranked by path alone so far are read again below.
         let (said, unread): (Vec<Candidate>, Vec<Candidate>) =
             chosen.into_iter().partition(|c| c.content.is_some());
-        let by_path = by_path.into_iter().map(|Reverse(c)| c).chain(unread);
+        let by_path = by_path.into_vec().into_iter().chain(unread);
         let named = read_named_files(q, cq, root, by_path, &said);
         chosen = said;
         chosen.extend(named);
@@ -208,14 +202,13 @@ fn run_plan(plan: &LocatePlan, cancel: &CancelToken) -> LocateResult {
         files: files.into_iter().take(limit).map(|(f, ..)| f).collect(),
         candidates: matched,
         files_seen: best.seen,
-        ignored_unsearched: plan.scope.unvisited(&roots, visited),
+        ignored_unsearched: (plan.scope).unvisited(&visited.ignored_roots, visited.ignored_visited),
         content_note,
-        errors: errors.into_inner().unwrap_or_else(|p| p.into_inner()),
+        errors: visited.errors,
         index,
         ..LocateResult::default()
     };
-    (result.cancelled, result.timed_out) = cancel.flags();
-    result.elapsed_ms = started.elapsed().as_secs_f64() * 1000.0;
+    (result.cancelled, result.timed_out, result.elapsed_ms) = pass::ended(cancel, started);
     result.text = super::locate_render::render(&result);
     result
 }
@@ -241,13 +234,12 @@ fn read_named_files(
         if chosen.iter().any(taken) || out.iter().any(taken) {
             continue;
         }
-        let text = read_small(&c.path, &mut buf).is_some()
-            && memchr::memchr(0, &buf[..buf.len().min(8192)]).is_none();
+        let text = read_text(&c.path, &mut buf).is_some();
         if !text {
             out.push(c); // ranked by its path, as before
             continue;
         }
-        let rel = display_bytes(&relative_bytes(root, &c.path)).text;
+        let rel = shown_path(root, &c.path).text;
         let by_path = score_path(q, &rel, &mut matchers, false);
         if let Some(s) = combine(&rel, by_path.as_ref(), Some(cq.measure_any(&buf))) {
             out.push(Candidate {
@@ -327,7 +319,7 @@ fn located(
     matchers: &mut [FuzzyToken],
     cancel: &CancelToken,
 ) -> (LocatedFile, Topic) {
-    let path = display_bytes(&relative_bytes(root, &c.path));
+    let path = shown_path(root, &c.path);
     let by_path = score_path(q, &path.text, matchers, true);
     let missing = by_path.as_ref().map_or(0, |p| p.missing);
     let mut topic: Vec<bool> = by_path
@@ -426,7 +418,7 @@ fn located(
 fn read_outline(path: &Path, cancel: &CancelToken) -> Option<Arc<Outline>> {
     let lang = Language::from_path(path)?;
     let mut source = Vec::new();
-    let meta = super::files::read_small(path, &mut source)?;
+    let meta = read_small(path, &mut source)?;
     let lang = Language::detect(path, &source).unwrap_or(lang);
     crate::search::outline_of(lang, &meta, &source, &|| cancel.is_stopped())
 }

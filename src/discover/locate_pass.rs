@@ -4,15 +4,14 @@
 //! among the best, by path and text and by path alone.
 
 use super::content::{ContentQuery, ContentScore, MAX_CONTENT_BYTES, MAX_CONTENT_READS};
-use super::files::read_small;
+use super::files::{is_text, read_small, shown_path};
 use super::locate_score::{combine, score_path};
+use super::pass::{Tally, TopK};
 use super::query::{FuzzyToken, Query};
-use crate::search::{display_bytes, relative_bytes, SourceFile};
-use std::cmp::{Ordering, Reverse};
-use std::collections::BinaryHeap;
+use crate::search::SourceFile;
+use std::cmp::Ordering;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering as AtomicOrdering};
-use std::sync::Mutex;
 use std::time::SystemTime;
 
 /// A scored file in the walk's heap; the greatest is the best.
@@ -50,70 +49,49 @@ impl PartialOrd for Candidate {
     }
 }
 
-#[derive(Default)]
+/// One thread's best files, and in the end the pass's.
 pub(crate) struct Best {
-    pub(crate) heap: BinaryHeap<Reverse<Candidate>>,
+    pub(crate) heap: TopK<Candidate>,
     /// The same files ranked by path alone: the answer when the content
     /// pass gives up (too many files to read).
-    pub(crate) by_path: BinaryHeap<Reverse<Candidate>>,
-    pub(crate) keep: usize,
+    pub(crate) by_path: TopK<Candidate>,
     pub(crate) matched: u64,
     pub(crate) matched_path: u64,
     pub(crate) seen: u64,
 }
 
-/// One walker thread's best, merged into the shared one when the thread's
-/// visitor is dropped (the walk drops them before it returns).
-struct ThreadBest<'a> {
-    best: Best,
-    into: &'a Mutex<Best>,
-    matchers: Vec<FuzzyToken>,
-    scratch: Vec<u8>,
-}
-
-impl Drop for ThreadBest<'_> {
-    fn drop(&mut self) {
-        let mut all = self.into.lock().unwrap_or_else(|p| p.into_inner());
-        all.seen += self.best.seen;
-        all.matched += self.best.matched;
-        all.matched_path += self.best.matched_path;
-        for Reverse(c) in std::mem::take(&mut self.best.heap) {
-            all.push(c);
-        }
-        for Reverse(c) in std::mem::take(&mut self.best.by_path) {
-            all.push_path(c);
-        }
-    }
-}
-
 impl Best {
-    fn would_keep(
-        heap: &BinaryHeap<Reverse<Candidate>>,
-        keep: usize,
-        score: f64,
-        ignored: bool,
-    ) -> bool {
-        if heap.len() < keep {
-            return true;
+    pub(crate) fn new(keep: usize) -> Best {
+        Best {
+            heap: TopK::new(keep),
+            by_path: TopK::new(keep),
+            matched: 0,
+            matched_path: 0,
+            seen: 0,
         }
-        heap.peek()
-            .is_some_and(|Reverse(worst)| (!ignored, score) >= (!worst.ignored, worst.score))
     }
 
-    fn push(&mut self, c: Candidate) {
-        push_bounded(&mut self.heap, self.keep, c);
-    }
-
-    fn push_path(&mut self, c: Candidate) {
-        push_bounded(&mut self.by_path, self.keep, c);
+    /// Whether the project left room in the list: ignored files rank after
+    /// the project's own, so they are visited only then.
+    pub(crate) fn room_left(&self, limit: usize, gave_up: bool) -> bool {
+        let filled = if gave_up { &self.by_path } else { &self.heap };
+        filled.len() < limit
     }
 }
 
-fn push_bounded(heap: &mut BinaryHeap<Reverse<Candidate>>, keep: usize, c: Candidate) {
-    heap.push(Reverse(c));
-    if heap.len() > keep {
-        heap.pop();
+impl Tally for Best {
+    fn merge(&mut self, other: Best) {
+        self.seen += other.seen;
+        self.matched += other.matched;
+        self.matched_path += other.matched_path;
+        self.heap.absorb(other.heap);
+        self.by_path.absorb(other.by_path);
     }
+}
+
+/// Whether a file scored `score` ranks at least as the worst kept.
+fn beats(score: f64, ignored: bool) -> impl FnOnce(&Candidate) -> bool {
+    move |worst| (!ignored, score) >= (!worst.ignored, worst.score)
 }
 
 /// Files read for their text so far, over every walker thread, and
@@ -165,7 +143,7 @@ fn read_for_content(path: &Path, buf: &mut Vec<u8>, budget: &ContentBudget) -> b
     let Some(meta) = read_small(path, buf) else {
         return false;
     };
-    budget.add_bytes(meta.len()) && memchr::memchr(0, &buf[..buf.len().min(8192)]).is_none()
+    budget.add_bytes(meta.len()) && is_text(buf)
 }
 
 /// What every thread of the pass over the files shares.
@@ -175,8 +153,6 @@ pub(crate) struct Pass<'a> {
     /// The text's query, when the text is read at all.
     pub(crate) content: Option<&'a ContentQuery>,
     pub(crate) budget: &'a ContentBudget,
-    pub(crate) best: &'a Mutex<Best>,
-    pub(crate) keep: usize,
     pub(crate) root: &'a Path,
     pub(crate) root_bytes: &'a [u8],
     /// Where a path below the root starts: paths are the root's with names
@@ -184,50 +160,39 @@ pub(crate) struct Pass<'a> {
     pub(crate) rel_start: usize,
 }
 
-impl<'a> Pass<'a> {
-    /// Whether the project left room in the list: ignored files rank after
-    /// the project's own, so they are visited only then.
-    pub(crate) fn room_left(&self, limit: usize) -> bool {
-        let b = self.best.lock().unwrap_or_else(|p| p.into_inner());
-        let filled = if self.budget.gave_up() {
-            &b.by_path
-        } else {
-            &b.heap
-        };
-        filled.len() < limit
-    }
+/// One thread's reusable buffers: the fuzzy matchers, the prefilter's
+/// scratch and the text read.
+struct Scratch {
+    matchers: Vec<FuzzyToken>,
+    letters: Vec<u8>,
+    buf: Vec<u8>,
+}
 
-    /// One thread's visitor. Each thread keeps its own best and hands it
-    /// over when its part of the visit ends: the order is total, so the
-    /// union's best are the same as one shared heap's, without a lock per
-    /// path.
-    pub(crate) fn visitor(&self, ignored: bool) -> impl FnMut(&SourceFile<'_>) -> bool + Send + 'a {
-        let mut mine = ThreadBest {
-            best: Best {
-                keep: self.keep,
-                ..Best::default()
-            },
-            into: self.best,
+impl<'a> Pass<'a> {
+    /// One thread's visitor: it scores each file into the thread's best.
+    pub(crate) fn visitor(
+        &self,
+        ignored: bool,
+    ) -> impl FnMut(&mut Best, &SourceFile<'_>) + Send + 'a {
+        let mut scratch = Scratch {
             matchers: self.q.matchers(),
-            scratch: Vec::new(),
+            letters: Vec::new(),
+            buf: Vec::new(),
         };
-        let mut buf = Vec::new();
         let pass = *self;
-        move |v: &SourceFile<'_>| {
-            pass.visit(&mut mine, &mut buf, v, ignored);
-            true
-        }
+        move |best: &mut Best, v: &SourceFile<'_>| pass.visit(best, &mut scratch, v, ignored)
     }
 
     /// Scores one file by its path and (a candidate, within the budget)
     /// its text, and keeps it when it ranks.
-    fn visit(&self, mine: &mut ThreadBest, buf: &mut Vec<u8>, v: &SourceFile<'_>, ignored: bool) {
+    fn visit(&self, b: &mut Best, scratch: &mut Scratch, v: &SourceFile<'_>, ignored: bool) {
         let (q, path) = (self.q, v.path);
-        mine.best.seen += 1;
+        b.seen += 1;
         let below = (path.as_os_str().as_encoded_bytes())
             .strip_prefix(self.root_bytes)
             .and_then(|b| b.get(self.rel_start - self.root_bytes.len()..));
-        let may_match = below.is_none_or(|b| q.may_match(b, &mut mine.scratch));
+        let may_match = below.is_none_or(|b| q.may_match(b, &mut scratch.letters));
+        let buf = &mut scratch.buf;
         let said = self.content.filter(|_| v.candidate).and_then(|c| {
             read_for_content(path, buf, self.budget)
                 .then(|| c.score(buf))
@@ -236,20 +201,19 @@ impl<'a> Pass<'a> {
         if !may_match && said.is_none() {
             return;
         }
-        let rel = display_bytes(&relative_bytes(self.root, path)).text;
+        let rel = shown_path(self.root, path).text;
         let by_path = if may_match {
-            score_path(q, &rel, &mut mine.matchers, false)
+            score_path(q, &rel, &mut scratch.matchers, false)
         } else {
             None
         };
         let Some(scored) = combine(&rel, by_path.as_ref(), said) else {
             return;
         };
-        mine.best.matched += 1;
-        let (b, keep) = (&mut mine.best, self.keep);
-        let keeps = Best::would_keep(&b.heap, keep, scored.score, ignored);
+        b.matched += 1;
+        let keeps = b.heap.would_keep(beats(scored.score, ignored));
         let path_score = by_path.as_ref().map(|p| p.score);
-        let keeps_path = path_score.is_some_and(|s| Best::would_keep(&b.by_path, keep, s, ignored));
+        let keeps_path = path_score.is_some_and(|s| b.by_path.would_keep(beats(s, ignored)));
         if !keeps && !keeps_path {
             b.matched_path += u64::from(path_score.is_some());
             return;
@@ -266,7 +230,7 @@ impl<'a> Pass<'a> {
         if let Some(s) = path_score {
             b.matched_path += 1;
             if keeps_path {
-                b.push_path(Candidate {
+                b.by_path.push(Candidate {
                     score: s,
                     base: s,
                     content: None,
@@ -276,7 +240,7 @@ impl<'a> Pass<'a> {
             }
         }
         if keeps {
-            b.push(c);
+            b.heap.push(c);
         }
     }
 }

@@ -16,6 +16,7 @@ pub mod locate;
 mod locate_pass;
 mod locate_render;
 mod locate_score;
+mod pass;
 mod query;
 mod question;
 mod regions;

@@ -7,20 +7,17 @@
 //! and keeps the best regions over all of them.
 
 use super::dsl::TraceQuery;
-use super::files::{map_parallel, Scope};
+use super::files::{read_text, shown_path, Scope};
+use super::pass::{self, map_parallel, Tally, TopK};
 use super::question::Question;
 use super::regions::{wanted_kind, RegionKind};
-use super::trace_file::{lexical_score, read_text, traced, TracedFile, MAX_OCCURRENCES};
+use super::trace_file::{lexical_score, traced, TracedFile, MAX_OCCURRENCES};
 use super::DiscoverError;
 use crate::index::{IndexMode, IndexUse};
 use crate::search::CancelToken;
-use crate::search::{display_bytes, relative_bytes};
 use crate::search::{ErrorLog, SourceFile, WalkOptions};
-use std::cmp::{Ordering, Reverse};
-use std::collections::BinaryHeap;
+use std::cmp::Ordering;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering as AtomicOrdering};
-use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 /// Files parsed for structure whatever `max_files` is, the best by their
@@ -130,70 +127,86 @@ impl TracePlan {
     }
 }
 
+/// What the pass found: the files whose lines look most like the
+/// relation, the files read, and those that mention the subject.
+struct Found {
+    best: TopK<Candidate>,
+    scanned: u64,
+    matched: u64,
+}
+
+impl Found {
+    fn new(keep: usize) -> Found {
+        Found {
+            best: TopK::new(keep),
+            scanned: 0,
+            matched: 0,
+        }
+    }
+}
+
+impl Tally for Found {
+    fn merge(&mut self, other: Found) {
+        self.scanned += other.scanned;
+        self.matched += other.matched;
+        self.best.absorb(other.best);
+    }
+}
+
+/// One thread's visitor: it reads each file the index allows, finds the
+/// subject, and keeps the file by how much its lines look like the
+/// relation.
+fn visitor<'a>(
+    plan: &'a TracePlan,
+    ignored: bool,
+) -> impl FnMut(&mut Found, &SourceFile<'_>) + Send + 'a {
+    let root = &plan.scope.root;
+    let question = &plan.question;
+    // Without a kind or path filter no file's relative path is needed
+    // before it is known to mention the subject.
+    let filtered = question.query.kind.is_some() || question.query.path.is_some();
+    let mut buf = Vec::new();
+    move |found: &mut Found, v: &SourceFile<'_>| {
+        let path = v.path;
+        if filtered && !question.in_scope(&shown_path(root, path).text) {
+            return;
+        }
+        found.scanned += 1;
+        // Counted as the walk counts it, but not read: the index
+        // says the subject is not in it.
+        if !v.candidate || read_text(path, &mut buf).is_none() {
+            return;
+        }
+        let occ = question.subject.find(&buf, MAX_OCCURRENCES);
+        if occ.is_empty() {
+            return;
+        }
+        found.matched += 1;
+        let rel = shown_path(root, path).text;
+        found.best.push(Candidate {
+            score: lexical_score(question, &rel, &buf, &occ),
+            path: path.to_path_buf(),
+            ignored,
+        });
+    }
+}
+
 fn run_plan(plan: &TracePlan, cancel: &CancelToken) -> TraceResult {
     let started = Instant::now();
     let root = &plan.scope.root;
     let keep = plan.opts.max_files.max(SHORTLIST);
-    let heap: Mutex<BinaryHeap<Reverse<Candidate>>> = Mutex::new(BinaryHeap::new());
-    // Files read, and files that mention the subject (atomics: one lock per
-    // file of the tree was measurable on two cores).
-    let (scanned, matched) = (AtomicU64::new(0), AtomicU64::new(0));
-    let errors = Mutex::new(ErrorLog::default());
-    // Without a kind or path filter no file's relative path is needed
-    // before it is known to mention the subject.
-    let filtered = plan.question.query.kind.is_some() || plan.question.query.path.is_some();
-    let subject = plan.question.subject.pattern();
-    let (source, index) = plan.scope.source(Some(subject));
-    source.visit_all(
-        plan.scope.threads(),
+    let (source, index) = plan.scope.source(Some(plan.question.subject.pattern()));
+    let visited = pass::visit(
+        &plan.scope,
+        &source,
         cancel,
-        &errors,
-        || true,
-        |ignored| {
-            let (heap, scanned, matched) = (&heap, &scanned, &matched);
-            let mut buf = Vec::new();
-            move |v: &SourceFile<'_>| {
-                let path = v.path;
-                if filtered
-                    && !plan
-                        .question
-                        .in_scope(&display_bytes(&relative_bytes(root, path)).text)
-                {
-                    return true;
-                }
-                scanned.fetch_add(1, AtomicOrdering::Relaxed);
-                // Counted as the walk counts it, but not read: the index
-                // says the subject is not in it.
-                if !v.candidate || read_text(path, &mut buf).is_none() {
-                    return true;
-                }
-                let occ = plan.question.subject.find(&buf, MAX_OCCURRENCES);
-                if occ.is_empty() {
-                    return true;
-                }
-                matched.fetch_add(1, AtomicOrdering::Relaxed);
-                let rel = display_bytes(&relative_bytes(root, path)).text;
-                let score = lexical_score(&plan.question, &rel, &buf, &occ);
-                let mut h = heap.lock().unwrap_or_else(|p| p.into_inner());
-                h.push(Reverse(Candidate {
-                    score,
-                    path: path.to_path_buf(),
-                    ignored,
-                }));
-                if h.len() > keep {
-                    h.pop();
-                }
-                true
-            }
-        },
+        Found::new(keep),
+        |_| true,
+        || Found::new(keep),
+        |ignored| visitor(plan, ignored),
     );
-    let mut candidates: Vec<Candidate> = heap
-        .into_inner()
-        .unwrap_or_else(|p| p.into_inner())
-        .into_iter()
-        .map(|Reverse(c)| c)
-        .collect();
-    candidates.sort_by(|a, b| b.cmp(a));
+    let found = visited.tally;
+    let candidates = found.best.into_sorted();
     // Each is a parse or two (5 to 20 ms for a large C file): once the
     // index has narrowed the pass over the files, most of a trace.
     let files = map_parallel(&candidates, || {
@@ -221,19 +234,17 @@ fn run_plan(plan: &TracePlan, cancel: &CancelToken) -> TraceResult {
     files.truncate(plan.opts.max_files);
     let structure_found = files.iter().any(|f| !f.structure.is_empty());
     keep_best_regions(&mut files, plan.opts.max_regions);
-    let (scanned, matched) = (scanned.into_inner(), matched.into_inner());
     let mut result = TraceResult {
         query: Some(plan.question.query.clone()),
         files,
-        files_matched: matched,
-        files_scanned: scanned,
+        files_matched: found.matched,
+        files_scanned: found.scanned,
         structure_found,
-        errors: errors.into_inner().unwrap_or_else(|p| p.into_inner()),
+        errors: visited.errors,
         index,
         ..TraceResult::default()
     };
-    (result.cancelled, result.timed_out) = cancel.flags();
-    result.elapsed_ms = started.elapsed().as_secs_f64() * 1000.0;
+    (result.cancelled, result.timed_out, result.elapsed_ms) = pass::ended(cancel, started);
     result.text = super::trace_render::render(&result);
     result
 }

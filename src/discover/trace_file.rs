@@ -5,14 +5,14 @@
 
 use super::bearing::{bearing_symbols, STRUCTURE_ITEMS};
 use super::dsl::Relation;
-use super::files::read_small;
+use super::files::{read_text, shown_path};
 use super::question::Question;
 use super::regions::{build_regions, Region, RegionKind};
 use super::relate::{shape, Occurrence, Shape};
 use super::role::Role;
 use super::tokens;
 use crate::search::CancelToken;
-use crate::search::{display_bytes, relative_bytes, DisplayPath};
+use crate::search::DisplayPath;
 use crate::structure::{Language, Symbol};
 use std::path::Path;
 
@@ -30,13 +30,6 @@ pub struct TracedFile {
     pub more_symbols: usize,
     pub regions: Vec<Region>,
     pub ignored: bool,
-}
-
-/// A text file's metadata and bytes; binary files (a NUL early on, as
-/// ripgrep decides) hold no regions.
-pub(crate) fn read_text(path: &Path, buf: &mut Vec<u8>) -> Option<std::fs::Metadata> {
-    let meta = read_small(path, buf)?;
-    (memchr::memchr(0, &buf[..buf.len().min(8192)]).is_none()).then_some(meta)
 }
 
 fn lines_of(buf: &[u8]) -> Vec<&[u8]> {
@@ -98,7 +91,7 @@ pub(crate) fn traced(
     if occ.is_empty() {
         return None; // changed since the walk
     }
-    let path = display_bytes(&relative_bytes(root, file));
+    let path = shown_path(root, file);
     let role = Role::of(&path.text);
     let language = Language::detect(file, &buf);
     let stop = || cancel.is_stopped();
