@@ -1,7 +1,8 @@
 //! trace and locate with a harness context, and their debug sections, over
 //! small trees made on the fly.
 
-use super::context::{finish_locate, finish_trace, Extras};
+use super::context::Extras;
+use super::finish::{finish_locate, finish_trace};
 use super::locate::{LocateOptions, LocatePlan};
 use super::trace::{TraceOptions, TracePlan, TraceResult};
 use crate::context::{content_hash, parse_value, region_hash, HarnessContext};

@@ -8,6 +8,7 @@
 //! test or docs file is put after code on its words, and the text is
 //! rendered.
 
+pub use super::answer::{LocateResult, LocatedFile};
 use super::bearing::{bearing_symbols, shares_a_word};
 use super::content::{ContentQuery, ContentScore, MAX_CONTENT_BYTES, MAX_CONTENT_READS};
 use super::files::{read_small, read_text, shown_path, Scope};
@@ -17,10 +18,9 @@ use super::pass::{self, map_parallel, TopK};
 use super::query::{FuzzyToken, Query};
 use super::role::Role;
 use super::DiscoverError;
-use crate::index::{IndexMode, IndexUse};
+use crate::index::IndexMode;
 use crate::search::CancelToken;
-use crate::search::DisplayPath;
-use crate::search::{ErrorLog, FileSource, WalkOptions};
+use crate::search::{FileSource, WalkOptions};
 use crate::structure::{Language, Outline, Symbol};
 use std::path::Path;
 use std::sync::Arc;
@@ -54,42 +54,6 @@ impl Default for LocateOptions {
             index: IndexMode::IfReady,
         }
     }
-}
-
-#[derive(Debug, Clone)]
-pub struct LocatedFile {
-    pub path: DisplayPath,
-    pub score: f64,
-    pub role: Role,
-    pub language: Option<Language>,
-    /// The signals that scored, in words.
-    pub why: Vec<String>,
-    /// The symbols bearing on the query (see `bearing_symbols`), in the first files only.
-    pub structure: Vec<Symbol>,
-    pub more_symbols: usize,
-    pub ignored: bool,
-}
-
-#[derive(Debug, Clone, Default)]
-pub struct LocateResult {
-    pub query: String,
-    pub files: Vec<LocatedFile>,
-    /// Files whose path or text matched the query at all.
-    pub candidates: u64,
-    pub files_seen: u64,
-    /// Ignored roots not walked (the project alone filled the list, or the
-    /// walk stopped).
-    pub ignored_unsearched: Vec<String>,
-    pub timed_out: bool,
-    pub cancelled: bool,
-    /// Set when files' contents were not searched (too many to read
-    /// without a ready index): the ranking is by path alone.
-    pub content_note: Option<String>,
-    pub errors: ErrorLog,
-    pub elapsed_ms: f64,
-    /// `Used`: the paths came from the index's table (no walk).
-    pub index: IndexUse,
-    pub text: String,
 }
 
 /// A validated locate: bad input is rejected before any walking starts.

@@ -2,8 +2,8 @@
 //! ranked list (one line per file), then per file its rank and path,
 //! `role:`, `why:` and `structure:`.
 
+use super::answer::LocateResult;
 use super::context::{self, FileMark, Marks};
-use super::locate::LocateResult;
 use super::role::Role;
 use crate::structure::{symbol_label, Language, Symbol};
 use std::fmt::Write;

@@ -6,12 +6,14 @@
 //! of a query means the same thing, and both print agentgrep's text shapes
 //! (rendered here, so the CLI and the Pi tools print the same bytes).
 
+mod answer;
 mod bearing;
 pub mod content;
 pub mod context;
 mod context_debug;
 pub mod dsl;
 pub mod files;
+pub mod finish;
 pub mod locate;
 mod locate_pass;
 mod locate_render;

@@ -6,16 +6,17 @@
 //! traced files (those answering the relation first, code before tests)
 //! and keeps the best regions over all of them.
 
+pub use super::answer::{TraceResult, TracedFile};
 use super::dsl::TraceQuery;
 use super::files::{read_text, shown_path, Scope};
 use super::pass::{self, map_parallel, Tally, TopK};
 use super::question::Question;
 use super::regions::{wanted_kind, RegionKind};
-use super::trace_file::{lexical_score, traced, TracedFile, MAX_OCCURRENCES};
+use super::trace_file::{lexical_score, traced, MAX_OCCURRENCES};
 use super::DiscoverError;
-use crate::index::{IndexMode, IndexUse};
+use crate::index::IndexMode;
 use crate::search::CancelToken;
-use crate::search::{ErrorLog, SourceFile, WalkOptions};
+use crate::search::{SourceFile, WalkOptions};
 use std::cmp::Ordering;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -50,26 +51,6 @@ impl Default for TraceOptions {
             index: IndexMode::IfReady,
         }
     }
-}
-
-#[derive(Debug, Clone, Default)]
-pub struct TraceResult {
-    pub query: Option<TraceQuery>,
-    pub files: Vec<TracedFile>,
-    /// Files with at least one occurrence of the subject.
-    pub files_matched: u64,
-    pub files_scanned: u64,
-    /// Whether any shown file had structure (else regions are plain
-    /// word-boundary matches, and the text says so).
-    pub structure_found: bool,
-    pub timed_out: bool,
-    pub cancelled: bool,
-    pub errors: ErrorLog,
-    pub elapsed_ms: f64,
-    /// `Used`: the files came from the index's table and only those its
-    /// postings allow were read.
-    pub index: IndexUse,
-    pub text: String,
 }
 
 /// A file that mentions the subject, before structure.

@@ -3,34 +3,21 @@
 //! (classified in `regions`), its score and reasons, and the symbols
 //! bearing on the subject.
 
+use super::answer::TracedFile;
 use super::bearing::{bearing_symbols, STRUCTURE_ITEMS};
 use super::dsl::Relation;
 use super::files::{read_text, shown_path};
 use super::question::Question;
-use super::regions::{build_regions, Region, RegionKind};
+use super::regions::{build_regions, RegionKind};
 use super::relate::{shape, Occurrence, Shape};
 use super::role::Role;
 use super::tokens;
 use crate::search::CancelToken;
-use crate::search::DisplayPath;
 use crate::structure::{Language, Symbol};
 use std::path::Path;
 
 /// Occurrences kept per file (enough to rank it and build its regions).
 pub(crate) const MAX_OCCURRENCES: usize = 200;
-
-#[derive(Debug, Clone)]
-pub struct TracedFile {
-    pub path: DisplayPath,
-    pub role: Role,
-    pub language: Option<Language>,
-    pub score: f64,
-    pub why: Vec<String>,
-    pub structure: Vec<Symbol>,
-    pub more_symbols: usize,
-    pub regions: Vec<Region>,
-    pub ignored: bool,
-}
 
 fn lines_of(buf: &[u8]) -> Vec<&[u8]> {
     buf.split(|b| *b == b'\n').collect()

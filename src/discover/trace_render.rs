@@ -3,10 +3,9 @@
 //! line per file), then per file `role:`, `why:`, `structure:` and
 //! `regions:` (line numbers right-aligned per region).
 
+use super::answer::{TraceResult, TracedFile};
 use super::context::{self, FileMark, Marks};
 use super::locate_render::{file_block, ranked_list, FileBlock};
-use super::trace::TraceResult;
-use super::trace_file::TracedFile;
 use std::fmt::Write;
 
 pub(crate) fn render(r: &TraceResult) -> String {
