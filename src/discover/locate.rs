@@ -17,6 +17,7 @@ use super::locate_score::{combine, definition_signal, score_path, MISSING_TOKEN_
 use super::pass::{self, map_parallel, TopK};
 use super::query::{FuzzyToken, Query};
 use super::role::Role;
+use super::tokens;
 use super::DiscoverError;
 use crate::index::IndexMode;
 use crate::search::CancelToken;
@@ -224,37 +225,61 @@ type Topic = Option<Vec<bool>>;
 
 /// A test, bench, example, docs or other file that is not code never
 /// outranks a code file that meets every query word it meets (issue 45:
-/// `test/res.cookie.js` above `lib/response.js`): it is put just below
-/// the lowest such code file, and its reasons say so.
+/// `test/res.cookie.js` above `lib/response.js`), nor the code file it is
+/// named for (`LinkedTreeMapSuiteTest.java` above `LinkedTreeMap.java`,
+/// `DYNBUF.md` above `dynbuf.c`): it is put just below the lowest such
+/// code file, and its reasons say so.
 fn code_first_on_its_topic(files: &mut [(LocatedFile, usize, Topic)]) {
     let covers = |a: &Topic, b: &Topic| match (a, b) {
         (None, _) => true,
         (Some(_), None) => false,
         (Some(a), Some(b)) => a.iter().zip(b).all(|(x, y)| *x || !*y),
     };
-    let code: Vec<(f64, String, Topic)> = (files.iter())
+    let code: Vec<(f64, String, Topic, Vec<String>, usize)> = (files.iter())
         .filter(|(f, ..)| f.role == Role::Code && !f.ignored)
-        .map(|(f, _, t)| (f.score, f.path.text.clone(), t.clone()))
+        .map(|(f, rank, t)| {
+            let name = stem(&f.path.text);
+            (f.score, f.path.text.clone(), t.clone(), name, *rank)
+        })
         .collect();
     for (f, _, topic) in files.iter_mut() {
         if f.role == Role::Code || f.ignored {
             continue;
         }
+        let own = stem(&f.path.text);
         // Below every such code file, the lowest included.
         let above = (code.iter())
-            .filter(|(score, _, t)| *score <= f.score && covers(t, topic))
-            .min_by(|a, b| a.0.total_cmp(&b.0));
-        if let Some((score, path, _)) = above {
+            .filter(|(score, _, t, name, _)| {
+                *score <= f.score && (covers(t, topic) || tokens::contains_run(&own, name))
+            })
+            // Of equal scores, the one listed last (the files come in no
+            // set order: the reason named either of two before).
+            .min_by(|a, b| a.0.total_cmp(&b.0).then(b.4.cmp(&a.4)));
+        if let Some((score, path, t, ..)) = above {
             f.score = score - 1.0;
             // Said once: this reason says more than "ranked down".
             let down = format!("{} file: ranked down", f.role.as_str());
             f.why.retain(|w| *w != down);
+            let how = match covers(t, topic) {
+                true => "code on the same words",
+                false => "the code it is named for",
+            };
             f.why.push(format!(
-                "{} file: ranked after {path}, code on the same words",
+                "{} file: ranked after {path}, {how}",
                 f.role.as_str()
             ));
         }
     }
+}
+
+/// The tokens of a path's file name without its extension.
+fn stem(path: &str) -> Vec<String> {
+    let name = path.rsplit('/').next().unwrap_or(path);
+    let mut words = tokens::split(name);
+    if name.contains('.') {
+        words.pop();
+    }
+    words
 }
 
 /// Reads and outlines the candidates (in parallel: each parse is a few ms),
