@@ -474,3 +474,14 @@ fn a_test_named_for_a_code_file_never_outranks_it() {
         "{text}"
     );
 }
+
+#[test]
+fn a_trace_shows_each_files_regions_before_its_reasons_and_structure() {
+    let t = issue_45_tree();
+    let r = traced(t.path(), "subject:cookie_add relation:called_from", 5);
+    let at = r.text.find("\n1. ").expect("a file");
+    let block = &r.text[at..];
+    let regions = block.find("   regions:").expect("regions");
+    let role = block.find("   role:").expect("role");
+    assert!(regions < role, "{}", r.text);
+}
