@@ -2,7 +2,11 @@
 // when its binary is given, agentgrep's find/trace on the same tree; prints hit@1, hit@3 and MRR per tool and
 // tree, then the Linux speed cases (ours vs one scan, interleaved).
 //
-//   node bench/discovery/eval.mjs [--agentgrep /path/to/agentgrep] [--runs 7] [--no-speed] [--verbose]
+//   node bench/discovery/eval.mjs [--agentgrep /path/to/agentgrep] [--runs 7] [--no-speed] [--verbose] [--dump DIR]
+//
+// --dump DIR writes each of our answers' text to DIR (one file per query, named by its place in queries.json),
+// so two builds can be diffed answer by answer. PI_UTILS_SELF_TREE points the `self` queries at a copy of this
+// repository (they otherwise search the working tree, which a change moves).
 //
 // The Linux tree is $PI_UTILS_CORPUS or ~/.cache/pi-utils-bench/linux-source-6.12 (bench/corpus-linux.sh);
 // its queries are skipped when it is absent.
@@ -22,8 +26,14 @@ const opt = (name, dflt) => (args.includes(name) ? args[args.indexOf(name) + 1] 
 const agentgrep = opt("--agentgrep", "");
 const runs = Number(opt("--runs", "7"));
 const verbose = args.includes("--verbose");
+const dump = opt("--dump", "");
+if (dump) fs.mkdirSync(dump, { recursive: true });
+/** Writes one answer's text to the dump directory (`locate-007-hono.txt`). */
+const dumpText = (kind, i, tree, text) => {
+  if (dump) fs.writeFileSync(path.join(dump, `${kind}-${String(i).padStart(3, "0")}-${tree}.txt`), text);
+};
 const linux = process.env.PI_UTILS_CORPUS ?? path.join(os.homedir(), ".cache/pi-utils-bench/linux-source-6.12");
-const trees = { self: root, linux: fs.existsSync(linux) ? linux : null };
+const trees = { self: process.env.PI_UTILS_SELF_TREE ?? root, linux: fs.existsSync(linux) ? linux : null };
 // Repositories nobody here wrote (issue 30; set unseen-2, issue 45), unpacked at the commits named in queries.json.
 const outside = process.env.PI_UTILS_DISCOVERY_TREES ?? "/tmp/disc-trees";
 const outsideNames = ["hono", "httpx", "glow", "chi", "requests", "curl", "express", "axum", "sinatra", "gson"];
@@ -119,10 +129,11 @@ const fmt = (s) => `n=${s.n} hit@1 ${s.hit1.toFixed(2)} hit@3 ${s.hit3.toFixed(2
 const table = {};
 const add = (key, v) => (table[key] ??= []).push(v);
 
-for (const q of set.locate) {
+for (const [i, q] of set.locate.entries()) {
   const cwd = trees[q.tree];
   if (!cwd) continue;
   const ours = await native.locate({ query: q.query, cwd, limit: 10 });
+  dumpText("locate", i, q.tree, ours.text);
   const r = rankOf(
     ours.files.map((f) => f.path),
     q.expect,
@@ -163,10 +174,11 @@ for (const q of set.locate) {
 }
 
 const regionHit = (file, want) => !want || file?.regions?.some((g) => g.label.includes(want));
-for (const q of set.trace) {
+for (const [i, q] of set.trace.entries()) {
   const cwd = trees[q.tree];
   if (!cwd) continue;
   const ours = await native.trace({ query: q.query, cwd });
+  dumpText("trace", i, q.tree, ours.text);
   const best = ours.bestFile === q.expect && regionHit(ours.files[0], q.region);
   const r = rankOf(
     ours.files.map((f) => f.path),

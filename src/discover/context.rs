@@ -1,12 +1,11 @@
-//! `trace` and `locate` with a harness context (issue 46) and their debug
-//! sections: each shown file is checked against what the model already has
-//! ([`crate::context`]), and the renderers ask here how to print a file's
-//! note, its `structure:` list and each region. An omitted region is always
-//! named with its range.
+//! `trace` and `locate` with a harness context (issue 46): each shown file
+//! is checked against what the model already has ([`crate::context`]), and
+//! the renderers ask here how to print a file's note, its `structure:` list
+//! and each region. An omitted region is always named with its range.
+//! (`finish` applies the marks to an answer.)
 
-use super::locate::{LocatePlan, LocateResult};
+use super::regions::Region;
 use super::role::Role;
-use super::trace::{Region, TracePlan, TraceResult};
 use crate::context::{Disk, FileState, HarnessContext, RegionState};
 use crate::search::DisplayPath;
 use crate::structure::{symbol_label, Language, Symbol};
@@ -78,7 +77,7 @@ fn native_path(root: &Path, p: &DisplayPath) -> PathBuf {
 
 /// One file's mark: its state from its bytes and full outline now, which
 /// of `structure` the model has, and each region's state.
-fn mark_file(
+pub(crate) fn mark_file(
     root: &Path,
     path: &DisplayPath,
     structure: &[Symbol],
@@ -121,74 +120,6 @@ fn mark_file(
             .collect(),
         state,
         focused,
-    }
-}
-
-fn ranges(regions: &[Region]) -> Vec<(u32, u32)> {
-    regions.iter().map(|g| (g.start_line, g.end_line)).collect()
-}
-
-/// Each shown file's mark (path, structure, region ranges); `None`
-/// without a context this build reads.
-fn marks_of<'a>(
-    root: &Path,
-    files: impl Iterator<Item = (&'a DisplayPath, &'a [Symbol], Vec<(u32, u32)>)>,
-    extras: Extras<'_>,
-) -> Option<Marks> {
-    let ctx = extras.context.filter(|c| c.ignored_version.is_none())?;
-    Some(Marks {
-        files: files
-            .map(|(path, structure, regions)| mark_file(root, path, structure, &regions, ctx))
-            .collect(),
-    })
-}
-
-/// Marks a trace's files, re-renders its text with them and appends the
-/// debug sections asked for. `None` without a (readable-version) context.
-pub fn finish_trace(plan: &TracePlan, r: &mut TraceResult, extras: Extras<'_>) -> Option<Marks> {
-    let files = r
-        .files
-        .iter()
-        .map(|f| (&f.path, &f.structure[..], ranges(&f.regions)));
-    let marks = marks_of(plan.root(), files, extras);
-    if marks.is_some() {
-        r.text = super::trace_render::render_marked(r, marks.as_ref());
-    }
-    version_note(&mut r.text, extras);
-    if extras.debug_plan {
-        r.text.push('\n');
-        r.text.push_str(&super::context_debug::trace_plan(plan, r));
-    }
-    if extras.debug_score {
-        r.text.push('\n');
-        r.text
-            .push_str(&super::context_debug::trace_score(r, marks.as_ref()));
-    }
-    marks
-}
-
-/// The same for locate (no regions; `debug_plan` does not apply).
-pub fn finish_locate(plan: &LocatePlan, r: &mut LocateResult, extras: Extras<'_>) -> Option<Marks> {
-    let files = r
-        .files
-        .iter()
-        .map(|f| (&f.path, &f.structure[..], Vec::new()));
-    let marks = marks_of(plan.root(), files, extras);
-    if marks.is_some() {
-        r.text = super::locate_render::render_marked(r, marks.as_ref());
-    }
-    version_note(&mut r.text, extras);
-    if extras.debug_score {
-        r.text.push('\n');
-        r.text
-            .push_str(&super::context_debug::locate_score(r, marks.as_ref()));
-    }
-    marks
-}
-
-fn version_note(text: &mut String, extras: Extras<'_>) {
-    if let Some(note) = extras.context.and_then(|c| c.version_note()) {
-        let _ = writeln!(text, "{note}");
     }
 }
 

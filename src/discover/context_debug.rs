@@ -2,12 +2,12 @@
 //! trace ran and why, and the terms behind each shown file's score. Printed
 //! after the answer, for people tuning queries or a harness.
 
+use super::answer::LocateResult;
+use super::answer::TraceResult;
 use super::context::{penalty_text, FileMark, Marks};
 use super::dsl::{Relation, RelationTerm};
-use super::locate::LocateResult;
 use super::role::Role;
 use super::trace::TracePlan;
-use super::trace::TraceResult;
 use std::fmt::Write;
 
 fn shape_rule(relation: &RelationTerm) -> &'static str {

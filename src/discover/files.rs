@@ -1,16 +1,16 @@
 //! Where both commands get their files (the directory's [`FileSource`]:
-//! a ready index's table or the walk, visited by `FileSource::visit_all`)
-//! and how they read the few they keep.
+//! a ready index's table or the walk, visited by `pass::visit`), how they
+//! read them and how a file's path is shown.
 
 use super::DiscoverError;
 use crate::index::{IndexMode, IndexUse};
 use crate::search::{
-    resolve_target, FileSource, IgnoredRoot, Narrowing, Target, WalkOptions, Walker,
+    display_bytes, relative_bytes, resolve_target, DisplayPath, FileSource, IgnoredRoot, Narrowing,
+    Target, WalkOptions, Walker,
 };
 use std::io::Read;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 /// Files larger than this are neither searched by trace nor outlined by
 /// locate: memory and time per file stay bounded.
@@ -35,6 +35,22 @@ pub fn read_small(path: &Path, buf: &mut Vec<u8>) -> Option<std::fs::Metadata> {
     buf.reserve(meta.len() as usize);
     file.take(MAX_READ_BYTES).read_to_end(buf).ok()?;
     Some(meta)
+}
+
+/// Whether bytes read are text: no NUL early on, as ripgrep decides.
+pub fn is_text(buf: &[u8]) -> bool {
+    memchr::memchr(0, &buf[..buf.len().min(8192)]).is_none()
+}
+
+/// A text file's metadata and bytes (see [`read_small`], [`is_text`]).
+pub fn read_text(path: &Path, buf: &mut Vec<u8>) -> Option<std::fs::Metadata> {
+    let meta = read_small(path, buf)?;
+    is_text(buf).then_some(meta)
+}
+
+/// A file's path as results show it: relative to the searched `root`.
+pub fn shown_path(root: &Path, path: &Path) -> DisplayPath {
+    display_bytes(&relative_bytes(root, path))
 }
 
 /// A validated search directory with its walk, and whether an index may
@@ -90,36 +106,4 @@ impl Scope {
             false => roots.iter().map(|d| d.label(&self.root)).collect(),
         }
     }
-}
-
-/// Runs a worker (one per thread, made by `make`) over every item on a
-/// few threads and returns what it gave, in no set order: the callers
-/// read and parse the handful of files a result shows, a few ms each.
-pub fn map_parallel<T: Sync, R: Send, W>(items: &[T], make: impl Fn() -> W + Sync) -> Vec<R>
-where
-    W: FnMut(usize, &T) -> Option<R>,
-{
-    let next = AtomicUsize::new(0);
-    let done = Mutex::new(Vec::new());
-    let threads = crate::search::default_threads()
-        .min(4)
-        .min(items.len())
-        .max(1);
-    let work = || {
-        let mut worker = make();
-        loop {
-            let i = next.fetch_add(1, Ordering::Relaxed);
-            let Some(item) = items.get(i) else { break };
-            if let Some(r) = worker(i, item) {
-                done.lock().unwrap_or_else(|p| p.into_inner()).push(r);
-            }
-        }
-    };
-    std::thread::scope(|s| {
-        for _ in 1..threads {
-            s.spawn(work);
-        }
-        work();
-    });
-    done.into_inner().unwrap_or_else(|p| p.into_inner())
 }

@@ -2,17 +2,27 @@
 //! ranked list (one line per file), then per file its rank and path,
 //! `role:`, `why:` and `structure:`.
 
+use super::answer::LocateResult;
 use super::context::{self, FileMark, Marks};
-use super::locate::LocateResult;
 use super::role::Role;
 use crate::structure::{symbol_label, Language, Symbol};
 use std::fmt::Write;
 
-/// One result's heading: rank and path, `role:`, `why:` and `structure:`
-/// (trace prints its files the same way, then their regions).
+/// One result: its heading, then `role:`, `why:` and `structure:`.
 pub(crate) fn file_block(out: &mut String, rank: usize, f: FileBlock<'_>) {
+    file_heading(out, rank, &f);
+    file_details(out, f);
+}
+
+/// A result's heading: rank and path, and the context's note when the file
+/// changed since the model saw it (trace prints its regions right after).
+pub(crate) fn file_heading(out: &mut String, rank: usize, f: &FileBlock<'_>) {
     let _ = writeln!(out, "\n{rank}. {}", f.path);
     context::file_note(out, f.mark);
+}
+
+/// A result's `role:`, `why:` and `structure:`.
+pub(crate) fn file_details(out: &mut String, f: FileBlock<'_>) {
     let lang = f
         .language
         .map(|l| format!(" ({})", l.name()))

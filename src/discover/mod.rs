@@ -6,17 +6,27 @@
 //! of a query means the same thing, and both print agentgrep's text shapes
 //! (rendered here, so the CLI and the Pi tools print the same bytes).
 
+mod answer;
+mod bearing;
 pub mod content;
 pub mod context;
 mod context_debug;
 pub mod dsl;
 pub mod files;
+pub mod finish;
 pub mod locate;
+mod locate_pass;
 mod locate_render;
+mod locate_score;
+mod pass;
+mod query;
+mod question;
+mod regions;
 pub mod relate;
 pub mod role;
 pub mod tokens;
 pub mod trace;
+mod trace_file;
 mod trace_render;
 
 #[cfg(test)]

@@ -278,8 +278,20 @@ fn every_why_line_is_true_of_its_file() {
                 } else if let Some(x) = w.strip_suffix(" file: ranked down") {
                     f.role.as_str() == x
                 } else if let Some((role, rest)) = w.split_once(" file: ranked after ") {
-                    let other = rest.strip_suffix(", code on the same words").unwrap();
+                    let (other, named) = match rest.strip_suffix(", the code it is named for") {
+                        Some(other) => (other, true),
+                        None => (
+                            rest.strip_suffix(", code on the same words").unwrap(),
+                            false,
+                        ),
+                    };
+                    // `LinkedTreeMapSuiteTest.java` is named for `LinkedTreeMap.java`.
+                    let stem = |p: &str| {
+                        let name = p.rsplit('/').next().unwrap();
+                        tokens::split(name.rsplit_once('.').map_or(name, |(s, _)| s))
+                    };
                     f.role.as_str() == role
+                        && (!named || tokens::contains_run(&stem(p), &stem(other)))
                         && r.files.iter().any(|o| {
                             o.path.text == other && o.role.as_str() == "code" && o.score > f.score
                         })
@@ -431,4 +443,45 @@ fn a_natural_question_finds_the_code_before_its_test() {
         "{text}"
     );
     assert!(text.contains("file name has parsecfg for config"), "{text}");
+}
+
+#[test]
+fn a_test_named_for_a_code_file_never_outranks_it() {
+    // The test says every word of the question; the code lacks `keeps`:
+    // its name, not its words, says what the test is about (issue 45: gson's
+    // `LinkedTreeMapSuiteTest.java` above `LinkedTreeMap.java`).
+    let t = tree(&[
+        (
+            "src/main/java/x/LinkedTreeMap.java",
+            "/** A map of comparable keys, linked in insertion order. */\npublic final class LinkedTreeMap<K, V> {\n  Node<K, V> root;\n}\n".into(),
+        ),
+        (
+            "src/test/java/x/LinkedTreeMapSuiteTest.java",
+            "/** The tree map keeps insertion order: every suite of the map tests. */\npublic class LinkedTreeMapSuiteTest {\n  // keeps insertion order; tree map; keeps order\n}\n".into(),
+        ),
+        ("src/main/java/x/Other.java", "class Other {}\n".into()),
+    ]);
+    let (files, text) = located(t.path(), "tree map that keeps insertion order");
+    assert_eq!(
+        files.first().map(String::as_str),
+        Some("src/main/java/x/LinkedTreeMap.java"),
+        "{text}"
+    );
+    assert!(
+        text.contains(
+            "test file: ranked after src/main/java/x/LinkedTreeMap.java, the code it is named for"
+        ),
+        "{text}"
+    );
+}
+
+#[test]
+fn a_trace_shows_each_files_regions_before_its_reasons_and_structure() {
+    let t = issue_45_tree();
+    let r = traced(t.path(), "subject:cookie_add relation:called_from", 5);
+    let at = r.text.find("\n1. ").expect("a file");
+    let block = &r.text[at..];
+    let regions = block.find("   regions:").expect("regions");
+    let role = block.find("   role:").expect("role");
+    assert!(regions < role, "{}", r.text);
 }

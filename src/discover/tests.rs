@@ -332,7 +332,8 @@ fn trace_prefers_the_exact_spelling_production_code_and_implementations() {
 }
 
 mod prefilter {
-    use super::super::locate::{score_path, Query};
+    use super::super::locate_score::score_path;
+    use super::super::query::Query;
     use proptest::prelude::*;
 
     /// Path pieces with the shapes that matter to the token layer: case

@@ -1,11 +1,11 @@
 //! `trace` text in agentgrep's shape: `query parameters:`, `top results: N
 //! files, M regions`, `best answer likely in <path>`, the ranked list (one
-//! line per file), then per file `role:`, `why:`, `structure:` and
-//! `regions:` (line numbers right-aligned per region).
+//! line per file), then per file its `regions:` (line numbers right-aligned
+//! per region: the answer comes first), `role:`, `why:` and `structure:`.
 
+use super::answer::{TraceResult, TracedFile};
 use super::context::{self, FileMark, Marks};
-use super::locate_render::{file_block, ranked_list, FileBlock};
-use super::trace::{TraceResult, TracedFile};
+use super::locate_render::{file_details, file_heading, ranked_list, FileBlock};
 use std::fmt::Write;
 
 pub(crate) fn render(r: &TraceResult) -> String {
@@ -54,28 +54,37 @@ pub(crate) fn render_marked(r: &TraceResult, marks: Option<&Marks>) -> String {
         out.push_str("note: no structure was found in these files (no known language); regions are word-boundary matches\n");
     }
     for (i, f) in r.files.iter().enumerate() {
-        file_block(&mut out, i + 1, block_of(f, mark(i)));
-        if f.regions.is_empty() {
-            continue;
-        }
-        out.push_str("   regions:\n");
-        for (j, g) in f.regions.iter().enumerate() {
-            if let Some(line) = context::region_line(&f.path.text, g, mark(i), j) {
-                out.push_str(&line);
-                continue;
-            }
-            let _ = writeln!(out, "   - {} @ {}-{}", g.label, g.start_line, g.end_line);
-            let _ = writeln!(out, "     kind: {}", g.kind.as_str());
-            context::region_note(&mut out, mark(i), j);
-            if !g.why.is_empty() {
-                let _ = writeln!(out, "     why: {}", g.why.join("; "));
-            }
-            for line in aligned(&g.body) {
-                let _ = writeln!(out, "       {line}");
-            }
-        }
+        // The regions first: they are the answer, and what a reader cut
+        // short still sees (issue 45); the reasons and structure follow.
+        file_heading(&mut out, i + 1, &block_of(f, mark(i)));
+        region_list(&mut out, f, mark(i));
+        file_details(&mut out, block_of(f, mark(i)));
     }
     out
+}
+
+/// A file's `regions:`, each with its kind, reasons and lines (or the
+/// context's line for one the model has).
+fn region_list(out: &mut String, f: &TracedFile, mark: Option<&FileMark>) {
+    if f.regions.is_empty() {
+        return;
+    }
+    out.push_str("   regions:\n");
+    for (j, g) in f.regions.iter().enumerate() {
+        if let Some(line) = context::region_line(&f.path.text, g, mark, j) {
+            out.push_str(&line);
+            continue;
+        }
+        let _ = writeln!(out, "   - {} @ {}-{}", g.label, g.start_line, g.end_line);
+        let _ = writeln!(out, "     kind: {}", g.kind.as_str());
+        context::region_note(out, mark, j);
+        if !g.why.is_empty() {
+            let _ = writeln!(out, "     why: {}", g.why.join("; "));
+        }
+        for line in aligned(&g.body) {
+            let _ = writeln!(out, "       {line}");
+        }
+    }
 }
 
 /// A region's body with its `N: ` numbers right-aligned, so that `9:` and

@@ -6,7 +6,8 @@ use super::context::context_of;
 use super::convert::{cwd_of, walk_options};
 use super::error::to_js;
 use super::signal::{check_not_aborted, run_cancellable};
-use crate::discover::context::{finish_locate, finish_trace, Extras, FileMark, Marks};
+use crate::discover::context::{Extras, FileMark, Marks};
+use crate::discover::finish::{finish_locate, finish_trace};
 use crate::discover::locate::{
     LocateOptions as CoreLocateOptions, LocatePlan, LocateResult as CoreLocateResult,
 };
