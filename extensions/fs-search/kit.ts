@@ -4,9 +4,10 @@
 import type { AgentToolResult } from "@mariozechner/pi-coding-agent";
 import { keyHint } from "@mariozechner/pi-coding-agent";
 import { StringEnum } from "@mariozechner/pi-ai";
-import { Text, truncateToWidth, type Component } from "@mariozechner/pi-tui";
+import { Text, type Component } from "@mariozechner/pi-tui";
 import { Type, type TSchema, type TUnsafe } from "typebox";
 import type { ParameterSpecs } from "../lib/search/toolkit.mjs";
+import { CutLines } from "../tui/cut-lines.ts";
 import type { SearchBackend } from "../lib/search/rg/index.mjs";
 import type { PiUtilsSettings } from "../lib/settings.ts";
 import type { SessionFamiliarity } from "./familiarity.ts";
@@ -59,17 +60,6 @@ export function textComponent(last: unknown, text: string): Text {
 }
 
 /** Lines drawn one screen line each, cut with an ellipsis at the width (a collapsed result never wraps). */
-class CutLines implements Component {
-	private text = "";
-	setText(text: string): void {
-		this.text = text;
-	}
-	render(width: number): string[] {
-		return this.text.split("\n").map((line) => truncateToWidth(line, Math.max(1, width), "…"));
-	}
-	invalidate(): void {}
-}
-
 /**
  * A result as drawn: expanded, Pi's wrapping Text (everything readable); collapsed, each line cut to the
  * width, so a long hit line or path never spills onto a second screen line at 80 columns (issue 47).
@@ -77,7 +67,7 @@ class CutLines implements Component {
 export function resultComponent(last: unknown, text: string, expanded: boolean): Component {
 	if (expanded) return textComponent(last instanceof Text ? last : undefined, text);
 	const component = last instanceof CutLines ? last : new CutLines();
-	component.setText(text);
+	component.setLines(text.split("\n"));
 	return component;
 }
 

@@ -6,7 +6,7 @@ import { Type } from "typebox";
 import { statusPreview } from "../lib/shell/format.ts";
 import { MAX_WAIT_SEC } from "../lib/shell/jobs.ts";
 import type { ShellSession } from "./session.ts";
-import { PreviewView, rowsOf, tableView } from "./view.ts";
+import { previewView, rowsOf, tableView } from "./view.ts";
 
 type Content = readonly { type: string; text?: string }[];
 const textOf = (content: Content) => content.map((c) => (c.type === "text" ? (c.text ?? "") : "")).join("");
@@ -33,7 +33,7 @@ export function shellStatusTool(session: ShellSession): ToolDefinition<typeof st
 			const rows = rowsOf(result.details);
 			if (rows) return tableView(rows, style);
 			const text = textOf(result.content);
-			return expanded ? new Text(style(text), 0, 0) : new PreviewView(statusPreview(text, keyHint("app.tools.expand", "to expand")), style);
+			return expanded ? new Text(style(text), 0, 0) : previewView(statusPreview(text, keyHint("app.tools.expand", "to expand")), style);
 		},
 		async execute(_toolCallId, params, signal, _onUpdate, ctx) {
 			const current = session.useCtx(ctx);

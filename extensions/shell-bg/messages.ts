@@ -4,7 +4,7 @@ import type { ExtensionAPI } from "@mariozechner/pi-coding-agent";
 import { keyHint } from "@mariozechner/pi-coding-agent";
 import { Box, Text } from "@mariozechner/pi-tui";
 import { followUpPreview } from "../lib/shell/format.ts";
-import { PreviewView, rowsOf, tableView } from "./view.ts";
+import { previewView, rowsOf, tableView } from "./view.ts";
 
 export const MESSAGE_TYPE = "shell-bg";
 export const LISTING_TYPE = "shell-bg-listing";
@@ -17,7 +17,7 @@ export function registerMessages(pi: ExtensionAPI): void {
 	// expanded, all of it (the model gets all of it either way).
 	pi.registerMessageRenderer(MESSAGE_TYPE, (message, { expanded }) => {
 		const text = textOf(message.content);
-		return expanded ? new Text(text, 1, 0) : new PreviewView(followUpPreview(text, keyHint("app.tools.expand", "to expand")), undefined, 1);
+		return expanded ? new Text(text, 1, 0) : previewView(followUpPreview(text, keyHint("app.tools.expand", "to expand")), undefined, 1);
 	});
 
 	// /shell-bg's listings: a message in the chat (it stays where the user asked for it; a notice is replaced

@@ -4,7 +4,7 @@
 import type { ExtensionContext } from "@mariozechner/pi-coding-agent";
 import { widgetLines, type WidgetRow } from "../lib/shell/format.ts";
 import type { SessionJobs } from "../lib/shell/jobs.ts";
-import { FittedLines } from "./view.ts";
+import { CutLines } from "../tui/cut-lines.ts";
 
 export const WIDGET = "shell-bg";
 
@@ -32,7 +32,7 @@ export class JobsWidget {
 			const text = widgetLines(rows, 1_000).join("\n");
 			if (text !== this.#text) {
 				// Pi's own string widgets have a one-column margin on each side.
-				if (process.stdout.isTTY) ctx.ui.setWidget(WIDGET, () => new FittedLines((width) => widgetLines(rows, width - 1), undefined, 1), { placement: "aboveEditor" });
+				if (process.stdout.isTTY) ctx.ui.setWidget(WIDGET, () => new CutLines((width) => widgetLines(rows, width - 1), undefined, 1), { placement: "aboveEditor" });
 				else ctx.ui.setWidget(WIDGET, widgetLines(rows, 98), { placement: "aboveEditor" });
 				this.#text = text;
 			}

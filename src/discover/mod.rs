@@ -66,7 +66,7 @@ impl DiscoverError {
         }
     }
 
-    /// One of each variant of its own, for [`crate::error_code::samples`].
+    /// One of each variant of its own, for the glue's `errorSamples()` (`src/napi/error.rs`).
     pub fn samples() -> Vec<DiscoverError> {
         let dsl = dsl::TraceQuery::parse("relation:defined").err();
         [
