@@ -1,3 +1,8 @@
+//! The glue: each `#[napi]` function and class of `index.d.ts`, one file per
+//! tool or registry, converting JS values to the core's options and the
+//! core's results and errors back; nothing here decides anything a test
+//! would need to check.
+
 mod context;
 mod convert;
 mod defaults;

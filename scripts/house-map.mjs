@@ -1,0 +1,65 @@
+#!/usr/bin/env node
+// Prints docs/house.md: every source file of src/, extensions/ and bin/ with the first sentence of its opening
+// comment, the one job the file says it does. The map is made from the files, so it cannot drift from them;
+// __test__/house.spec.ts fails when docs/house.md is not this script's output, when a source file has no
+// opening comment, or when a source file outgrows MAX_LINES (a file that long is doing more than one job).
+// Run `node scripts/house-map.mjs > docs/house.md` after adding, moving or re-describing a file.
+import { execFileSync } from "node:child_process";
+import { readFileSync } from "node:fs";
+import { dirname, basename, join } from "node:path";
+import { fileURLToPath } from "node:url";
+
+export const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..");
+/** Lines past which a non-test source file is split (issue 48). */
+export const MAX_LINES = 650;
+
+/** The source files the map covers, folder by folder: test files and type declarations are not rooms' jobs. */
+export function sourceFiles() {
+  const listed = execFileSync("git", ["ls-files", "src", "extensions", "bin"], { cwd: ROOT, encoding: "utf8" });
+  return listed
+    .split("\n")
+    .filter((f) => /\.(rs|ts|mjs)$/.test(f) && !f.endsWith(".d.mts") && !/(tests?\.rs$|\/tests\/)/.test(f))
+    .sort((a, b) => dirname(a).localeCompare(dirname(b)) || basename(a).localeCompare(basename(b)));
+}
+
+/** The opening comment of `text` (after a shebang), as one line; "" when the file does not open with one. */
+export function openingComment(text) {
+  const words = [];
+  for (const line of text.split("\n")) {
+    if (words.length === 0 && line.startsWith("#!")) continue;
+    const m = /^\s*\/\/[!/]?\s?(.*)$/.exec(line);
+    if (!m) break;
+    words.push(m[1].trim());
+  }
+  return words.join(" ").replace(/\s+/g, " ").trim();
+}
+
+/** The comment's first sentence (a full stop followed by a space or the end), at most 240 characters. */
+export function firstSentence(comment) {
+  const m = /^(.+?\.)(\s|$)/.exec(comment);
+  const s = m ? m[1] : comment;
+  return s.length > 240 ? `${s.slice(0, 239)}…` : s;
+}
+
+export function houseMap() {
+  const out = [
+    "# The house, file by file",
+    "",
+    "Each source file and the one job its opening comment gives it (test files left out). Made by",
+    "`node scripts/house-map.mjs > docs/house.md`; `__test__/house.spec.ts` fails when this page is out of date.",
+    "The rooms and what each may import are in the design notes; this page is where to look for a piece of code.",
+  ];
+  let folder = "";
+  for (const file of sourceFiles()) {
+    const here = dirname(file);
+    if (here !== folder) {
+      out.push("", `## \`${here}/\``, "");
+      folder = here;
+    }
+    const comment = openingComment(readFileSync(join(ROOT, file), "utf8"));
+    out.push(`- \`${basename(file)}\`: ${firstSentence(comment) || "(no opening comment)"}`);
+  }
+  return `${out.join("\n")}\n`;
+}
+
+if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) process.stdout.write(houseMap());
