@@ -12,7 +12,8 @@
 //! it; an ignored root's files are a class of their own; and ignored roots
 //! are in path order, so those below a place are consecutive classes.
 
-use super::table::{self, at_or_below, Entry, Stamped, Table, NO_DOC};
+use super::table::{self, Entry, Stamped, Table, NO_DOC};
+use crate::search::path_order::at_or_below;
 
 use super::watch::{is_rule_file, Watcher};
 use crate::search::stamp::Stamp;

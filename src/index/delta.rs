@@ -13,7 +13,7 @@
 //! stay candidates for every search, as before.
 
 use super::planner::Query;
-use super::table::at_or_below;
+use crate::search::path_order::at_or_below;
 use crate::search::stamp::Stamp;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};

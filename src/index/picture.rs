@@ -13,6 +13,7 @@ use super::postings::Postings;
 use super::table::{self, Entry, Table, NO_DOC};
 use super::watch::Watcher;
 use super::IndexConfig;
+use crate::search::path_order::at_or_below;
 use crate::search::stamp::Stamp;
 use crate::search::CancelToken;
 use fixedbitset::FixedBitSet;
@@ -122,7 +123,7 @@ impl Picture {
             return self.recount();
         };
         self.unindexed = self.unindexed.saturating_add_signed(delta);
-        let below = |p: &Path| edits.places.iter().any(|q| table::at_or_below(p, q));
+        let below = |p: &Path| edits.places.iter().any(|q| at_or_below(p, q));
         self.linked_rules.retain(|(p, _)| !below(p));
         self.linked_rules.extend(edits.linked_rules);
         self.join_unwatched();

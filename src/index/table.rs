@@ -12,7 +12,6 @@ use crate::search::stamp::Stamp;
 use crate::search::{
     path_order, CancelToken, ErrorLog, IgnoredRoot, WalkOptions, Walker, IGNORE_FILES,
 };
-use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -200,13 +199,6 @@ pub fn table_walker(root: &Path) -> Result<Walker, String> {
         threads: crate::search::default_threads(),
     };
     Walker::new(root.to_path_buf(), opts).map_err(|e| e.to_string())
-}
-
-/// Whether `path` is `place` or lies below it, comparing bytes (the table's
-/// paths are spelled from the same root, so no component parsing is needed).
-pub(super) fn at_or_below(path: &Path, place: &Path) -> bool {
-    let (p, q) = (path.as_os_str().as_bytes(), place.as_os_str().as_bytes());
-    p.starts_with(q) && (p.len() == q.len() || p[q.len()] == b'/')
 }
 
 /// The table's order: project files first, then each ignored root's, each

@@ -233,7 +233,7 @@ mod imp {
         /// directory moved elsewhere keeps its kernel watch, and its events
         /// must not be taken for its old place.
         pub fn forget_under(&self, path: &Path) {
-            let below = |d: &Path| crate::index::table::at_or_below(d, path);
+            let below = |d: &Path| crate::search::path_order::at_or_below(d, path);
             // Bytes, not components: this runs over every watch of the tree
             // (5,000 on the Linux tree) for each place a change is applied at.
             lock(&self.roles).retain(|_, roles| {

@@ -20,7 +20,7 @@ mod ordered;
 mod outline_cache;
 mod outline_file;
 mod parallel_walk;
-mod path_order;
+pub mod path_order;
 mod results;
 mod rules_cache;
 mod sorted_walk;

@@ -7,6 +7,13 @@ use std::cmp::Ordering;
 use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 
+/// Whether `path` is `place` or lies below it, comparing bytes (paths a
+/// walk spells from the same root, so no component parsing is needed).
+pub fn at_or_below(path: &Path, place: &Path) -> bool {
+    let (p, q) = (path.as_os_str().as_bytes(), place.as_os_str().as_bytes());
+    p.starts_with(q) && (p.len() == q.len() || p[q.len()] == b'/')
+}
+
 /// `Path`'s own order (component by component) for the paths a walk
 /// makes: a root joined with plain names, so no `.`, `..` or doubled
 /// separator after the root that two paths share. Compared as bytes with

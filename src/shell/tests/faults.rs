@@ -5,7 +5,7 @@
 
 use super::super::identity;
 use super::super::job::{JobRecord, JobState, Member};
-use super::super::kill::KillOutcome;
+use super::super::kill::{KillOutcome, KillReport};
 use super::super::registry::{Registry, SpawnRequest};
 use super::super::spawn::MARKER_NAME;
 use super::{alive, blocked, pending_signals, until, Fixture, BLOCKING_SLEEPER};
@@ -312,9 +312,20 @@ fn a_host_killed_at_any_step_of_a_spawn_or_a_sidecar_rewrite_leaves_every_runnin
         until(&format!("{how}: unrecorded wrappers to leave"), || {
             marked_by(host).iter().all(|(_, m)| recorded(m))
         });
+        // A job recorded but never let go (the host died between the save
+        // and `go`) may end by itself between the listing and the kill: its
+        // wrapper reads end of file and leaves without running its command.
+        // That is the one way a listed job may be found already ended.
+        let never_started = |r: &KillReport| {
+            r.outcome == KillOutcome::AlreadyEnded
+                && (r.job.record.note.as_deref()).is_some_and(|n| n.starts_with("never started"))
+        };
         for j in reg.list().iter().filter(|j| j.record.is_running()) {
             let report = reg.kill(&j.record.id, Duration::from_secs(2)).unwrap();
-            assert_eq!(report.outcome, KillOutcome::Killed, "{how}: {report:?}");
+            assert!(
+                report.outcome == KillOutcome::Killed || never_started(&report),
+                "{how}: {report:?}"
+            );
             assert!(report.survivors.is_empty(), "{how}: {report:?}");
         }
         until(&format!("{how}: nothing of the host's jobs left"), || {
