@@ -6,7 +6,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { test } from "node:test";
 // @ts-expect-error plain-JS script without type declarations
-import { MAX_LINES, ROOT, houseMap, openingComment, sourceFiles } from "../scripts/house-map.mjs";
+import { MAX_LINES, ROOT, houseMap, importCircles, openingComment, sourceFiles } from "../scripts/house-map.mjs";
 
 const files: string[] = sourceFiles();
 
@@ -33,4 +33,19 @@ test(`no source file outside the tests is over ${MAX_LINES} lines`, () => {
 
 test("docs/house.md is the map the files make (run node scripts/house-map.mjs > docs/house.md)", () => {
 	assert.equal(readFileSync(join(ROOT, "docs/house.md"), "utf8"), houseMap());
+});
+
+/**
+ * Circles left in the search room, each a type and the pipelines it dispatches to: `grep.rs` holds the options
+ * and plan that `file_search`, `ordered` and `unordered` read and also picks which of them runs a plan;
+ * `walk.rs` holds the walker's configuration that the sorted and parallel walks read and also starts them. A
+ * new circle fails here; so does ending one of these without taking it off the list.
+ */
+const KNOWN_CIRCLES = [
+	["src/search/buffers.rs", "src/search/file_search.rs", "src/search/grep.rs", "src/search/ordered.rs", "src/search/unordered.rs"],
+	["src/search/classify.rs", "src/search/parallel_walk.rs", "src/search/sorted_walk.rs", "src/search/walk.rs"],
+];
+
+test("no import circle between the Rust files of a room but the known ones", () => {
+	assert.deepEqual(importCircles(), KNOWN_CIRCLES);
 });

@@ -41,6 +41,66 @@ export function firstSentence(comment) {
   return s.length > 240 ? `${s.slice(0, 239)}…` : s;
 }
 
+/**
+ * Imports between the Rust files of one folder that form a circle, each as the sorted list of its files. An
+ * edge is a `super::name` or `crate::room::name` path outside the file's test module; `mod.rs` (a room's
+ * shared types and re-exports) is left out, since every file of its room may name it.
+ */
+export function importCircles() {
+  const files = sourceFiles().filter((f) => f.endsWith(".rs") && !["mod.rs", "lib.rs"].includes(basename(f)));
+  const known = new Set(files);
+  /** @type {Map<string, string[]>} */
+  const edges = new Map();
+  for (const file of files) {
+    let text = readFileSync(join(ROOT, file), "utf8");
+    const tests = text.search(/#\[cfg\(test\)\]/);
+    if (tests >= 0) text = text.slice(0, tests);
+    text = text.replace(/\/\/.*$/gm, "");
+    const folder = dirname(file);
+    const to = new Set();
+    for (const m of text.matchAll(/\bsuper::(\w+)/g)) to.add(`${folder}/${m[1]}.rs`);
+    for (const m of text.matchAll(/\bsuper::\{([^}]*)\}/g)) for (const n of m[1].split(",")) to.add(`${folder}/${n.trim().split("::")[0]}.rs`);
+    for (const m of text.matchAll(/\bcrate::([\w:]+)/g)) {
+      const parts = m[1].split("::");
+      for (let i = parts.length - 1; i > 0; i--) {
+        const target = `src/${parts.slice(0, i).join("/")}/${parts[i]}.rs`;
+        if (dirname(target) === folder) {
+          to.add(target);
+          break;
+        }
+      }
+    }
+    edges.set(file, [...to].filter((t) => t !== file && known.has(t)));
+  }
+  // Tarjan's strongly connected components: a component of two or more files is a circle.
+  let next = 0;
+  const stack = [], onStack = new Set(), index = new Map(), low = new Map(), circles = [];
+  const visit = (v) => {
+    index.set(v, next);
+    low.set(v, next++);
+    stack.push(v);
+    onStack.add(v);
+    for (const w of edges.get(v) ?? []) {
+      if (!index.has(w)) {
+        visit(w);
+        low.set(v, Math.min(low.get(v), low.get(w)));
+      } else if (onStack.has(w)) low.set(v, Math.min(low.get(v), index.get(w)));
+    }
+    if (low.get(v) === index.get(v)) {
+      const circle = [];
+      let w;
+      do {
+        w = stack.pop();
+        onStack.delete(w);
+        circle.push(w);
+      } while (w !== v);
+      if (circle.length > 1) circles.push(circle.sort());
+    }
+  };
+  for (const v of edges.keys()) if (!index.has(v)) visit(v);
+  return circles.sort((a, b) => a[0].localeCompare(b[0]));
+}
+
 export function houseMap() {
   const out = [
     "# The house, file by file",

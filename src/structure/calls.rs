@@ -64,7 +64,7 @@ pub fn name_uses(
     if compiled(language).is_none() {
         return Vec::new();
     }
-    let Some(tree) = super::outline::parse(language, source, should_stop) else {
+    let Some(tree) = super::parse::parse(language, source, should_stop) else {
         return Vec::new();
     };
     uses_in(language, &tree, source)

@@ -8,7 +8,7 @@
 //! way, over the whole tree.
 
 use super::languages::Language;
-use super::outline::SymbolKind;
+use super::symbol_kind::SymbolKind;
 use std::sync::OnceLock;
 use tree_sitter::{Node, Query, QueryCursor, QueryMatch, StreamingIterator};
 

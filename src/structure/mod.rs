@@ -19,8 +19,10 @@ pub mod languages;
 pub mod limit;
 mod matching;
 pub mod outline;
+mod parse;
 mod ranges;
 pub mod render;
+mod symbol_kind;
 
 pub use group::{group, Grouping};
 pub use languages::Language;

@@ -1,92 +1,13 @@
-//! One file's symbols from its syntax tree: parse, run the definition query,
+//! One file's symbols from its syntax tree (parsed by `parse.rs`): run the definition query,
 //! correct the ranges, merge duplicate matches, nest.
 
 use super::languages::Language;
 use super::matching::{compiled, for_each_match, Role};
+use super::parse::parse;
 use super::ranges::{definition_span, Span, Surroundings};
-use std::cell::RefCell;
+pub use super::symbol_kind::SymbolKind;
 use std::collections::HashMap;
-use std::ops::ControlFlow;
-use tree_sitter::{Node, ParseOptions, Parser};
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum SymbolKind {
-    Function,
-    Method,
-    Class,
-    Struct,
-    Enum,
-    Interface,
-    Trait,
-    Impl,
-    Module,
-    Namespace,
-    Type,
-    Constant,
-    Macro,
-    Section,
-}
-
-impl SymbolKind {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            SymbolKind::Function => "function",
-            SymbolKind::Method => "method",
-            SymbolKind::Class => "class",
-            SymbolKind::Struct => "struct",
-            SymbolKind::Enum => "enum",
-            SymbolKind::Interface => "interface",
-            SymbolKind::Trait => "trait",
-            SymbolKind::Impl => "impl",
-            SymbolKind::Module => "module",
-            SymbolKind::Namespace => "namespace",
-            SymbolKind::Type => "type",
-            SymbolKind::Constant => "constant",
-            SymbolKind::Macro => "macro",
-            SymbolKind::Section => "section",
-        }
-    }
-
-    pub(crate) fn from_capture(name: &str) -> Option<SymbolKind> {
-        let kind = name.strip_prefix("definition.")?;
-        [
-            SymbolKind::Function,
-            SymbolKind::Method,
-            SymbolKind::Class,
-            SymbolKind::Struct,
-            SymbolKind::Enum,
-            SymbolKind::Interface,
-            SymbolKind::Trait,
-            SymbolKind::Impl,
-            SymbolKind::Module,
-            SymbolKind::Namespace,
-            SymbolKind::Type,
-            SymbolKind::Constant,
-            SymbolKind::Macro,
-            SymbolKind::Section,
-        ]
-        .into_iter()
-        .find(|k| k.as_str() == kind)
-    }
-
-    /// When two patterns match one definition, the specific kind wins
-    /// (a Rust `fn` in an `impl` is a method, a Go `type X struct` a struct).
-    fn is_generic(self) -> bool {
-        matches!(self, SymbolKind::Function | SymbolKind::Type)
-    }
-
-    /// Kinds whose directly nested functions are methods.
-    fn holds_methods(self) -> bool {
-        matches!(
-            self,
-            SymbolKind::Class
-                | SymbolKind::Struct
-                | SymbolKind::Interface
-                | SymbolKind::Trait
-                | SymbolKind::Impl
-        )
-    }
-}
+use tree_sitter::Node;
 
 /// One definition. Lines are 1-based and inclusive; `end_line` is the last
 /// line holding part of the definition (trailing blank lines excluded).
@@ -123,12 +44,6 @@ pub struct Outline {
 /// Longest symbol name kept; longer ones (a Rust impl over a long generic
 /// type, a Markdown heading that is a paragraph) are cut with `…`.
 const MAX_NAME_CHARS: usize = 120;
-
-thread_local! {
-    // A parser per thread: grep workers outline many files each, and a
-    // Parser is neither Sync nor free to create.
-    static PARSER: RefCell<Parser> = RefCell::new(Parser::new());
-}
 
 /// The structure of `source`, which holds a file in `language`. Never fails:
 /// a grammar that cannot load yields no symbols.
@@ -188,37 +103,6 @@ pub fn outline_and_uses(
     };
     let outline = outline_of_tree(language, compiled, &tree, source, false);
     Some((outline, super::calls::uses_in(language, &tree, source)))
-}
-
-/// Parses `source` with this thread's parser; `None` when the grammar does
-/// not load or `should_stop` cut the parse short.
-pub(crate) fn parse(
-    language: Language,
-    source: &[u8],
-    should_stop: &dyn Fn() -> bool,
-) -> Option<tree_sitter::Tree> {
-    PARSER.with(|cell| {
-        let mut parser = cell.borrow_mut();
-        parser.set_language(&language.grammar()).ok()?;
-        let mut progress = |_: &tree_sitter::ParseState| {
-            if should_stop() {
-                ControlFlow::Break(())
-            } else {
-                ControlFlow::Continue(())
-            }
-        };
-        let mut read = |offset: usize, _| source.get(offset..).unwrap_or_default();
-        let tree = parser.parse_with_options(
-            &mut read,
-            None,
-            Some(ParseOptions::new().progress_callback(&mut progress)),
-        );
-        if tree.is_none() {
-            // A stopped parse leaves state that would resume on the next call.
-            parser.reset();
-        }
-        tree
-    })
 }
 
 fn outline_of_tree(
