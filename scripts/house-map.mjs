@@ -43,7 +43,7 @@ export function firstSentence(comment) {
 
 /**
  * Imports between the Rust files of one folder that form a circle, each as the sorted list of its files. An
- * edge is a `super::name` or `crate::room::name` path outside the file's test module; `mod.rs` (a room's
+ * edge is a `super::name` or `crate::room::name` path outside the file's test module and test-only imports; `mod.rs` (a room's
  * shared types and re-exports) is left out, since every file of its room may name it.
  */
 export function importCircles() {
@@ -53,8 +53,11 @@ export function importCircles() {
   const edges = new Map();
   for (const file of files) {
     let text = readFileSync(join(ROOT, file), "utf8");
-    const tests = text.search(/#\[cfg\(test\)\]/);
+    // The test module (to the end of the file, by this crate's habit) and test-only imports are not the
+    // file's job.
+    const tests = text.search(/#\[cfg\(test\)\]\s*(pub(\([\w:]+\))?\s+)?mod\s+\w+\s*\{/);
     if (tests >= 0) text = text.slice(0, tests);
+    text = text.replace(/#\[cfg\(test\)\]\s*(pub(\([\w:]+\))?\s+)?use\s[^;]*;/g, "");
     text = text.replace(/\/\/.*$/gm, "");
     const folder = dirname(file);
     const to = new Set();

@@ -28,9 +28,14 @@ struct Shelf {
     waiting: usize,
 }
 
+/// Files up to this size are read whole into a reused buffer (one read, and
+/// the buffer can serve structure extraction); larger ones are streamed
+/// (see `file_search`).
+pub(super) const WHOLE_READ_LIMIT: u64 = 8 << 20;
+
 /// A file's size up to which it is read whole, plus the one byte that
-/// shows EOF (see `file_search`).
-const RESERVED: usize = (super::file_search::WHOLE_READ_LIMIT as usize) + 1;
+/// shows EOF.
+const RESERVED: usize = (WHOLE_READ_LIMIT as usize) + 1;
 
 /// How often a waiting searcher looks at its stop flag.
 const STOP_POLL: Duration = Duration::from_millis(20);

@@ -5,8 +5,9 @@
 use super::buffers;
 use super::dir_open::DirOpener;
 use super::display::{display_bytes, relative_bytes, DisplayPath};
-use super::grep::{build_searcher, GrepMode, GrepOptions};
+use super::grep_options::{GrepMode, GrepOptions};
 use super::line_window::{trim_terminator, window};
+use super::matcher::build_searcher;
 use super::outline_cache;
 use super::results::{BinaryStop, ContextLine, FileStructure, Hit, HitSymbol};
 use crate::structure::{self, Language, Outline};
@@ -17,9 +18,7 @@ use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-/// Files up to this size are read whole into a reused buffer (one read, and
-/// the buffer can serve structure extraction); larger ones are streamed.
-pub(super) const WHOLE_READ_LIMIT: u64 = 8 << 20;
+use super::buffers::WHOLE_READ_LIMIT;
 
 pub(super) enum FileOutcome {
     Searched {

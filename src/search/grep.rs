@@ -1,5 +1,6 @@
-//! Streaming content search: options, the validated plan and the choice of
-//! pipeline (the results it yields are in `results.rs`).
+//! Streaming content search: the validated plan (its options are in
+//! `grep_options.rs`, its matcher in `matcher.rs`, the choice of pipeline in
+//! `pipeline.rs`, the results it yields in `results.rs`).
 //!
 //! A plan runs one of two pipelines over its [`FileSource`]. `ordered` (the
 //! default) hands files in output order to searcher threads; a collector
@@ -10,154 +11,22 @@
 //! per-file results are sorted at the end, like ripgrep. Either way files
 //! the ignore rules exclude are searched after the project's own.
 
+#[cfg(test)]
 use super::cancel::CancelToken;
 use super::file_search::FileSearcher;
+pub use super::grep_options::{GrepMode, GrepOptions, DEFAULT_MAX_LINE_LENGTH};
 use super::local_fs::short_read_ends_file;
+#[cfg(test)]
+pub use super::matcher::BASIC_REGEX_HINT;
+pub use super::matcher::{build_matcher, pattern_parser};
+#[cfg(test)]
 use super::results::{GrepSummary, Hit};
 use super::source::{FileList, FileSource, ListedFile, Narrowing};
-use super::walk::{resolve_target, Target, WalkOptions, Walker};
-use super::{SearchError, SortOrder};
-use grep_regex::{RegexMatcher, RegexMatcherBuilder};
-use grep_searcher::{BinaryDetection, MmapChoice, Searcher, SearcherBuilder};
+use super::walk::{resolve_target, Target, Walker};
+use super::SearchError;
+use grep_regex::RegexMatcher;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::time::Duration;
-
-/// Longest line shown whole; longer ones are cut to a window around the
-/// first match.
-pub const DEFAULT_MAX_LINE_LENGTH: usize = 500;
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum GrepMode {
-    #[default]
-    Content,
-    Files,
-    Count,
-}
-
-#[derive(Debug, Clone)]
-pub struct GrepOptions {
-    pub pattern: String,
-    pub literal: bool,
-    pub ignore_case: bool,
-    pub multiline: bool,
-    pub before: usize,
-    pub after: usize,
-    pub mode: GrepMode,
-    pub sort: SortOrder,
-    /// Content mode: matching lines. Files and count modes: files listed.
-    /// The tool's `limit`, the JS option `maxCount` (`rg -m`): one name
-    /// here, as glob's and locate's.
-    pub limit: Option<u64>,
-    pub max_line_length: usize,
-    /// Once the project has a match, ignored files are only counted (per
-    /// ignored root) instead of being emitted and filling the limit.
-    pub ignored_count_only: bool,
-    pub walk: WalkOptions,
-    pub timeout: Option<Duration>,
-    /// Content mode: give hits in files read whole the symbol enclosing
-    /// them and the file's first hit a [`FileStructure`] (see
-    /// `crate::structure::group` for which files are grouped).
-    pub group: bool,
-}
-
-impl Default for GrepOptions {
-    fn default() -> Self {
-        GrepOptions {
-            pattern: String::new(),
-            literal: false,
-            ignore_case: false,
-            multiline: false,
-            before: 0,
-            after: 0,
-            mode: GrepMode::Content,
-            sort: SortOrder::Path,
-            limit: None,
-            max_line_length: DEFAULT_MAX_LINE_LENGTH,
-            ignored_count_only: false,
-            walk: WalkOptions::default(),
-            timeout: None,
-            group: false,
-        }
-    }
-}
-
-pub fn build_matcher(opts: &GrepOptions) -> Result<RegexMatcher, SearchError> {
-    if opts.pattern.is_empty() {
-        return Err(SearchError::EmptyPattern);
-    }
-    let mut b = RegexMatcherBuilder::new();
-    b.case_insensitive(opts.ignore_case)
-        .fixed_strings(opts.literal)
-        .multi_line(true);
-    if !opts.multiline {
-        b.line_terminator(Some(b'\n'));
-    }
-    b.build(&opts.pattern)
-        .map_err(|e| SearchError::InvalidPattern(pattern_error(opts, e.to_string())))
-}
-
-/// The parse error as the user should read it: grep-regex reports it against
-/// the `(?:...)` it wraps the pattern in, so the caret would sit under text
-/// the user never typed. Parsing the pattern itself gives the same error
-/// against their own text (the wrapper's message stays for errors that only
-/// the compiled whole has, such as size limits). A `\|` or `\(` is a basic
-/// regex habit (grep, sed, vim) that means a literal character here.
-fn pattern_error(opts: &GrepOptions, wrapped: String) -> String {
-    let own = pattern_parser(opts.ignore_case)
-        .parse(&opts.pattern)
-        .err()
-        .map_or(wrapped, |e| e.to_string());
-    if has_basic_regex_escape(&opts.pattern) {
-        format!("{own}\n{BASIC_REGEX_HINT}")
-    } else {
-        own
-    }
-}
-
-/// A parser that reads a pattern as the matcher built by [`build_matcher`]
-/// does (grep-regex's settings for these options), for whoever must see
-/// the same regex: the user's parse errors, the index's planner.
-pub fn pattern_parser(ignore_case: bool) -> regex_syntax::Parser {
-    regex_syntax::ParserBuilder::new()
-        .case_insensitive(ignore_case)
-        .multi_line(true)
-        .utf8(false)
-        .build()
-}
-
-/// Said under a parse error of a pattern written with basic-regex escapes.
-pub const BASIC_REGEX_HINT: &str =
-    "hint: Rust regex uses | and ( unescaped; \\| and \\( match the characters themselves";
-
-fn has_basic_regex_escape(pattern: &str) -> bool {
-    ["\\|", "\\(", "\\)"].iter().any(|e| pattern.contains(e))
-}
-
-/// The searcher of one search thread. Binary detection is rg's: a file
-/// found by the walk quits at its first NUL byte (matches already seen are
-/// kept); a file the search was given by name (`named`) converts, so its
-/// search goes on past the NUL, and [`super::file_search`] stops at the
-/// first match there, as rg's printer does.
-pub(super) fn build_searcher(opts: &GrepOptions, named: bool) -> Searcher {
-    let content = opts.mode == GrepMode::Content;
-    SearcherBuilder::new()
-        .line_number(opts.mode != GrepMode::Files)
-        .before_context(if content { opts.before } else { 0 })
-        .after_context(if content { opts.after } else { 0 })
-        .multi_line(opts.multiline)
-        // rg's maxCount in multi-line mode: a match counts once however
-        // many lines it spans, and matches that share a line are reported
-        // together up to the limit. Line by line, the sink counts.
-        .max_matches(opts.limit.filter(|_| opts.multiline))
-        .memory_map(MmapChoice::never())
-        .binary_detection(if named {
-            BinaryDetection::convert(0)
-        } else {
-            BinaryDetection::quit(0)
-        })
-        .build()
-}
 
 /// A validated search, ready to run: bad input (empty or invalid pattern,
 /// missing path, unknown type, bad glob) is rejected here, before any thread
@@ -267,17 +136,6 @@ impl GrepPlan {
             self.short_read_ends_file,
             self.named,
         )
-    }
-
-    /// Runs the search, calling `emit` with ordered batches on the calling
-    /// thread. `emit` returns false when the consumer has gone away; the
-    /// search then stops as if cancelled.
-    pub fn run(&self, cancel: &CancelToken, emit: impl FnMut(Vec<Hit>) -> bool) -> GrepSummary {
-        if self.opts.limit.is_none() && self.opts.mode != GrepMode::Content {
-            super::unordered::run(self, cancel, emit)
-        } else {
-            super::ordered::run(self, cancel, emit)
-        }
     }
 }
 

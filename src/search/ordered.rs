@@ -5,7 +5,8 @@
 
 use super::cancel::CancelToken;
 use super::file_search::{attach_structure, FileOutcome};
-use super::grep::{GrepMode, GrepOptions, GrepPlan};
+use super::grep::GrepPlan;
+use super::grep_options::{GrepMode, GrepOptions};
 use super::path_order::path_order;
 use super::results::{GrepSummary, Hit, IgnoredCount};
 use super::source::{mtime_of, FileSource};
