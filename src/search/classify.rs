@@ -18,9 +18,9 @@
 //! below an ignored directory can be re-included (the walk never enters
 //! one), and the rules do not depend on where a search starts.
 
+use super::display::{display_bytes, relative_bytes};
 use super::rules_cache::rules_of_dir;
 use super::stamp::{DevStamp, Stamp, RACY};
-use super::walk::IgnoredRoot;
 use ignore::gitignore::{Gitignore, GitignoreBuilder};
 use ignore::Match;
 use std::path::{Path, PathBuf};
@@ -383,6 +383,35 @@ fn chain_down(mut chain: Arc<RuleChain>, from: &Path, to: &Path) -> Arc<RuleChai
 /// walk re-started at `dir` needs to classify as the walk from `root` did.
 pub fn chain_in(root_chain: &Arc<RuleChain>, root: &Path, dir: &Path) -> Arc<RuleChain> {
     chain_down(root_chain.clone(), root, dir)
+}
+
+/// An entry that the ignore rules exclude (a directory such as
+/// `node_modules/`, or one file), set aside by the project walk and searched
+/// in a second phase; its index in the walk's list tells results apart.
+#[derive(Debug, Clone)]
+pub struct IgnoredRoot {
+    pub path: PathBuf,
+    pub is_dir: bool,
+}
+
+impl IgnoredRoot {
+    /// How summaries name this ignored root: its display path relative to
+    /// `root`, with `/` after a directory (`node_modules/`).
+    pub fn label(&self, root: &Path) -> String {
+        let mut s = display_bytes(&relative_bytes(root, &self.path)).text;
+        if self.is_dir {
+            s.push('/');
+        }
+        s
+    }
+
+    /// Index of the root that `path` lies under (`roots` sorted by path, as
+    /// the walks return them).
+    pub fn index_of(roots: &[IgnoredRoot], path: &Path) -> Option<usize> {
+        let i = roots.partition_point(|d| d.path.as_path() <= path);
+        let i = i.checked_sub(1)?;
+        path.starts_with(&roots[i].path).then_some(i)
+    }
 }
 
 /// Whether a walk started at `sub`, a directory below `root`, classifies

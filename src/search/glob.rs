@@ -9,9 +9,10 @@
 use super::cancel::CancelToken;
 use super::dir_open::MtimeSize;
 use super::display::{display_bytes, relative_bytes, DisplayPath};
+use super::parallel_walk::WalkEntry;
 use super::path_order::{file_name_bytes, path_order};
 use super::source::{FileFeed, FileSource, Narrowing, SourceFile};
-use super::walk::{resolve_target, ErrorLog, IgnoredRoot, Target, WalkEntry, WalkOptions, Walker};
+use super::walk::{resolve_target, ErrorLog, IgnoredRoot, Target, WalkOptions, Walker};
 use super::{SearchError, SortOrder};
 use globset::{Candidate, GlobBuilder, GlobSet, GlobSetBuilder};
 use std::cmp::Reverse;

@@ -195,7 +195,7 @@ fn a_dot_file_named_by_a_negated_rule_is_searched_without_hidden() {
         let seen = std::sync::Mutex::new(Vec::new());
         let errors = std::sync::Mutex::new(ErrorLog::default());
         w.walk_parallel(&[], &CancelToken::new(None), &errors, || {
-            |e: &super::walk::WalkEntry<'_>| {
+            |e: &super::parallel_walk::WalkEntry<'_>| {
                 if e.is_file() {
                     let p = e.path().strip_prefix(t.path()).unwrap();
                     seen.lock().unwrap().push(p.display().to_string());

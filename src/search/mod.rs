@@ -31,6 +31,7 @@ mod source;
 pub mod stamp;
 mod unordered;
 mod walk;
+mod walk_start;
 
 pub use cancel::{CancelToken, StopReason};
 pub use classify::{
@@ -55,6 +56,7 @@ pub use outline_file::{
     DEFAULT_MAX_ITEMS as DEFAULT_OUTLINE_MAX_ITEMS, MAX_FILE_BYTES as MAX_OUTLINE_FILE_BYTES,
 };
 pub use parallel_walk::Start as WalkStart;
+pub use parallel_walk::WalkEntry;
 pub use path_order::{file_name_bytes, path_order};
 pub use results::{
     BinaryStop, ContextLine, FileStructure, GrepSummary, Hit, HitSymbol, IgnoredCount,
@@ -63,8 +65,8 @@ pub use source::{
     system_time, FileFeed, FileList, FileSource, KnownStamp, ListedFile, Narrowing, SourceFile,
 };
 pub use walk::{
-    cores, default_threads, resolve_target, ErrorLog, Filters, IgnoredRoot, Target, WalkEntry,
-    WalkOptions, Walker,
+    cores, default_threads, resolve_target, ErrorLog, Filters, IgnoredRoot, Target, WalkOptions,
+    Walker,
 };
 
 /// Sorting shared by grep and glob.

@@ -4,7 +4,8 @@
 //! a new source of files plugs in here without touching them.
 
 use super::cancel::CancelToken;
-use super::walk::{ErrorLog, IgnoredRoot, WalkEntry, Walker};
+use super::parallel_walk::WalkEntry;
+use super::walk::{ErrorLog, IgnoredRoot, Walker};
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};

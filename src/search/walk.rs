@@ -5,17 +5,12 @@
 //! not followed, no ripgrep config is read, and only regular files are ever
 //! handed out (FIFOs, sockets and devices would hang or mislead a search).
 
-use super::cancel::CancelToken;
-use super::classify::{Classifier, RuleChain};
-use super::display::{display_bytes, relative_bytes};
-pub use super::parallel_walk::WalkEntry;
-use super::parallel_walk::{self, Start};
-use super::sorted_walk;
+pub use super::classify::IgnoredRoot;
+use super::classify::RuleChain;
 use super::SearchError;
 use ignore::overrides::{Override, OverrideBuilder};
 use ignore::types::{Types, TypesBuilder};
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
 
 #[derive(Debug, Clone)]
 pub struct WalkOptions {
@@ -57,35 +52,6 @@ pub fn default_threads() -> usize {
 pub fn cores() -> usize {
     static CORES: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
     *CORES.get_or_init(|| std::thread::available_parallelism().map_or(2, |n| n.get()))
-}
-
-/// An entry that the ignore rules exclude (a directory such as
-/// `node_modules/`, or one file), set aside by the project walk and searched
-/// in a second phase; its index in the walk's list tells results apart.
-#[derive(Debug, Clone)]
-pub struct IgnoredRoot {
-    pub path: PathBuf,
-    pub is_dir: bool,
-}
-
-impl IgnoredRoot {
-    /// How summaries name this ignored root: its display path relative to
-    /// `root`, with `/` after a directory (`node_modules/`).
-    pub fn label(&self, root: &Path) -> String {
-        let mut s = display_bytes(&relative_bytes(root, &self.path)).text;
-        if self.is_dir {
-            s.push('/');
-        }
-        s
-    }
-
-    /// Index of the root that `path` lies under (`roots` sorted by path, as
-    /// the walks return them).
-    pub fn index_of(roots: &[IgnoredRoot], path: &Path) -> Option<usize> {
-        let i = roots.partition_point(|d| d.path.as_path() <= path);
-        let i = i.checked_sub(1)?;
-        path.starts_with(&roots[i].path).then_some(i)
-    }
 }
 
 /// Errors that do not stop a search: counted, and the first few kept.
@@ -171,8 +137,8 @@ pub enum Filters {
 }
 
 pub struct Walker {
-    root: PathBuf,
-    opts: WalkOptions,
+    pub(super) root: PathBuf,
+    pub(super) opts: WalkOptions,
     overrides: Override,
     types: Types,
 }
@@ -323,120 +289,12 @@ impl Walker {
     pub(super) fn excludes(&self, chain: &RuleChain, path: &Path, is_dir: bool) -> bool {
         chain.is_ignored(path, is_dir)
     }
-
-    /// Walks the project in path order, calling `on_file` for each regular
-    /// file until it returns false. Returns the ignored entries that were
-    /// set aside (in path order; only those reached if stopped early);
-    /// empty unless `no_ignore` (without it the rules drop them).
-    pub fn walk_sorted(
-        &self,
-        cancel: &CancelToken,
-        errors: &mut ErrorLog,
-        on_file: impl FnMut(&Path) -> bool,
-    ) -> Vec<IgnoredRoot> {
-        let classifier = Classifier::new(&self.root);
-        let mut ignored = Vec::new();
-        let root = Some(&classifier);
-        sorted_walk::walk(
-            self,
-            &self.root,
-            root,
-            &mut ignored,
-            cancel,
-            errors,
-            on_file,
-        );
-        if !self.opts.no_ignore {
-            ignored.clear();
-        }
-        ignored
-    }
-
-    /// Walks one ignored root in path order. Returns false when stopped early.
-    pub fn walk_ignored_sorted(
-        &self,
-        root: &IgnoredRoot,
-        cancel: &CancelToken,
-        errors: &mut ErrorLog,
-        mut on_file: impl FnMut(&Path) -> bool,
-    ) -> bool {
-        if !root.is_dir {
-            return on_file(&root.path);
-        }
-        let none = &mut Vec::new();
-        sorted_walk::walk(self, &root.path, None, none, cancel, errors, on_file)
-    }
-
-    /// A parallel walk of the table walker's kind (`no_ignore`: classifying)
-    /// from `starts`, each a directory with the rules in force inside it
-    /// (`None`: an ignored root, nothing below it classified) or a file: for
-    /// the index applying a change where it happened, re-walking a few
-    /// places of a tree it walked whole before. Returns the entries the
-    /// rules set aside, sorted, as [`Walker::walk_parallel`] does.
-    pub fn walk_parallel_from<F, V>(
-        &self,
-        starts: Vec<Start>,
-        cancel: &CancelToken,
-        errors: &Mutex<ErrorLog>,
-        make_visitor: F,
-    ) -> Vec<IgnoredRoot>
-    where
-        F: Fn() -> V + Sync,
-        V: FnMut(&WalkEntry<'_>) -> bool + Send,
-    {
-        let ignored = Mutex::new(Vec::new());
-        let threads = self.opts.threads;
-        parallel_walk::walk(
-            self,
-            starts,
-            threads,
-            &ignored,
-            cancel,
-            errors,
-            make_visitor,
-        );
-        let mut out = ignored.into_inner().unwrap_or_else(|p| p.into_inner());
-        out.sort_by(|a, b| a.path.cmp(&b.path));
-        out
-    }
-
-    /// Parallel walk for callers that do not need path order (glob sorts
-    /// its own top-K). With no `starts` it walks the project from the root,
-    /// setting ignored entries aside; otherwise it walks the given ignored
-    /// entries in one parallel walk (one thread pool, however many roots).
-    /// `make_visitor` is called once per thread; each visitor sees regular
-    /// files and the directories below the roots, and returns false to stop
-    /// the whole walk.
-    pub fn walk_parallel<F, V>(
-        &self,
-        starts: &[IgnoredRoot],
-        cancel: &CancelToken,
-        errors: &Mutex<ErrorLog>,
-        make_visitor: F,
-    ) -> Vec<IgnoredRoot>
-    where
-        F: Fn() -> V + Sync,
-        V: FnMut(&WalkEntry<'_>) -> bool + Send,
-    {
-        let starts = match starts {
-            [] => vec![Start::Dir(
-                self.root.clone(),
-                Some(Classifier::new(&self.root).root_chain()),
-            )],
-            roots => roots.iter().map(Start::of).collect(),
-        };
-        let ignored = self.walk_parallel_from(starts, cancel, errors, make_visitor);
-        if !self.opts.no_ignore {
-            // The rules dropped what they exclude: nothing is set aside.
-            return Vec::new();
-        }
-        ignored
-    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::search::CancelToken;
     use std::fs;
 
     fn files(w: &Walker) -> (Vec<String>, Vec<String>) {

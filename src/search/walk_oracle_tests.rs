@@ -192,7 +192,7 @@ fn the_parallel_walk_visits_the_same_entries_on_any_thread_count() {
             let seen = Mutex::new(Vec::new());
             let errors = Mutex::new(ErrorLog::default());
             let roots = walker.walk_parallel(&[], &CancelToken::new(None), &errors, || {
-                |e: &super::walk::WalkEntry<'_>| {
+                |e: &super::parallel_walk::WalkEntry<'_>| {
                     if e.is_file() {
                         seen.lock().unwrap().push(e.path().to_path_buf());
                     }
@@ -232,7 +232,7 @@ fn a_parallel_walk_stops_when_a_visitor_says_so() {
     let seen = std::sync::atomic::AtomicUsize::new(0);
     let errors = Mutex::new(ErrorLog::default());
     walker.walk_parallel(&[], &CancelToken::new(None), &errors, || {
-        |_: &super::walk::WalkEntry<'_>| {
+        |_: &super::parallel_walk::WalkEntry<'_>| {
             seen.fetch_add(1, std::sync::atomic::Ordering::Relaxed) < 10
         }
     });
