@@ -195,8 +195,9 @@ test("outline exit codes: 1 without symbols, 2 for a missing file (with near nam
   assert.match(run(tr.root, ["--help"]).stdout, /pi-utils outline \[--json\] \[--max-items N\] \[--context-json FILE\] \[--debug-structure\] <file>/);
 });
 
-/** A tree of `files` and an index store of its own; `runIn` runs the CLI in the tree with that store (exit 2 fails). */
-function withStore(t: { after: (fn: () => void) => void }, files: Record<string, string>) {
+test("grep answers from a saved index when one is there, with the scan's output, and never build one", async (t) => {
+	const files: Record<string, string> = {};
+	for (let i = 0; i < 1100; i++) files[`d${i % 10}/f${String(i).padStart(4, "0")}.txt`] = i % 97 === 0 ? `the rare zqxneedle ${i}\n` : `plain line ${i}\n`;
 	const tr = makeTree(files);
 	t.after(tr.cleanup);
 	const store = fs.mkdtempSync(path.join(path.dirname(tr.root), "pi-utils-cli-store-"));
@@ -208,16 +209,7 @@ function withStore(t: { after: (fn: () => void) => void }, files: Record<string,
 		assert.notEqual(r.status, 2, r.stderr);
 		return r.stdout;
 	};
-	return { tr, store, runIn };
-}
-
-/** The --json summary: the last line. */
-const summaryOf = (out: string) => JSON.parse(out.trimEnd().split("\n").at(-1)!);
-
-test("grep answers from a saved index when one is there, with the scan's output, and never build one", async (t) => {
-	const files: Record<string, string> = {};
-	for (let i = 0; i < 1100; i++) files[`d${i % 10}/f${String(i).padStart(4, "0")}.txt`] = i % 97 === 0 ? `the rare zqxneedle ${i}\n` : `plain line ${i}\n`;
-	const { tr, store, runIn } = withStore(t, files);
+	const summaryOf = (out: string) => JSON.parse(out.trimEnd().split("\n").at(-1)!);
 	const withoutSummary = (out: string) => out.trimEnd().split("\n").slice(0, -1).join("\n");
 	const grep = ["grep", "--json", "zqxneedle"];
 	const scan = runIn([...grep, "--no-index"]);
@@ -248,64 +240,4 @@ test("grep answers from a saved index when one is there, with the scan's output,
 	assert.equal(summaryOf(stale).index, "off");
 	assert.equal(withoutSummary(stale), withoutSummary(runIn([...grep, "--no-index"])));
 	assert.deepEqual(generations(), saved, "no generation written or merged");
-});
-
-test("glob answers from a saved index when no directory matches, with the walk's text, through creates, deletes, touches and ignored folders", async (t) => {
-	const files: Record<string, string> = { ".gitignore": "build/\nnode_modules/\n" };
-	for (let i = 0; i < 1100; i++) files[`d${i % 10}/f${String(i).padStart(4, "0")}.txt`] = `line ${i}\n`;
-	for (let i = 0; i < 5; i++) files[`build/out${i}.txt`] = `built ${i}\n`;
-	const { tr, store, runIn } = withStore(t, files);
-	// The summary's own time aside, every line of --json: entries with their ages, totals, ignored counts.
-	const comparable = (out: string) => {
-		const { elapsedMs: _e, index: _i, ...rest } = summaryOf(out);
-		return [...out.trimEnd().split("\n").slice(0, -1), JSON.stringify(rest)].join("\n");
-	};
-	const globs = [["*.txt"], ["--limit", "30", "*.txt"], ["--limit", "2000", "*.txt"], ["f00*"], ["--sort", "path", "*.txt"], ["**/out*"]];
-	/** Each glob with the saved index and with --no-index: the same text and the same --json; how the index served each. */
-	const compare = (step: string) =>
-		globs.map((g) => {
-			const args = ["glob", ...g];
-			assert.equal(runIn(args), runIn([...args.slice(0, 1), "--no-index", ...args.slice(1)]), `${step}: ${g.join(" ")}`);
-			const via = runIn([...args.slice(0, 1), "--json", ...args.slice(1)]);
-			const walk = runIn([...args.slice(0, 1), "--json", "--no-index", ...args.slice(1)]);
-			assert.equal(comparable(via), comparable(walk), `${step}: --json ${g.join(" ")}`);
-			assert.equal(summaryOf(walk).index, "off");
-			return summaryOf(via).index;
-		});
-
-	assert.deepEqual(compare("nothing saved"), globs.map(() => "off"));
-	assert.deepEqual(fs.readdirSync(store), [], "nothing built or saved");
-	// Older than the store's racy window, so the next process trusts the saved stamps.
-	await new Promise((r) => setTimeout(r, 2500));
-	assert.match(runIn(["index", "warm"]), /ready/);
-	assert.deepEqual(compare("saved"), globs.map(() => "used"));
-
-	const at = (p: string) => path.join(tr.root, p);
-	const hour = 3600;
-	const now = Date.now() / 1000;
-	// One file made newest, one oldest: the order changes without any entry coming or going.
-	fs.utimesSync(at("d3/f0003.txt"), now + hour, now + hour);
-	fs.utimesSync(at("d0/f0000.txt"), now - 100 * hour, now - 100 * hour);
-	assert.deepEqual(compare("touched"), globs.map(() => "used"));
-	assert.match(runIn(["glob", "*.txt"]), /^d3\/f0003\.txt\n/, "the touched file comes first");
-	fs.writeFileSync(at("d7/new.txt"), "new\n");
-	fs.rmSync(at("d2/f0002.txt"));
-	fs.writeFileSync(at("build/out9.txt"), "built later\n");
-	fs.mkdirSync(at("node_modules/pkg"), { recursive: true });
-	fs.writeFileSync(at("node_modules/pkg/index.txt"), "dep\n");
-	const changed = compare("created, deleted, ignored folders filled and made");
-	assert.deepEqual(changed, globs.map(() => "used"));
-	const text = runIn(["glob", "--limit", "2000", "*.txt"]);
-	assert.match(text, /^d7\/new\.txt$/m);
-	assert.doesNotMatch(text, /d2\/f0002\.txt/);
-	assert.match(text, /^node_modules\/pkg\/index\.txt$/m);
-
-	// A pattern a directory matches: the table knows no directory's age, so the walk answers.
-	for (const g of [["d1"], ["*"], ["pkg"]]) {
-		assert.equal(runIn(["glob", ...g]), runIn(["glob", "--no-index", ...g]), g.join(" "));
-		assert.equal(summaryOf(runIn(["glob", "--json", ...g])).index, "scan", g.join(" "));
-	}
-	assert.match(runIn(["glob", "d1"]), /^d1\/$/m);
-	// --respect-ignore walks: the table keeps ignored files beside the project's.
-	assert.equal(runIn(["glob", "--respect-ignore", "*.txt"]), runIn(["glob", "--respect-ignore", "--no-index", "*.txt"]));
 });

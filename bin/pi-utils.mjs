@@ -58,16 +58,15 @@ index:
   The live index is saved in the store ($PI_UTILS_INDEX_DIR, else ~/.cache/pi-utils/index) and
   re-validated by the next process that opens it. warm builds (or re-validates) the directory's
   index here and reports its size and time; status describes this process's index (from the
-  shell: none); drop removes the directory's folder from the store. grep and glob answer from
-  the saved index of the working directory when one is there, is up to date but for a few
-  files, and can narrow the search (grep) or list its files (glob: unless a directory matches
-  the pattern); --json's summary says "index":"used". Neither ever builds one.
+  shell: none); drop removes the directory's folder from the store. grep answers from the
+  saved index of the working directory when one is there, is up to date but for a few files,
+  and can narrow the search (--json's summary says "index":"used"); it never builds one.
 common options:
       --respect-ignore     skip files the ignore rules exclude
       --no-hidden          skip dot-files and dot-directories
       --sort path|mtime    order (grep default path, glob default mtime)
       --timeout-ms N       stop after N ms with partial results
-      --no-index           grep, glob: scan even where a saved index could answer
+      --no-index           grep: scan even where a saved index could answer
       --json               one JSON object per line, then a summary line
   -h, --help               this help
 
@@ -267,11 +266,11 @@ async function grepCommand(o) {
 /**
  * Whether the search of `path` can use an index of it that an earlier process saved: one is there, it is up to
  * date but for a few files (which every search then reads), and it can narrow `narrow` (a pattern every file
- * may match gains nothing from it; a glob, which reads no file, gives none). Opens it saved-only: a one-shot
- * process never builds, merges or waits for another process's build, so a miss costs at most a look at the store.
+ * may match gains nothing from it). Opens it saved-only: a one-shot process never builds, merges or waits for
+ * another process's build, so a miss costs at most a look at the store.
  */
 async function savedIndex(native, o, path, narrow) {
-  if (o.noIndex || !DEFAULTS.index.enabled || (narrow && !native.indexCanNarrow(narrow))) return false;
+  if (o.noIndex || !DEFAULTS.index.enabled || !native.indexCanNarrow(narrow)) return false;
   const { minFiles, maxFiles, maxDiskMB } = DEFAULTS.index;
   const cwd = process.cwd();
   // The working directory's index serves a search of any directory below it; only a search outside it looks
@@ -314,16 +313,14 @@ async function globCommand(o) {
   const limit = intOption(o, "limit", "--limit");
   const timeoutMs = intOption(o, "timeoutMs", "--timeout-ms") ?? GLOB_DEFAULTS.timeoutMs;
   const sort = sortOption(o);
-  const native = await loadNative();
-  // As for grep: a saved index lists the files without a walk. The core answers from its table only what the
-  // walk would answer: files and directories, but only when no directory matches the pattern (the table
-  // knows directories by path, not by age or class), with the ignore rules classifying (--respect-ignore
-  // walks), and hidden files on or no rule that could bring one back; every other glob walks.
-  const indexed = savedIndex(native, o, path);
-  indexed.catch(() => {});
-  const [{ globOptionsFor, runGlobTool }, { hardDeadlineMs }] = await Promise.all([
+  // glob walks even where a saved index is (unlike grep). The core can list the table of a ready index with
+  // the walk's answer (when no directory matches the pattern), but a one-shot process must first open the
+  // saved index, and that check stats every directory and file of the table, as the walk does: on the Linux
+  // tree the open alone took 239-274 ms against 181-236 ms for the whole walk (issue 44, bench/README.md).
+  const [{ globOptionsFor, runGlobTool }, { hardDeadlineMs }, native] = await Promise.all([
     import("../extensions/lib/search/glob.mjs"),
     import("../extensions/lib/search/toolkit.mjs"),
+    loadNative(),
   ]);
   const params = { pattern, path, limit, noIgnore: !o.respectIgnore, hidden: !o.noHidden };
   const config = {
@@ -333,7 +330,6 @@ async function globCommand(o) {
     noIgnore: GLOB_DEFAULTS.noIgnore,
     defaultLimit: GLOB_DEFAULTS.limit,
     maxBytes: GLOB_DEFAULTS.maxBytes,
-    index: await indexed,
   };
   if (o.json) {
     const opts = { ...globOptionsFor(params, config), ...(sort ? { sort } : {}) };
