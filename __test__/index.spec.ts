@@ -72,8 +72,14 @@ test("a ready index answers with the scan's hits, sees a write made just before,
   assert.equal(listed.entries[0].path, "src/f9.ts");
   assert.equal(listed.entries[0].size, "export const hay9 = 'rewritten';\n".length);
   assert.equal((await globBoth({ pattern: "*.js" })).via.entries[0].ignored, true);
-  // A directory below the root is answered from the root's table too; directories are walked.
+  // A directory below the root is answered from the root's table too. The table knows directories by path
+  // only: a listing of files and directories (the glob tool's) is served when no directory matches, walked
+  // when one does.
   assert.equal((await globBoth({ pattern: "*.ts", path: path.join(root, "src/new") })).via.index, "used");
+  assert.equal((await globBoth({ pattern: "*.ts", kind: "any" })).via.index, "used");
+  const withDir = await globBoth({ pattern: "new", kind: "any" });
+  assert.equal(withDir.via.index, "scan");
+  assert.deepEqual(withDir.walked.entries.map((e) => e.path), ["src/new"]);
   assert.equal((await globBoth({ pattern: "*", kind: "dir" })).via.index, "scan");
 
   const folders = fs.readdirSync(store);

@@ -15,6 +15,7 @@ use super::roots::index_for;
 use super::table::{Entry, Table, NO_DOC};
 use super::view::TableView;
 use super::{IndexMode, IndexUse};
+use crate::search::path_order::at_or_below;
 use crate::search::stamp::Stamp;
 use crate::search::{FileFeed, FileSource, IgnoredRoot, KnownStamp, Narrowing, SourceFile};
 use fixedbitset::FixedBitSet;
@@ -51,11 +52,18 @@ pub fn source_for(
         return (FileSource::Walk(walker), IndexUse::Scan);
     }
     let found = idx.with_fresh(|pic| {
-        // A table of files cannot list directories.
-        if narrowing.dirs {
-            return None;
-        }
         let view = TableView::new(&pic.table, idx.root(), &walker)?;
+        // The table knows its directories by path only (every one its walk
+        // listed, ignored ones too): a listing that wants directories is
+        // answered from its files only when none the walk of the view's
+        // root would meet is one it takes.
+        if let Some(dirs) = narrowing.dirs {
+            let root = walker.root();
+            let taken = |d: &Path| at_or_below(d, root) && dirs.takes_dir(d);
+            if pic.table.dirs.iter().any(|(d, _)| taken(d)) {
+                return None;
+            }
+        }
         let docs = q.as_ref().and_then(|q| pic.narrowed(q, idx.config()));
         // Only a query that can rule a file out makes the delta worth asking.
         let delta = (q.as_ref())

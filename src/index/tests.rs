@@ -142,7 +142,8 @@ fn glob_text(
 /// The globs each step runs: by name and by path, newest first and in path
 /// order, hidden off, limits that the project alone fills (the ignored
 /// roots then go unsearched) and that leave room for ignored files, and
-/// kinds the table does not hold (those walk).
+/// kinds that list directories (the table serves those only when no
+/// directory matches).
 fn globs() -> Vec<GlobOptions> {
     let base = |pattern: &str, limit: usize| GlobOptions {
         pattern: pattern.into(),
@@ -170,6 +171,20 @@ fn globs() -> Vec<GlobOptions> {
         },
         base("*.js", 0),
     ];
+    // Files and directories, as the glob tool lists them, and directories
+    // alone: the table answers when no directory matches, the walk when
+    // one does.
+    let kinds = [
+        (EntryKind::Any, "*.txt", 100),
+        (EntryKind::Any, "*.txt", 2),
+        (EntryKind::Any, "c", 100),
+        (EntryKind::Any, "**/c/*", 100),
+        (EntryKind::Dir, "*.txt", 100),
+    ];
+    v.extend(kinds.map(|(kind, p, limit)| GlobOptions {
+        kind,
+        ..base(p, limit)
+    }));
     let mut g = base("*", 100);
     g.walk.hidden = false;
     v.push(g);
@@ -871,4 +886,34 @@ fn an_ignore_file_written_above_the_root_is_seen_by_the_very_next_search() {
     fs::remove_file(t.path().join(".gitignore")).unwrap();
     assert_eq!(both("after it was removed"), before);
     super::drop_root(&root);
+}
+
+#[test]
+fn a_listing_of_files_and_directories_uses_the_table_unless_a_directory_matches() {
+    let t = seeded_tree();
+    let root = t.path();
+    let _store = ready(root);
+    let any = |pattern: &str| GlobOptions {
+        pattern: pattern.into(),
+        kind: EntryKind::Any,
+        ..Default::default()
+    };
+    let (scan, _) = glob_text(root, None, &any("*.txt"), IndexMode::Off);
+    let (via, how) = glob_text(root, None, &any("*.txt"), IndexMode::IfReady);
+    assert_eq!(via, scan);
+    assert_eq!(how, IndexUse::Used, "no directory is named *.txt");
+    // `a/c` and `b/c` are directories named `c`: the table cannot list them.
+    let (scan, _) = glob_text(root, None, &any("c"), IndexMode::Off);
+    let (via, how) = glob_text(root, None, &any("c"), IndexMode::IfReady);
+    assert_eq!(via, scan);
+    assert!(scan.contains("dir=true"), "{scan}");
+    assert_eq!(how, IndexUse::Scan);
+    // A directory made since is one the table learns of.
+    fs::create_dir(root.join("b/d.txt")).unwrap();
+    let (scan, _) = glob_text(root, None, &any("*.txt"), IndexMode::Off);
+    let (via, how) = glob_text(root, None, &any("*.txt"), IndexMode::IfReady);
+    assert_eq!(via, scan);
+    assert!(scan.contains("b/d.txt"), "{scan}");
+    assert_eq!(how, IndexUse::Scan);
+    super::drop_root(root);
 }

@@ -11,7 +11,7 @@ use super::dir_open::MtimeSize;
 use super::display::{display_bytes, relative_bytes, DisplayPath};
 use super::parallel_walk::WalkEntry;
 use super::path_order::{file_name_bytes, path_order};
-use super::source::{FileFeed, FileSource, Narrowing, SourceFile};
+use super::source::{FileFeed, FileSource, Narrowing, SourceFile, TakesDir};
 use super::walk::{resolve_target, ErrorLog, IgnoredRoot, Target, WalkOptions, Walker};
 use super::{SearchError, SortOrder};
 use globset::{Candidate, GlobBuilder, GlobSet, GlobSetBuilder};
@@ -404,10 +404,11 @@ impl GlobPlan {
     }
 
     /// What a source of this glob's files may narrow them by: nothing, and
-    /// directories are wanted unless only files are listed.
-    pub fn narrowing(&self) -> Narrowing<'static> {
+    /// directories are wanted (those its pattern matches) unless only
+    /// files are listed.
+    pub fn narrowing(&self) -> Narrowing<'_> {
         Narrowing {
-            dirs: self.opts.kind != EntryKind::File,
+            dirs: (self.opts.kind != EntryKind::File).then_some(self as &dyn TakesDir),
             ..Narrowing::default()
         }
     }
@@ -440,7 +441,9 @@ impl GlobPlan {
             if n % 4096 == 0 && cancel.is_stopped() {
                 break;
             }
-            if !self.matcher.matches(&self.root, f.path) {
+            // A source serves a listing of directories only when none
+            // matches (see `Narrowing::dirs`): its files are the answer.
+            if !kind_matches(opts.kind, false) || !self.matcher.matches(&self.root, f.path) {
                 continue;
             }
             let top = match ignored_root {
@@ -468,6 +471,12 @@ impl GlobPlan {
             ErrorLog::default(),
             cancel,
         )
+    }
+}
+
+impl TakesDir for GlobPlan {
+    fn takes_dir(&self, dir: &Path) -> bool {
+        kind_matches(self.opts.kind, true) && self.matcher.matches(&self.root, dir)
     }
 }
 

@@ -108,7 +108,7 @@ impl GrepPlan {
             literal: self.opts.literal,
             ignore_case: self.opts.ignore_case,
             limited: self.opts.limit.is_some(),
-            dirs: false,
+            dirs: None,
         }
     }
 

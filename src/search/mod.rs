@@ -63,6 +63,7 @@ pub use results::{
 };
 pub use source::{
     system_time, FileFeed, FileList, FileSource, KnownStamp, ListedFile, Narrowing, SourceFile,
+    TakesDir,
 };
 pub use walk::{
     cores, default_threads, resolve_target, ErrorLog, Filters, IgnoredRoot, Target, WalkOptions,

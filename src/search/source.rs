@@ -111,8 +111,25 @@ pub struct Narrowing<'a> {
     /// A search that stops at a limit: when the pattern cannot narrow, the
     /// walk serves it better (it usually ends within its first files).
     pub limited: bool,
-    /// Directories are wanted too: a table of files cannot give them.
-    pub dirs: bool,
+    /// Directories are wanted too, those this takes. A table of files
+    /// knows its directories by path only (no order, no classes), so it
+    /// serves such a listing only when none of the directories at or
+    /// below the listing's root is taken: then they add nothing to the
+    /// answer. Otherwise the walk answers.
+    pub dirs: Option<&'a dyn TakesDir>,
+}
+
+/// Which directories a listing lists, by path alone (kind and pattern; a
+/// filter that needs more, such as hidden, is left out: taking one too
+/// many only makes the listing walk).
+pub trait TakesDir: Sync {
+    fn takes_dir(&self, dir: &std::path::Path) -> bool;
+}
+
+impl std::fmt::Debug for dyn TakesDir + '_ {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("TakesDir")
+    }
 }
 
 /// Files handed out on demand, in path order, by whoever holds them (the
