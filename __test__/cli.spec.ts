@@ -123,10 +123,13 @@ test("exit codes: 0 found, 1 nothing found, 2 error with the message on stderr a
 test("a missing addon is reported with the fix, not a stack", (t) => {
   const tr = makeTree({});
   t.after(tr.cleanup);
-  // A copy of bin/ and extensions/lib/ without index.js next to them: what an unbuilt checkout looks like.
+  // A copy of bin/, extensions/lib/ and the data file the JS defaults read (src/shell/defaults.json) without
+  // index.js next to them: what an unbuilt checkout looks like.
   fs.mkdirSync(path.join(tr.root, "bin"));
   fs.copyFileSync(cli, path.join(tr.root, "bin", "pi-utils.mjs"));
   fs.cpSync(path.join(packageRoot, "extensions", "lib"), path.join(tr.root, "extensions", "lib"), { recursive: true });
+  fs.mkdirSync(path.join(tr.root, "src", "shell"), { recursive: true });
+  fs.copyFileSync(path.join(packageRoot, "src", "shell", "defaults.json"), path.join(tr.root, "src", "shell", "defaults.json"));
   const r = spawnSync(process.execPath, [path.join(tr.root, "bin", "pi-utils.mjs"), "grep", "x"], { cwd: tr.root, encoding: "utf-8" });
   assert.equal(r.status, 2);
   assert.match(r.stderr, /pi-utils native core unavailable: .*Fix: install Rust .* and run `npm install`/);

@@ -403,7 +403,9 @@ describe("in-process Pi session (faux provider)", () => {
 				fs.rmSync(copy, { recursive: true, force: true });
 				agent.cleanup();
 			});
-			for (const entry of ["package.json", "index.js", "extensions"]) {
+			// The sources the JS reads (src/shell/defaults.json owns the shell's defaults) come along; Rust does not.
+			for (const entry of ["package.json", "index.js", "extensions", "src/shell/defaults.json"]) {
+				fs.mkdirSync(path.dirname(path.join(copy, entry)), { recursive: true });
 				fs.cpSync(path.join(packageRoot, entry), path.join(copy, entry), { recursive: true });
 			}
 			if (c.indexJs) fs.writeFileSync(path.join(copy, "index.js"), c.indexJs);
