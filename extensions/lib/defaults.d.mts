@@ -76,3 +76,12 @@ export declare const FALLBACK_DEFAULTS: Defaults;
 export declare const CORE_OWNED: CoreOwned;
 /** `defaults` with the CORE_OWNED values `core` gives (with the fallback's type) taken from it. */
 export declare function withCoreDefaults(defaults: Defaults, core: unknown): Defaults;
+
+/** src/shell/defaults.json: the shell's numbers the core compiles in. */
+export interface ShellCoreDefaults {
+  killGraceMs: number;
+  readBytes: number;
+  maxReadBytes: number;
+  maxLogBytes: number;
+}
+export declare const SHELL_CORE: ShellCoreDefaults;

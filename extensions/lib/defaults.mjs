@@ -13,8 +13,9 @@ import { join } from "node:path";
 import { loadNative, packageDir } from "./native.mjs";
 import { DEFAULT_MAX_BYTES } from "./truncate.mjs";
 
-/** @type {{ killGraceMs: number, maxLogBytes: number }} */
-const SHELL_CORE = JSON.parse(readFileSync(join(packageDir, "src/shell/defaults.json"), "utf8"));
+/** The file read once here; the addon-less shell fallback takes its numbers from this export.
+ * @type {import("./defaults.d.mts").ShellCoreDefaults} */
+export const SHELL_CORE = JSON.parse(readFileSync(join(packageDir, "src/shell/defaults.json"), "utf8"));
 
 const freeze = (o) => {
   for (const v of Object.values(o)) if (v && typeof v === "object") freeze(v);

@@ -3,9 +3,9 @@
 // persisted, jobs live as long as this Pi process), verify a process's identity before signalling it, or find
 // descendants that left the job's process group.
 import { spawn, type ChildProcess } from "node:child_process";
-import { closeSync, existsSync, fstatSync, mkdirSync, openSync, readFileSync, readSync, statSync, unlinkSync } from "node:fs";
+import { closeSync, existsSync, fstatSync, mkdirSync, openSync, readSync, statSync, unlinkSync } from "node:fs";
 import { constants } from "node:os";
-import { dirname, join, resolve } from "node:path";
+import { dirname, resolve } from "node:path";
 import type {
 	ShellJob,
 	ShellKillReport,
@@ -18,13 +18,13 @@ import type {
 	ShellWaitResult,
 } from "../../../index.js";
 import { codedError } from "../errors.mjs";
-import { packageDir } from "../native.mjs";
+import { SHELL_CORE } from "../defaults.mjs";
 
 // The defaults the core has too: their one owner is src/shell/defaults.json, which the core compiles in. This
-// registry runs exactly when the addon cannot load, so it reads the same file instead of asking the core.
-const DEFAULTS = JSON.parse(readFileSync(join(packageDir, "src/shell/defaults.json"), "utf8")) as { killGraceMs: number; readBytes: number };
-const DEFAULT_GRACE_MS = DEFAULTS.killGraceMs;
-const DEFAULT_READ = DEFAULTS.readBytes;
+// registry runs exactly when the addon cannot load, so it takes them as data (read once, in defaults.mjs)
+// instead of asking the core.
+const DEFAULT_GRACE_MS = SHELL_CORE.killGraceMs;
+const DEFAULT_READ = SHELL_CORE.readBytes;
 
 /** `bg-7` -> 7; any other id has no number (0). */
 const idNumber = (id: string): number => Number(/^bg-(\d+)$/.exec(id)?.[1] ?? 0);
