@@ -12,6 +12,7 @@
 //! it; an ignored root's files are a class of their own; and ignored roots
 //! are in path order, so those below a place are consecutive classes.
 
+use super::chunked::Chunked;
 use super::table::{self, Entry, Stamped, Table, NO_DOC};
 use crate::search::path_order::at_or_below;
 
@@ -21,7 +22,6 @@ use crate::search::{
     chain_in, path_order, CancelToken, Classifier, ErrorLog, IgnoredRoot, RuleChain, WalkStart,
 };
 use std::ops::Range;
-use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicUsize;
 use std::sync::{Arc, Mutex};
@@ -90,18 +90,16 @@ fn minimal_places(root: &Path, mut places: Vec<PathBuf>) -> Result<Vec<PathBuf>,
 }
 
 /// The run of `entries[range]` (one class, in path order) at or below `place`.
-fn run_below(entries: &[Entry], range: Range<usize>, place: &Path) -> Range<usize> {
-    let class = &entries[range.clone()];
-    let start = class.partition_point(|e| path_order(&e.path, place).is_lt());
-    let len = class[start..]
-        .iter()
+fn run_below(entries: &Chunked<Entry>, range: Range<usize>, place: &Path) -> Range<usize> {
+    let start = entries.partition_point_in(range.clone(), |e| path_order(&e.path, place).is_lt());
+    let len = (entries.range(start..range.end))
         .take_while(|e| at_or_below(&e.path, place))
         .count();
-    range.start + start..range.start + start + len
+    start..start + len
 }
 
 /// The entries of class `c` (`None`: the project's files).
-fn class_range(entries: &[Entry], c: Option<u32>) -> Range<usize> {
+fn class_range(entries: &Chunked<Entry>, c: Option<u32>) -> Range<usize> {
     let key = |x: Option<u32>| x.map_or(0, |i| i as u64 + 1);
     let start = entries.partition_point(|e| key(e.ignored_root) < key(c));
     let end = entries.partition_point(|e| key(e.ignored_root) <= key(c));
@@ -129,7 +127,7 @@ fn kind_of(path: &Path) -> Kind {
 /// it was).
 pub(super) fn apply(
     table: &mut Table,
-    doc_at: &mut Vec<u32>,
+    doc_at: &mut Chunked<u32>,
     root: &Path,
     watcher: &Watcher,
     places: Vec<PathBuf>,
@@ -191,7 +189,10 @@ pub(super) fn apply(
     };
     // Only a place that held a listed directory has watches to forget (one
     // pass over every watch of the tree, 1 ms on the Linux tree).
-    let held_dirs = |p: &Path| table.dirs.iter().any(|(d, _)| at_or_below(d, p));
+    let held_dirs = |p: &Path| {
+        let at = table::dir_position(&table.dirs, p);
+        table.dirs.get(at).is_some_and(|(d, _)| at_or_below(d, p))
+    };
     for p in &project {
         if held_dirs(p) {
             watcher.forget_under(p);
@@ -234,13 +235,14 @@ pub(super) fn apply(
         ));
     }
 
-    // The ignored roots now: the old ones kept, and those the places made.
-    let mut roots: Vec<IgnoredRoot> = (old_roots.iter().zip(&gone_roots))
-        .filter(|(_, gone)| !**gone)
-        .map(|(r, _)| r.clone())
-        .chain(new_roots.iter().cloned())
-        .collect();
-    roots.sort_by(|a, b| a.path.cmp(&b.path));
+    // The ignored roots now: the old ones kept, and those the places made
+    // (most changes make and drop none, and keep the list as it is).
+    let remap = (!new_roots.is_empty() || gone_roots.contains(&true))
+        .then(|| roots_after(old_roots, &gone_roots, &mut new_roots));
+    let roots: &[IgnoredRoot] = match &remap {
+        Some((roots, _)) => roots,
+        None => old_roots,
+    };
     for r in &new_roots {
         if r.is_dir {
             watch_and_stamp(&r.path);
@@ -261,7 +263,7 @@ pub(super) fn apply(
         }
     }
     if !starts.is_empty() {
-        let visit = || table::visitor(watcher, &roots, &found, &dirs, None, &seen, usize::MAX);
+        let visit = || table::visitor(watcher, roots, &found, &dirs, None, &seen, usize::MAX);
         walker.walk_parallel_from(starts, &cancel, &errors, visit);
     }
     if watcher.failure().is_some() {
@@ -271,24 +273,22 @@ pub(super) fn apply(
     let mut fresh: Vec<Entry> = found.into_inner().unwrap_or_else(|p| p.into_inner());
     // Files met below an ignored root take its class in the new list.
     for e in fresh.iter_mut() {
-        e.ignored_root = IgnoredRoot::index_of(&roots, &e.path).map(|i| i as u32);
+        e.ignored_root = IgnoredRoot::index_of(roots, &e.path).map(|i| i as u32);
     }
     fresh.sort_by(|a, b| table::entry_order((a.ignored_root, &a.path), (b.ignored_root, &b.path)));
-    let new_dirs = dirs.into_inner().unwrap_or_else(|p| p.into_inner());
+    let mut new_dirs = dirs.into_inner().unwrap_or_else(|p| p.into_inner());
     let listed = new_dirs.len();
 
     let linked_rules = table::linked_rules(&fresh);
     let fresh_files = fresh.iter().map(|e| e.path.clone()).collect();
-    let unindexed = replace_runs(
-        &mut table.entries,
-        doc_at,
-        gone,
-        fresh,
-        old_roots,
-        &gone_roots,
-        &roots,
-    );
-    table.ignored_roots = roots;
+    let (roots, remap) = match remap {
+        Some((roots, remap)) => (Some(roots), Some(remap)),
+        None => (None, None),
+    };
+    let unindexed = replace_runs(&mut table.entries, doc_at, gone, fresh, remap);
+    if let Some(roots) = roots {
+        table.ignored_roots = roots;
+    }
 
     // The directories and rule files the next process stamps.
     let all_places: Vec<&Path> = project
@@ -296,20 +296,26 @@ pub(super) fn apply(
         .chain(inside.iter().map(|(p, _)| p))
         .map(PathBuf::as_path)
         .collect();
+    // Each place's directories are one run of them, found by a search (a
+    // pass compared 23,041 paths on four Linux trees).
     let below_a_place = |p: &Path| all_places.iter().any(|q| at_or_below(p, q));
-    table.dirs.retain(|(d, _)| !below_a_place(d));
-    // Compared as bytes: `Path`'s equality parses components, 23,041
-    // directories at a time on four Linux trees.
-    let parents: Vec<&[u8]> = (all_places.iter())
-        .filter_map(|q| q.parent())
-        .map(|p| p.as_os_str().as_bytes())
-        .collect();
-    for (d, s) in table.dirs.iter_mut() {
-        if parents.contains(&d.as_os_str().as_bytes()) {
+    for q in &all_places {
+        let at = table::dir_position(&table.dirs, q);
+        let n = (table.dirs.range(at..table.dirs.len()))
+            .take_while(|(d, _)| at_or_below(d, q))
+            .count();
+        if n > 0 {
+            table.dirs.splice(at..at + n, Vec::new());
+        }
+    }
+    for parent in all_places.iter().filter_map(|q| q.parent()) {
+        let at = table::dir_position(&table.dirs, parent);
+        if let Some((d, s)) = table.dirs.get_mut(at).filter(|(d, _)| d == parent) {
             *s = Stamp::of(d);
         }
     }
-    table.dirs.extend(new_dirs);
+    new_dirs.sort_by(|a, b| path_order(&a.0, &b.0));
+    insert_sorted(&mut table.dirs, new_dirs);
     let fixed = table::rule_files_of(root).len().min(table.rule_files.len());
     let mut tail: Vec<Stamped> = table.rule_files.split_off(fixed);
     tail.retain(|(p, _)| !below_a_place(p));
@@ -333,64 +339,104 @@ pub(super) fn apply(
     Ok((applied, edits))
 }
 
+/// The ignored roots after a batch: the old ones but the `gone`, with
+/// `new` (sorted here) each put in its place by a search; and each old
+/// root's index in that list (`None`: gone). No list is sorted again: that
+/// compared 1,548 paths a dozen times each on four Linux trees.
+fn roots_after(
+    old: &[IgnoredRoot],
+    gone: &[bool],
+    new: &mut [IgnoredRoot],
+) -> (Vec<IgnoredRoot>, Vec<Option<u32>>) {
+    new.sort_by(|a, b| a.path.cmp(&b.path));
+    let at: Vec<usize> = (new.iter())
+        .map(|r| old.partition_point(|o| o.path < r.path))
+        .collect();
+    let mut roots = Vec::with_capacity(old.len() + new.len());
+    let mut remap = vec![None; old.len()];
+    let mut next = 0;
+    for (i, (r, gone)) in old.iter().zip(gone).enumerate() {
+        while next < new.len() && at[next] <= i {
+            roots.push(new[next].clone());
+            next += 1;
+        }
+        if !gone {
+            remap[i] = Some(roots.len() as u32);
+            roots.push(r.clone());
+        }
+    }
+    roots.extend(new[next..].iter().cloned());
+    (roots, remap)
+}
+
+/// Puts `items` (in path order) into `dirs` (in path order), each run that
+/// goes in at one place with one splice.
+fn insert_sorted(dirs: &mut Chunked<Stamped>, items: Vec<Stamped>) {
+    let at: Vec<usize> = (items.iter())
+        .map(|d| table::dir_position(dirs, &d.0))
+        .collect();
+    let mut items = items;
+    let mut end = items.len();
+    while end > 0 {
+        let start = at[..end].partition_point(|&a| a < at[end - 1]);
+        let run: Vec<Stamped> = items.drain(start..end).collect();
+        dirs.splice(at[start]..at[start], run);
+        end = start;
+    }
+}
+
 /// Past this many runs to remove or insert, the table is rebuilt in one
 /// pass instead: each run in place moves the tail of the table once.
 const RUNS_IN_PLACE: usize = 16;
 
 /// Replaces the `gone` runs of `entries` with `fresh` (in table order, its
 /// classes those of `roots`), renumbering the classes of the old roots kept.
-/// A few runs are cut and spliced in place: a new table of the Linux tree's
-/// 86,630 entries is 9 MB of fresh pages, about 10 ms, for one new file.
+/// A few runs are cut and spliced in place, each moving the entries of the
+/// chunks it touches: a new table of the Linux tree's 86,630 entries is
+/// 9 MB of fresh pages, about 10 ms, for one new file.
 ///
 /// `doc_at` gets the same cuts and insertions; the change in the number of
 /// entries without a document is returned, or `None` when `doc_at` must be
 /// made again from the entries (the table was rebuilt in one pass).
 fn replace_runs(
-    entries: &mut Vec<Entry>,
-    doc_at: &mut Vec<u32>,
+    entries: &mut Chunked<Entry>,
+    doc_at: &mut Chunked<u32>,
     mut gone: Vec<Range<usize>>,
     fresh: Vec<Entry>,
-    old_roots: &[IgnoredRoot],
-    gone_roots: &[bool],
-    roots: &[IgnoredRoot],
+    remap: Option<Vec<Option<u32>>>,
 ) -> Option<isize> {
     let mut in_step = doc_at.len() == entries.len();
     let mut unindexed: isize = 0;
     gone.retain(|r| !r.is_empty());
     gone.sort_by_key(|r| r.start);
-    // The old classes' indices in the new list of roots (a root kept is
-    // always in it); only the entries from the first class that moved on
-    // are renumbered.
-    let remap: Vec<Option<u32>> = (old_roots.iter().zip(gone_roots))
-        .map(|(r, gone)| match gone {
-            true => None,
-            false => (roots.binary_search_by(|x| x.path.cmp(&r.path)).ok()).map(|i| i as u32),
-        })
-        .collect();
+    // Only the entries from the first class that moved on are renumbered.
+    let remap = remap.unwrap_or_default();
     if let Some(first) = (0..remap.len()).find(|&i| remap[i] != Some(i as u32)) {
         let from = class_range(entries, Some(first as u32)).start;
-        for e in &mut entries[from..] {
+        for e in entries.range_mut(from..usize::MAX) {
             e.ignored_root = e.ignored_root.and_then(|c| remap[c as usize]);
         }
     }
     if gone.len() <= RUNS_IN_PLACE {
         for r in gone.into_iter().rev() {
             if in_step {
-                unindexed -= doc_at[r.clone()].iter().filter(|&&d| d == NO_DOC).count() as isize;
-                doc_at.drain(r.clone());
+                unindexed -= doc_at.range(r.clone()).filter(|&&d| d == NO_DOC).count() as isize;
+                doc_at.splice(r.clone(), Vec::new());
             }
-            entries.drain(r);
+            entries.splice(r, Vec::new());
         }
     } else {
         in_step = false;
         let mut next_gone = gone.iter().peekable();
         let mut i = 0;
-        entries.retain(|_| {
-            while next_gone.next_if(|r| r.end <= i).is_some() {}
-            let keep = !next_gone.peek().is_some_and(|r| r.contains(&i));
-            i += 1;
-            keep
-        });
+        *entries = (std::mem::take(entries).into_iter())
+            .filter(|_| {
+                while next_gone.next_if(|r| r.end <= i).is_some() {}
+                let keep = !next_gone.peek().is_some_and(|r| r.contains(&i));
+                i += 1;
+                keep
+            })
+            .collect();
     }
     // The new entries in runs that go in at one place each (a new folder's
     // files are one run), placed from the last run back so each insertion
@@ -426,7 +472,7 @@ fn replace_runs(
 /// `kept` and `fresh`, both in table order, as one list in table order:
 /// each fresh run is placed by a binary search, so a few new files cost a
 /// few searches and one pass of moves, not a comparison per entry.
-fn merge_in(kept: Vec<Entry>, fresh: Vec<Entry>) -> Vec<Entry> {
+fn merge_in(kept: Chunked<Entry>, fresh: Vec<Entry>) -> Chunked<Entry> {
     if fresh.is_empty() {
         return kept;
     }
@@ -446,7 +492,7 @@ fn merge_in(kept: Vec<Entry>, fresh: Vec<Entry>) -> Vec<Entry> {
         out.push(f);
     }
     out.extend(kept);
-    out
+    out.into()
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {

@@ -79,3 +79,54 @@ fn each_change_is_applied_where_it_happened_and_answers_as_the_scan() {
         super::drop_root(root);
     }
 }
+
+/// A file created or deleted in a table of hundreds of entries moves the
+/// entries of the chunks it touches, not the table's tail (chunks are four
+/// entries in tests): the work is counted, not timed.
+#[test]
+fn one_file_created_or_deleted_moves_a_few_chunks_not_the_table() {
+    let t = tempfile::tempdir().unwrap();
+    let root = t.path();
+    for d in 0..30 {
+        fs::create_dir_all(root.join(format!("d{d:02}/sub"))).unwrap();
+        for f in 0..10 {
+            let text = format!("file {f} of {d} needle\n");
+            fs::write(root.join(format!("d{d:02}/f{f}.txt")), &text).unwrap();
+        }
+    }
+    let _store = ready(root);
+    let opts = GrepOptions {
+        pattern: "needle".into(),
+        ..Default::default()
+    };
+    search(root, &opts, IndexMode::IfReady);
+    let table = 300;
+    for (step, change) in [
+        (
+            "created",
+            &(|p: &Path| fs::write(p, "new needle\n").unwrap()) as &dyn Fn(&Path),
+        ),
+        ("deleted", &|p: &Path| fs::remove_file(p).unwrap()),
+    ] {
+        super::chunked::tally::take();
+        change(&root.join("d03/new.txt"));
+        let (via, how) = search(root, &opts, IndexMode::IfReady);
+        let moved = super::chunked::tally::take();
+        assert_eq!(how, IndexUse::Used);
+        assert_eq!(via, search(root, &opts, IndexMode::Off).0, "{step}");
+        assert_eq!(
+            applied_of(root),
+            Some(Applied {
+                places: 1,
+                listed: 0
+            })
+        );
+        // The entries' splice and the documents' one, each in at most two
+        // chunks of at most twice four.
+        assert!(
+            moved > 0 && moved <= 32 && moved * 8 < table,
+            "{step}: {moved} entries moved"
+        );
+    }
+    super::drop_root(root);
+}

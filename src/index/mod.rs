@@ -19,6 +19,7 @@ mod apply;
 mod blocks;
 mod build;
 mod builder;
+mod chunked;
 mod codec;
 mod delta;
 mod evict;

@@ -7,6 +7,7 @@
 
 use super::apply;
 use super::build::Built;
+use super::chunked::Chunked;
 use super::delta::{self, Delta};
 use super::planner;
 use super::postings::Postings;
@@ -56,7 +57,7 @@ pub(super) struct Picture {
     /// table: a search skips the files its query rules out by this array
     /// (346 KB on the Linux tree) instead of reading every entry (9 MB),
     /// which was most of a one-hit search's time.
-    pub(super) doc_at: Arc<Vec<u32>>,
+    pub(super) doc_at: Arc<Chunked<u32>>,
     /// What the last refresh applied in place (zero after a whole walk).
     pub(super) applied: apply::Applied,
     /// The keys of files read since the generation (see `delta.rs`),
@@ -324,7 +325,7 @@ impl Picture {
 /// and one past the largest document: one pass over the entries (9 MB on
 /// the Linux tree), made when the table is made; a change applied in place
 /// keeps them in step instead (`Picture::follow`).
-fn counts(table: &Table) -> (Vec<u32>, usize, usize) {
+fn counts(table: &Table) -> (Chunked<u32>, usize, usize) {
     let (mut unindexed, mut universe) = (0, 0);
     let doc_at = (table.entries.iter())
         .map(|e| match e.doc {

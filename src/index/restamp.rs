@@ -11,7 +11,7 @@
 //! directory, a changed ignore file, a file that is no longer a regular
 //! file — gives up, and the caller walks as before.
 
-use super::table::{names_rules, rule_stamp, stamp_dir, watch_root, Table};
+use super::table::{names_rules, rule_stamp, stamp_dir, watch_root, Entry, Stamped, Table};
 
 use super::watch::Watcher;
 use crate::search::stamp::Stamp;
@@ -31,7 +31,7 @@ pub fn restamp(
     trusted: &(dyn Fn(&Stamp) -> bool + Sync),
     cancel: &CancelToken,
 ) -> Option<Vec<Option<Stamp>>> {
-    if saved.errors.count > 0 || saved.dirs.first().is_none_or(|d| d.0 != root) {
+    if saved.errors.count > 0 || saved.dirs.get(0).is_none_or(|d| d.0 != root) {
         return None;
     }
     let ok = |s: &Option<Stamp>| s.as_ref().is_none_or(trusted);
@@ -56,13 +56,13 @@ pub fn restamp(
     let threads = crate::search::default_threads().max(1);
     // Each directory is watched before it is stamped: a change after the
     // stamp is an event the picture applies.
-    let dirs = &saved.dirs;
+    let dirs: Vec<&Stamped> = saved.dirs.iter().collect();
     std::thread::scope(|scope| {
         for part in dirs.chunks(dirs.len().div_ceil(threads).max(1)) {
             let failed = &failed;
             scope.spawn(move || {
                 let mut adder = watcher.adder();
-                for (path, was) in part {
+                for &(path, was) in part {
                     if failed.load(Ordering::Relaxed) || cancel.is_stopped() {
                         return;
                     }
@@ -78,7 +78,7 @@ pub fn restamp(
     if failed.load(Ordering::Relaxed) || cancel.is_stopped() || watcher.failure().is_some() {
         return None;
     }
-    let files = &saved.entries;
+    let files: Vec<&Entry> = saved.entries.iter().collect();
     let mut stamps = vec![None; files.len()];
     std::thread::scope(|scope| {
         let size = files.len().div_ceil(threads).max(1);

@@ -9,6 +9,7 @@
 //! a match: a file ruled out is one the pattern cannot match, which a
 //! content search skips and discovery still counts as seen.
 
+use super::chunked::Chunked;
 use super::delta::Delta;
 use super::planner::{self, Query};
 use super::roots::index_for;
@@ -89,7 +90,7 @@ struct TableFeed {
     table: Arc<Table>,
     view: TableView,
     /// The table's documents by entry, taken with it (see `Picture::doc_at`).
-    doc_at: Arc<Vec<u32>>,
+    doc_at: Arc<Chunked<u32>>,
     /// The documents the pattern allows; `None`: every file is a candidate.
     docs: Option<FixedBitSet>,
     /// The keys of files read since the generation, and the query to test
@@ -144,9 +145,15 @@ impl TableFeed {
     /// alone: an entry ruled out is never read.
     fn candidates_in(&self, run: Range<usize>) -> Box<dyn Iterator<Item = &Path> + '_> {
         let docs = self.docs.as_ref();
-        let doc_at = |i: &usize| Some(self.doc_at[*i]).filter(|&d| d != NO_DOC);
-        let entries =
-            (run.filter(move |i| allows(docs, doc_at(i)))).map(|i| &self.table.entries[i]);
+        // Chunk by chunk of the table, beside its documents: an entry's
+        // place is known without looking it up, and only the documents are
+        // read until one is allowed.
+        let entries = (self.table.entries.slices(run)).flat_map(move |(start, chunk)| {
+            let doc_at = self.doc_at.range(start..start + chunk.len());
+            (chunk.iter().zip(doc_at))
+                .filter(move |(_, &d)| allows(docs, Some(d).filter(|&d| d != NO_DOC)))
+                .map(|(e, _)| e)
+        });
         Box::new(
             entries
                 .filter(|e| self.view.admits(e) && self.delta_allows(e))

@@ -375,7 +375,8 @@ mod tests {
                         nlink: 6,
                     }),
                 ),
-            ],
+            ]
+            .into(),
             rule_files: vec![(PathBuf::from("/.gitignore"), None)],
         }
     }

@@ -55,19 +55,6 @@ fn reached_plainly(root: &Path, dir: &Path) -> bool {
     })
 }
 
-/// The first of `items` for which `before` is false (it holds for a first
-/// run of them), found by doubling steps from the start and then a binary
-/// search: the cost grows with the answer, not with `items`.
-fn gallop<T>(items: &[T], before: impl Fn(&T) -> bool) -> usize {
-    let mut end = 1;
-    while end < items.len() && before(&items[end - 1]) {
-        end *= 2;
-    }
-    let end = end.min(items.len());
-    let lo = end / 2;
-    lo + items[lo..end].partition_point(&before)
-}
-
 /// Whether any ignore rule may apply to the table's files: an ignore file
 /// among them or above the root, an exclude file, the global excludes
 /// (asked of the classifier: git's config files, also among the rule
@@ -146,8 +133,8 @@ impl TableView {
             if matches!(filters, Filters::None) || walker.admits(&r.path, r.is_dir) {
                 admitted.push(i);
                 let g = i as u64 + 1;
-                let lo = from + gallop(&entries[from..], |e| group(e) < g);
-                from = lo + gallop(&entries[lo..], |e| group(e) <= g);
+                let lo = entries.partition_point_in(from..entries.len(), |e| group(e) < g);
+                from = entries.partition_point_in(lo..entries.len(), |e| group(e) <= g);
                 root_ranges.push(lo..from);
             }
         }
@@ -186,7 +173,7 @@ impl TableView {
     /// The project files the search's walk would hand out, in the table's
     /// order (the walk's: by path).
     pub fn project<'t>(&'t self, table: &'t Table) -> impl Iterator<Item = &'t Entry> + 't {
-        (table.entries[self.project_range()].iter()).filter(move |e| self.admits(e))
+        (table.entries.range(self.project_range())).filter(move |e| self.admits(e))
     }
 
     /// The table positions [`TableView::project`] goes through.
@@ -206,9 +193,7 @@ impl TableView {
         table: &'t Table,
         index: usize,
     ) -> impl Iterator<Item = &'t Entry> + 't {
-        table.entries[self.ignored_range(index)]
-            .iter()
-            .filter(move |e| self.admits(e))
+        (table.entries.range(self.ignored_range(index))).filter(move |e| self.admits(e))
     }
 
     /// Whether the search's filters let its walk reach `e`.

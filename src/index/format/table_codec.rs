@@ -3,7 +3,7 @@
 //! start of a generation.
 
 use super::{secs, time_of, Meta, MAGIC};
-use crate::index::table::{Entry, Table};
+use crate::index::table::{dirs_in_order, Entry, Table};
 use crate::search::stamp::Stamp;
 use crate::search::IgnoredRoot;
 use std::io::{self, Write};
@@ -230,10 +230,10 @@ fn read_table(r: &mut Reader, root: &Path) -> Option<(Meta, Table)> {
         next_doc,
     };
     let table = Table {
-        entries,
+        entries: entries.into(),
         ignored_roots,
         errors: Default::default(),
-        dirs,
+        dirs: dirs_in_order(dirs),
         rule_files,
     };
     Some((meta, table))
