@@ -1,8 +1,9 @@
 #!/usr/bin/env node
 // The live index while the tree is being written (issue 44): the first search after each kind of change,
 // with the change applied where it happened, against a scan of the same tree; a writer creating a file
-// every 50 ms while searches run every 200 ms; and a burst of 5,000 new files. Every search's hits are
-// checked against the scan's (same files, same count) where the case says so.
+// every 50 ms while searches run every 200 ms; the glob tool's listing from the table after a change; and a
+// burst of 5,000 new files. Every search's hits are checked against the scan's (same files, same count)
+// where the case says so, and the glob's entries against a walk's.
 //
 //   node bench/churn.mjs --corpus linux [--copies 4] [--runs 9]
 //
@@ -140,6 +141,35 @@ await timed(
     () => fs.renameSync(folder, `${folder}-renamed`),
     () => fs.renameSync(`${folder}-renamed`, folder),
   );
+}
+
+// The glob tool's listing (`kind: "any"`, newest first, limit 100) after one file created: from the live
+// table (no directory is named `*.c`, so the table answers) against a walk; same entries, times and sizes.
+{
+  const ms = [];
+  const walkMs = [];
+  const text = (r) => `${r.total}\n${r.entries.map((e) => `${e.path} ${e.isDir} ${e.mtimeMs} ${e.size} ${e.ignored}`).join("\n")}`;
+  for (let i = 0; i < runs; i++) {
+    const f = path.join(kernel, `churn-glob-${i}.c`);
+    fs.writeFileSync(f, `/* ${i} */\n`);
+    const options = { path: tree, pattern: "*.c", kind: "any", limit: 100 };
+    let t = performance.now();
+    const via = await native.glob({ ...options, index: true });
+    ms.push(performance.now() - t);
+    t = performance.now();
+    const walk = await native.glob({ ...options, index: false });
+    walkMs.push(performance.now() - t);
+    if (via.index !== "used") console.log(`  glob: round ${i} answered by ${via.index}`);
+    if (text(via) !== text(walk)) {
+      wrong++;
+      console.log(`  glob: round ${i} DIFFERS from the walk`);
+    }
+    fs.rmSync(f);
+    await search(RARE);
+  }
+  const row = { median: quantile(ms, 0.5), p90: quantile(ms, 0.9), scanMedian: quantile(walkMs, 0.5) };
+  results.glob = row;
+  console.log(`${"glob *.c, kind any, newest 100, after one file created".padEnd(58)} median ${fmt(row.median).padStart(6)} ms  p90 ${fmt(row.p90).padStart(6)} ms   (walk ${fmt(row.scanMedian)} ms)`);
 }
 
 // A writer creating one file every 50 ms in a gitignored folder; a search every 200 ms.
