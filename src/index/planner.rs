@@ -287,10 +287,50 @@ pub fn simplify(q: Query) -> Query {
             if out.len() == 1 {
                 return out.pop().unwrap_or(Query::All);
             }
-            Query::Or(out)
+            factor_common_terms(out)
         }
         q => q,
     }
+}
+
+/// `(C ∧ R1) ∨ (C ∧ R2)` as `C ∧ (R1 ∨ R2)`: the same files, but the
+/// terms every branch needs are evaluated once, and a search can stop on
+/// them before the OR. Without it a case-insensitive literal holding `s`
+/// or `k` (whose folds `ſ` and the Kelvin sign make 2ⁿ branches of the
+/// whole word) cost every branch's every trigram against the postings'
+/// decode budget, and the index allowed every file.
+fn factor_common_terms(branches: Vec<Query>) -> Query {
+    let terms = |q: &Query| -> Vec<Query> {
+        match q {
+            Query::And(ys) => ys.clone(),
+            x => vec![x.clone()],
+        }
+    };
+    let Some(first) = branches.first() else {
+        return Query::Or(branches);
+    };
+    let mut common = terms(first);
+    for b in &branches[1..] {
+        let t = terms(b);
+        common.retain(|c| t.contains(c));
+    }
+    if common.is_empty() {
+        return Query::Or(branches);
+    }
+    let mut rest = Vec::with_capacity(branches.len());
+    for b in &branches {
+        let left: Vec<Query> = terms(b)
+            .into_iter()
+            .filter(|t| !common.contains(t))
+            .collect();
+        if left.is_empty() {
+            // This branch needs only the common terms: so does the OR.
+            return simplify(Query::And(common));
+        }
+        rest.push(Query::And(left));
+    }
+    common.push(Query::Or(rest));
+    simplify(Query::And(common))
 }
 
 #[cfg(test)]
@@ -336,6 +376,58 @@ mod tests {
         };
         assert_eq!(branches.len(), 2, "s and ſ");
         assert!(branches.contains(&tri("sab")));
+    }
+
+    #[test]
+    fn the_trigrams_every_case_fold_needs_are_taken_out_of_the_or() {
+        // Three `s` and a `k` fold four ways each... 16 branches of the whole word before.
+        let q = plan("kernel_established", false, true);
+        let Query::And(terms) = &q else {
+            panic!("{q:?}")
+        };
+        for t in [
+            "ern", "rne", "nel", "el_", "l_e", "tab", "abl", "bli", "hed",
+        ] {
+            assert!(
+                terms.contains(&tri(t)),
+                "{t} is needed by every fold: {q:?}"
+            );
+        }
+        assert!(
+            terms.iter().any(|t| matches!(t, Query::Or(_))),
+            "the folds stay alternatives: {q:?}"
+        );
+    }
+
+    /// Whether a file holding exactly `have` trigrams may match `q`.
+    fn admits(q: &Query, have: &[u32]) -> bool {
+        match q {
+            Query::All => true,
+            Query::Tri(t) => have.contains(t),
+            Query::And(xs) => xs.iter().all(|x| admits(x, have)),
+            Query::Or(xs) => xs.iter().any(|x| admits(x, have)),
+        }
+    }
+
+    fn random_query(depth: u32) -> impl proptest::strategy::Strategy<Value = Query> {
+        use proptest::prelude::*;
+        let leaf = prop_oneof![Just(Query::All), (0u32..6).prop_map(Query::Tri)];
+        leaf.prop_recursive(depth, 24, 4, |inner| {
+            prop_oneof![
+                proptest::collection::vec(inner.clone(), 0..4).prop_map(Query::And),
+                proptest::collection::vec(inner, 0..4).prop_map(Query::Or),
+            ]
+        })
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn simplifying_never_changes_which_files_a_query_admits(
+            q in random_query(3),
+            have in proptest::collection::vec(0u32..6, 0..6),
+        ) {
+            proptest::prop_assert_eq!(admits(&simplify(q.clone()), &have), admits(&q, &have));
+        }
     }
 
     #[test]
