@@ -329,6 +329,60 @@ pub fn names_query(name: &str, query: &[String]) -> Option<NameMatch> {
     (spelt_out || orders.iter().any(|o| abbreviates(&tokens, o))).then_some(NameMatch::Abbreviated)
 }
 
+/// False only when [`names_query`] is false: a cheap test on an ASCII
+/// `name`'s letters before its split (`letters` is `query` written
+/// together). Written as the query's words in some order, abbreviated or
+/// not, the name holds each word's first letters (up to
+/// [`ABBREVIATION_MIN`]); the query written with the name's words
+/// abbreviated begins as the name's first word does (up to three letters).
+pub fn may_name_query(name: &str, query: &[String], letters: &str) -> bool {
+    let bytes = name.as_bytes();
+    if !name.is_ascii() {
+        return true;
+    }
+    let lower: Vec<u8> = (bytes.iter())
+        .filter(|b| b.is_ascii_alphanumeric())
+        .map(u8::to_ascii_lowercase)
+        .collect();
+    let holds = |w: &String| {
+        let head = &w.as_bytes()[..w.len().min(ABBREVIATION_MIN)];
+        memchr::memmem::find(&lower, head).is_some()
+    };
+    if query.iter().all(holds) {
+        return true;
+    }
+    let first = first_token(bytes);
+    let k = first.len().min(3);
+    let alike = (letters.as_bytes().get(..k)).is_some_and(|l| {
+        l.iter()
+            .zip(first)
+            .all(|(a, b)| *a == b.to_ascii_lowercase())
+    });
+    // A name of one word is then the query's letters or begins them, or
+    // the other way round (`schedule` is neither for `sched fair`).
+    let one_word = first.len() == lower.len();
+    let letters = letters.as_bytes();
+    k > 0 && alike && (!one_word || letters.starts_with(&lower) || lower.starts_with(letters))
+}
+
+/// The bytes of [`split`]'s first token of an ASCII name, as written.
+fn first_token(name: &[u8]) -> &[u8] {
+    let start = (name.iter())
+        .position(u8::is_ascii_alphanumeric)
+        .unwrap_or(name.len());
+    let s = &name[start..];
+    let ends = |i: usize| {
+        let (prev, c, next) = (s[i - 1], s[i], s.get(i + 1));
+        !c.is_ascii_alphanumeric()
+            || prev.is_ascii_digit() != c.is_ascii_digit()
+            || (c.is_ascii_uppercase()
+                && (prev.is_ascii_lowercase()
+                    || (prev.is_ascii_uppercase() && next.is_some_and(u8::is_ascii_lowercase))))
+    };
+    let end = (1..s.len()).find(|&i| ends(i)).unwrap_or(s.len());
+    &s[..end]
+}
+
 /// Whether one token of a text is the query word `word`, abbreviated
 /// (`addr`, `stat`) or extended (`algorithm`, `cases`), by the rules of
 /// [`names_query`].
