@@ -382,6 +382,12 @@ mod tests {
             "ab",
             "abc",
             "abcd",
+            "usb",
+            "hub",
+            "Usb",
+            "HUB",
+            "4",
+            "ext",
         ])
         .prop_map(str::to_string)
     }
@@ -407,7 +413,13 @@ mod tests {
     #[test]
     fn the_quick_test_turns_names_of_other_things_away() {
         let q = tokens::split("sched fair");
-        for name in ["schedule", "fair_share", "unfair", "fairness"] {
+        for name in [
+            "schedule",
+            "fair_share",
+            "unfair",
+            "fairness",
+            "sched_entity",
+        ] {
             assert!(!tokens::may_name_query(name, &q, "schedfair"), "{name}");
         }
         for name in ["sched_fair", "FairSched", "schedFairness", "SchedFair2"] {
