@@ -11,6 +11,7 @@
 use super::relate::{shape, Occurrence, Shape};
 use super::tokens::{self, NameMatch, ABBREVIATION_MIN};
 use regex::bytes::Regex;
+use std::collections::HashMap;
 
 /// Files the content pass reads at most (index candidates, or every file
 /// when walking). Past it locate ranks by path alone and says so.
@@ -35,6 +36,8 @@ pub struct ContentQuery {
     /// ASCII word of two letters or more): whether the text holds it at all.
     held: Vec<Option<Regex>>,
     narrow: String,
+    /// Every token written together (see [`tokens::may_name_query`]).
+    letters: String,
 }
 
 #[derive(Debug, Clone)]
@@ -109,6 +112,7 @@ impl ContentQuery {
             words,
             held,
             narrow: narrow_pattern(&prefixes),
+            letters: tokens.concat(),
         })
     }
 
@@ -146,6 +150,11 @@ impl ContentQuery {
         let mut named: Option<Named> = None;
         let mut seen_starts = Vec::new();
         let mut looked = 0;
+        // A file says the same identifiers again and again: what each
+        // says is worked out once (splitting and naming were most of the
+        // pass's time on curl).
+        let mut meets: HashMap<(usize, &[u8]), bool> = HashMap::new();
+        let mut names: HashMap<&[u8], Option<NameMatch>> = HashMap::new();
         for (wi, w) in self.words.iter().enumerate() {
             for m in w.prefix.find_iter(buf) {
                 present[wi] = true;
@@ -156,8 +165,13 @@ impl ContentQuery {
                 let Ok(ident) = std::str::from_utf8(&buf[start..end]) else {
                     continue;
                 };
-                let ident_tokens = tokens::split(ident);
-                if ident_tokens.iter().any(|t| tokens::word_meets(&w.text, t)) {
+                let key = &buf[start..end];
+                let word_met = *meets.entry((wi, key)).or_insert_with(|| {
+                    tokens::split(ident)
+                        .iter()
+                        .any(|t| tokens::word_meets(&w.text, t))
+                });
+                if word_met {
                     counts[wi] += 1;
                 }
                 if seen_starts.contains(&start) || looked >= MAX_IDENTIFIERS {
@@ -165,7 +179,12 @@ impl ContentQuery {
                 }
                 seen_starts.push(start);
                 looked += 1;
-                let Some(how) = tokens::names_query(ident, &self.tokens) else {
+                let how = *names.entry(key).or_insert_with(|| {
+                    tokens::may_name_query(ident, &self.tokens, &self.letters)
+                        .then(|| tokens::names_query(ident, &self.tokens))
+                        .flatten()
+                });
+                let Some(how) = how else {
                     continue;
                 };
                 let line = 1 + memchr::memchr_iter(b'\n', &buf[..start]).count() as u32;
@@ -193,8 +212,14 @@ impl ContentQuery {
         let all_words = counts.iter().all(|&c| c > 0);
         let holds_all = present.iter().all(|&p| p);
         let qualifies = holds_all && (all_words || named.is_some());
-        let holds = (self.held.iter())
-            .map(|r| r.as_ref().is_some_and(|r| r.is_match(buf)))
+        // A token among the words was looked for by the same first letters.
+        let holds = (self.held.iter().zip(&self.tokens))
+            .map(
+                |(r, t)| match self.words.iter().position(|w| w.text == *t) {
+                    Some(wi) => present[wi],
+                    None => r.as_ref().is_some_and(|r| r.is_match(buf)),
+                },
+            )
             .collect();
         let said = ContentScore {
             counts,
@@ -330,6 +355,76 @@ mod tests {
             .unwrap();
         assert_eq!(reordered.named.unwrap().how, NameMatch::Reordered);
         assert!(query("ip address").score(b"let ipaddr = 1;\n").is_some());
+    }
+
+    use proptest::prelude::*;
+
+    fn piece() -> impl Strategy<Value = String> {
+        prop::sample::select(vec![
+            "ip",
+            "Addr",
+            "address",
+            "IP",
+            "algo",
+            "Algorithm",
+            "smart",
+            "Case",
+            "_",
+            "$",
+            "2",
+            "parse",
+            "cfg",
+            "Config",
+            "con",
+            "HTTP",
+            "Server",
+            "x",
+            "ab",
+            "abc",
+            "abcd",
+            "usb",
+            "hub",
+            "Usb",
+            "HUB",
+            "4",
+            "ext",
+        ])
+        .prop_map(str::to_string)
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 4000, ..ProptestConfig::default() })]
+
+        /// The cheap test before naming never turns a name away that
+        /// names the query.
+        #[test]
+        fn the_quick_test_never_turns_a_name_away(
+            name in prop::collection::vec(piece(), 1..4),
+            query in prop::collection::vec(piece(), 1..4),
+        ) {
+            let (name, query) = (name.concat(), tokens::split(&query.join(" ")));
+            let letters = query.concat();
+            if tokens::names_query(&name, &query).is_some() {
+                prop_assert!(tokens::may_name_query(&name, &query, &letters), "{name} {query:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn the_quick_test_turns_names_of_other_things_away() {
+        let q = tokens::split("sched fair");
+        for name in [
+            "schedule",
+            "fair_share",
+            "unfair",
+            "fairness",
+            "sched_entity",
+        ] {
+            assert!(!tokens::may_name_query(name, &q, "schedfair"), "{name}");
+        }
+        for name in ["sched_fair", "FairSched", "schedFairness", "SchedFair2"] {
+            assert!(tokens::may_name_query(name, &q, "schedfair"), "{name}");
+        }
     }
 
     #[test]

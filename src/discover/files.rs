@@ -21,6 +21,16 @@ pub const MAX_READ_BYTES: u64 = 4 * 1024 * 1024;
 /// in page faults than trace's search). Opened non-blocking and checked on
 /// the open descriptor, so a FIFO swapped in since the walk never blocks us.
 pub fn read_small(path: &Path, buf: &mut Vec<u8>) -> Option<std::fs::Metadata> {
+    let (file, meta) = open_small(path)?;
+    buf.clear();
+    buf.reserve(meta.len() as usize);
+    file.take(MAX_READ_BYTES).read_to_end(buf).ok()?;
+    Some(meta)
+}
+
+/// A regular file of at most `MAX_READ_BYTES`, opened as [`read_small`]
+/// opens it, with its metadata.
+fn open_small(path: &Path) -> Option<(std::fs::File, std::fs::Metadata)> {
     use std::os::unix::fs::OpenOptionsExt;
     let file = std::fs::OpenOptions::new()
         .read(true)
@@ -28,13 +38,13 @@ pub fn read_small(path: &Path, buf: &mut Vec<u8>) -> Option<std::fs::Metadata> {
         .open(path)
         .ok()?;
     let meta = file.metadata().ok()?;
-    if !meta.is_file() || meta.len() > MAX_READ_BYTES {
-        return None;
-    }
-    buf.clear();
-    buf.reserve(meta.len() as usize);
-    file.take(MAX_READ_BYTES).read_to_end(buf).ok()?;
-    Some(meta)
+    (meta.is_file() && meta.len() <= MAX_READ_BYTES).then_some((file, meta))
+}
+
+/// The size [`read_small`] would read from `path` (it counts against a
+/// read budget), without reading it.
+pub fn small_file_len(path: &Path) -> Option<u64> {
+    open_small(path).map(|(_, meta)| meta.len())
 }
 
 /// Whether bytes read are text: no NUL early on, as ripgrep decides.

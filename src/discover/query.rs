@@ -14,9 +14,11 @@ pub struct Query {
     pub(crate) path_form: Option<String>,
     /// Every token is ASCII, so [`Query::may_match`] can rule paths out.
     ascii: bool,
-    /// Substring finders for each token and its [`tokens::short_forms`],
-    /// built once for every path.
-    finders: Vec<memchr::memmem::Finder<'static>>,
+    /// Substring finders for each token's first letters (see
+    /// [`Query::may_match`]), built once for every path.
+    heads: Vec<memchr::memmem::Finder<'static>>,
+    /// For each token, finders for its [`tokens::short_forms`].
+    forms: Vec<Vec<memchr::memmem::Finder<'static>>>,
 }
 
 impl Query {
@@ -51,9 +53,11 @@ impl Query {
         Ok(Query {
             raw: trimmed.to_string(),
             ascii: toks.iter().all(|t| t.is_ascii()),
-            finders: (toks.iter())
-                .flat_map(|t| std::iter::once(t.clone()).chain(tokens::short_forms(t)))
-                .map(|t| memchr::memmem::Finder::new(t.as_bytes()).into_owned())
+            heads: (toks.iter())
+                .map(|t| finder(&t.chars().take(tokens::ABBREVIATION_MIN).collect::<String>()))
+                .collect(),
+            forms: (toks.iter())
+                .map(|t| tokens::short_forms(t).iter().map(|f| finder(f)).collect())
                 .collect(),
             tokens: toks,
             path_form,
@@ -61,17 +65,23 @@ impl Query {
     }
 
     /// False only for a path that [`score_path`] cannot score. A path
-    /// scores when a token meets one of its tokens whole or as a prefix (or
-    /// a run of its tokens written together, or a token abbreviating or
-    /// inflecting it: those hold one of its short forms), when every token meets it
-    /// fuzzily, or when it contains the query's path form. The first needs
-    /// a token inside the path's letters and digits with the rest taken out
-    /// (`scratch` holds them); the others need every token's letters in
-    /// order in the path, which is also what frizbee's fuzzy match with no
-    /// typos aligns. Checked on bytes without splitting the path into
-    /// tokens, which is what scoring spends its time on; a path with
-    /// non-ASCII bytes is never ruled out (`K`, the Kelvin sign, lower-cases
-    /// to an ASCII `k`).
+    /// scores when every token meets it fuzzily, or when a token meets one
+    /// of its tokens whole or as a prefix (or a run of its tokens written
+    /// together), or inflected (`chunks` for chunked: they share the
+    /// word's first four letters), or when one of its tokens stands for
+    /// two of the words (`dynbuf`, `con` for congestion and control), or
+    /// when it contains the query's path form. An abbreviation of one word
+    /// alone scores nothing (`ctrl` in `timed_ctrl_public.h` for
+    /// `TcpCongestionControl`), so a path whose only letters are a
+    /// word's short forms needs them from two words: on the Linux tree
+    /// `sc` and `fr` (for `sched fair`) sent most paths to scoring. The
+    /// first needs every token's letters in order in the path, which is
+    /// also what frizbee's fuzzy match with no typos aligns; the others
+    /// look in the path's letters and digits with the rest taken out
+    /// (`scratch` holds them). Checked on bytes without splitting the
+    /// path into tokens, which is what scoring spends its time on; a path
+    /// with non-ASCII bytes is never ruled out (`K`, the Kelvin sign,
+    /// lower-cases to an ASCII `k`).
     pub(crate) fn may_match(&self, rel: &[u8], scratch: &mut Vec<u8>) -> bool {
         if !self.ascii || !rel.is_ascii() {
             return true;
@@ -83,7 +93,12 @@ impl Query {
         let alnum = rel.iter().filter(|b| b.is_ascii_alphanumeric());
         scratch.extend(alnum.map(u8::to_ascii_lowercase));
         let letters = scratch.as_slice();
-        self.finders.iter().any(|f| f.find(letters).is_some())
+        let found = |f: &memchr::memmem::Finder<'_>| f.find(letters).is_some();
+        if self.heads.iter().any(found) {
+            return true;
+        }
+        let words = self.forms.iter().filter(|forms| forms.iter().any(found));
+        words.take(2).count() == 2
     }
 
     pub(crate) fn matchers(&self) -> Vec<FuzzyToken> {
@@ -102,6 +117,10 @@ impl Query {
             })
             .collect()
     }
+}
+
+fn finder(needle: &str) -> memchr::memmem::Finder<'static> {
+    memchr::memmem::Finder::new(needle.as_bytes()).into_owned()
 }
 
 /// Whether the bytes of `needle` (lower-case ASCII) occur in `hay` in

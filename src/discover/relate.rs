@@ -12,6 +12,8 @@ use regex::bytes::Regex;
 pub struct Subject {
     pub tokens: Vec<String>,
     regex: Regex,
+    /// What the index narrows the files by (see [`Subject::narrowing`]).
+    narrowing: String,
     /// Underscores the subject is written with before and after its
     /// letters (`_build_redirect_request`: 1, 0): an occurrence takes them
     /// in, so that `__handle_mm_fault` is not the whole identifier
@@ -35,9 +37,18 @@ impl Subject {
             return None;
         }
         let body: Vec<String> = toks.iter().map(|t| regex::escape(t)).collect();
-        let regex = Regex::new(&format!("(?i){}", body.join("[_-]?"))).ok()?;
+        // An ASCII subject folds ASCII case only: Unicode folding would
+        // also take `ſ` for `s` and the Kelvin sign for `k`, which the
+        // index's ASCII-folded postings cannot narrow by.
+        let ascii = toks.iter().all(|t| t.is_ascii());
+        let flags = if ascii { "(?i-u)" } else { "(?i)" };
+        let regex = Regex::new(&format!("{flags}{}", body.join("[_-]?"))).ok()?;
         let core = subject.trim();
         Some(Subject {
+            narrowing: match ascii {
+                true => narrowing(&toks),
+                false => regex.as_str().to_string(),
+            },
             tokens: toks,
             regex,
             lead: core.len() - core.trim_start_matches('_').len(),
@@ -49,6 +60,17 @@ impl Subject {
     /// the word-boundary check), for the index to narrow by.
     pub fn pattern(&self) -> &str {
         self.regex.as_str()
+    }
+
+    /// A pattern the index's planner makes a cheap AND of: every token,
+    /// and at each join one of the three ways it is written. Only planned,
+    /// never matched. [`Subject::pattern`] itself plans to an OR over its
+    /// separators whose every trigram counts against the postings' decode
+    /// budget: past it (`copy_process`, `tcp_rcv_established` on the
+    /// Linux tree) the index allowed every file, and a trace with the
+    /// index ready read all 86,000 of them.
+    pub fn narrowing(&self) -> &str {
+        &self.narrowing
     }
 
     /// Occurrences in a whole file, in order; at most `max`.
@@ -84,6 +106,30 @@ impl Subject {
         }
         out
     }
+}
+
+/// `(?s)copy.*process.*(?:y_p|y-p|ypr)` for `copy` `process` (ASCII
+/// tokens): a text holding the subject in any form the subject's regex
+/// finds holds each token and, where two meet, the letters around the
+/// separator, an underscore, a dash or none (ASCII case aside, which the
+/// postings fold).
+fn narrowing(tokens: &[String]) -> String {
+    let mut parts: Vec<String> = tokens.iter().map(|t| regex::escape(t)).collect();
+    for pair in tokens.windows(2) {
+        let (a, b) = (pair[0].as_bytes(), pair[1].as_bytes());
+        let (last, first) = (a[a.len() - 1] as char, b[0] as char);
+        let mut joins = vec![format!("{last}_{first}"), format!("{last}-{first}")];
+        if b.len() >= 2 {
+            joins.push(format!("{last}{first}{}", b[1] as char));
+        } else if a.len() >= 2 {
+            joins.push(format!("{}{last}{first}", a[a.len() - 2] as char));
+        } else {
+            continue; // `a` `b`: no three letters to ask for
+        }
+        let joins: Vec<String> = joins.iter().map(|j| regex::escape(j)).collect();
+        parts.push(format!("(?:{})", joins.join("|")));
+    }
+    format!("(?s){}", parts.join(".*"))
 }
 
 fn is_word(b: u8) -> bool {
@@ -265,6 +311,61 @@ pub fn shape(line: &str, occ: &Occurrence) -> Shape {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Whether the planned narrowing holds of `text`, as the postings
+    /// (ASCII-folded trigrams) would say.
+    fn narrowing_allows(subject: &Subject, text: &str) -> bool {
+        use crate::index::planner::{plan, trigram, Query};
+        fn holds(q: &Query, text: &[u8]) -> bool {
+            match q {
+                Query::All => true,
+                Query::Tri(k) => text.windows(3).any(|w| trigram(w[0], w[1], w[2]) == *k),
+                Query::And(xs) => xs.iter().all(|x| holds(x, text)),
+                Query::Or(xs) => xs.iter().any(|x| holds(x, text)),
+            }
+        }
+        let planned = plan(subject.narrowing(), false, false);
+        assert!(!matches!(planned, Query::All), "{planned:?}");
+        holds(&planned, text.as_bytes())
+    }
+
+    #[test]
+    fn the_index_narrows_by_every_form_the_subject_is_found_in() {
+        for (subject, forms) in [
+            (
+                "copy_process",
+                &[
+                    "copy_process(",
+                    "CopyProcess",
+                    "COPY-PROCESS",
+                    "copyprocess",
+                ][..],
+            ),
+            (
+                "tcp_rcv_established",
+                &["TcpRcvEstablished", "tcp_rcv_established"],
+            ),
+            ("ext4_fill_super", &["ext4_fill_super", "Ext4FillSuper"]),
+            ("HTTPServer", &["HttpServer", "http_server"]),
+        ] {
+            let s = Subject::new(subject).unwrap();
+            for form in forms {
+                let text = format!("x = {form};\n");
+                assert!(
+                    !s.find(text.as_bytes(), 10).is_empty(),
+                    "{subject} in {form}"
+                );
+                assert!(narrowing_allows(&s, &text), "{subject}: {form}");
+            }
+            // The words apart, or joined otherwise: ruled out.
+            let apart = format!("{}\n", s.tokens.join(" zz "));
+            assert!(!narrowing_allows(&s, &apart), "{subject}: {apart}");
+        }
+        // Unicode case folding is not asked for an ASCII subject: `ſ` is
+        // no `s` to it, as to the index.
+        let s = Subject::new("process").unwrap();
+        assert!(s.find("proceſſ\n".as_bytes(), 10).is_empty());
+    }
 
     fn lines_of(subject: &str, text: &str) -> Vec<u32> {
         Subject::new(subject)

@@ -365,6 +365,18 @@ mod prefilter {
             "index",
             "2",
             "aa",
+            "cfg",
+            "config",
+            "dyn",
+            "buf",
+            "dynbuf",
+            "con",
+            "ctrl",
+            "Control",
+            "chunks",
+            "chunked",
+            "sc",
+            "fr",
         ])
         .prop_map(str::to_string)
     }
@@ -398,6 +410,15 @@ mod prefilter {
         assert!(q.may_match(b"kernel/sched/fair.c", &mut scratch));
         // Letters in order but not whole: fuzzy scoring decides.
         assert!(q.may_match(b"s/c/h/e/d/f/a/i/r.c", &mut scratch));
+        // A short form of one word alone scores nothing (`sc`, `fr`); of
+        // two it may be a name token holding both.
+        assert!(!q.may_match(b"drivers/scsi/hosts.c", &mut scratch));
+        assert!(!q.may_match(b"include/linux/frame.h", &mut scratch));
+        assert!(q.may_match(b"lib/scfr.c", &mut scratch));
+        let q = Query::parse("dynamic buffer").unwrap();
+        assert!(q.may_match(b"lib/dynbuf.c", &mut scratch));
+        assert!(q.may_match(b"lib/buffer_head.c", &mut scratch));
+        assert!(!q.may_match(b"lib/dyn.c", &mut scratch));
     }
 }
 

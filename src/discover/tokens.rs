@@ -329,6 +329,73 @@ pub fn names_query(name: &str, query: &[String]) -> Option<NameMatch> {
     (spelt_out || orders.iter().any(|o| abbreviates(&tokens, o))).then_some(NameMatch::Abbreviated)
 }
 
+/// False only when [`names_query`] is false: a cheap test on an ASCII
+/// `name`'s letters before its split (`letters` is `query` written
+/// together). Written as the query's words in some order, abbreviated or
+/// not, the name holds each word's first letters (up to
+/// [`ABBREVIATION_MIN`]); the query written with the name's words
+/// abbreviated begins as the name's first word does (up to three letters).
+pub fn may_name_query(name: &str, query: &[String], letters: &str) -> bool {
+    let bytes = name.as_bytes();
+    if !name.is_ascii() {
+        return true;
+    }
+    let lower: Vec<u8> = (bytes.iter())
+        .filter(|b| b.is_ascii_alphanumeric())
+        .map(u8::to_ascii_lowercase)
+        .collect();
+    let holds = |w: &String| {
+        let head = &w.as_bytes()[..w.len().min(ABBREVIATION_MIN)];
+        memchr::memmem::find(&lower, head).is_some()
+    };
+    if query.iter().all(holds) {
+        return true;
+    }
+    let letters = letters.as_bytes();
+    let head = |t: &[u8]| -> Vec<u8> { t[..t.len().min(3)].to_ascii_lowercase() };
+    let mut words = ascii_tokens(bytes);
+    let Some(first) = words.next() else {
+        return false;
+    };
+    // Each of the name's words stands for a part of the query's letters,
+    // the first for their beginning, and shares its first three letters.
+    if !letters.starts_with(&head(first)) {
+        return false;
+    }
+    let mut one_word = true;
+    for t in words {
+        one_word = false;
+        if memchr::memmem::find(letters, &head(t)).is_none() {
+            return false;
+        }
+    }
+    // A name of one word is then the query's letters or begins them, or
+    // the other way round (`schedule` is neither for `sched fair`).
+    !one_word || letters.starts_with(&lower) || lower.starts_with(letters)
+}
+
+/// [`split`]'s tokens of an ASCII name, as written (not lower-cased).
+fn ascii_tokens(name: &[u8]) -> impl Iterator<Item = &[u8]> {
+    let mut at = 0;
+    std::iter::from_fn(move || {
+        while at < name.len() && !name[at].is_ascii_alphanumeric() {
+            at += 1;
+        }
+        let s = name.get(at..).filter(|s| !s.is_empty())?;
+        let ends = |i: usize| {
+            let (prev, c, next) = (s[i - 1], s[i], s.get(i + 1));
+            !c.is_ascii_alphanumeric()
+                || prev.is_ascii_digit() != c.is_ascii_digit()
+                || (c.is_ascii_uppercase()
+                    && (prev.is_ascii_lowercase()
+                        || (prev.is_ascii_uppercase() && next.is_some_and(u8::is_ascii_lowercase))))
+        };
+        let end = (1..s.len()).find(|&i| ends(i)).unwrap_or(s.len());
+        at += end;
+        Some(&s[..end])
+    })
+}
+
 /// Whether one token of a text is the query word `word`, abbreviated
 /// (`addr`, `stat`) or extended (`algorithm`, `cases`), by the rules of
 /// [`names_query`].
@@ -413,6 +480,25 @@ mod tests {
 
     fn s(text: &str) -> Vec<String> {
         split(text)
+    }
+
+    #[test]
+    fn ascii_tokens_are_split_s_tokens() {
+        for name in [
+            "HTTPServer",
+            "ext4_fill_super",
+            "__x",
+            "a$b",
+            "getHTTP2Url",
+            "ABC",
+            "",
+            "_",
+        ] {
+            let ours: Vec<String> = ascii_tokens(name.as_bytes())
+                .map(|t| String::from_utf8_lossy(t).to_lowercase())
+                .collect();
+            assert_eq!(ours, split(name), "{name}");
+        }
     }
 
     #[test]

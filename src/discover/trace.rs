@@ -176,7 +176,7 @@ fn run_plan(plan: &TracePlan, cancel: &CancelToken) -> TraceResult {
     let started = Instant::now();
     let root = &plan.scope.root;
     let keep = plan.opts.max_files.max(SHORTLIST);
-    let (source, index) = plan.scope.source(Some(plan.question.subject.pattern()));
+    let (source, index) = plan.scope.source(Some(plan.question.subject.narrowing()));
     let visited = pass::visit(
         &plan.scope,
         &source,
