@@ -5,7 +5,7 @@
 // store one addon wrote can carry decisions the other would not make).
 //
 //   node bench/search-ab.mjs --corpus linux --base /path/to/old.node [--new /path/to/new.node]
-//        --pattern sched_clock_irqtime [--regex] [--mode content|count|files] [--no-ignore] [--index] [--limit 100 (0: none)]
+//        --pattern sched_clock_irqtime [--regex] [--mode content|count|files] [--no-ignore] [--ignore-case] [--index] [--limit 100 (0: none)]
 //        [--runs 9]
 import { createRequire } from "node:module";
 import fs from "node:fs";
@@ -26,6 +26,7 @@ const search = {
   literal: !process.argv.includes("--regex"),
   mode: opt("--mode", "content"),
   ...(process.argv.includes("--no-ignore") ? { noIgnore: true } : {}),
+  ...(process.argv.includes("--ignore-case") ? { ignoreCase: true } : {}),
   ...(limit > 0 ? { maxCount: limit } : {}),
   index,
 };
