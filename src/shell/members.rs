@@ -2,8 +2,8 @@
 //!
 //! A job's processes are what the registry started and can prove: its group,
 //! session and descendants while the leader lives, its cgroup, the
-//! `PI_UTILS_JOB` marker in the environment, the log description it was
-//! handed, and the processes its record tracks (pid + start time), never
+//! `PI_UTILS_JOB` marker in the environment, the output it was handed (its
+//! pipe, with a log pump, else its log's description), and the processes its record tracks (pid + start time), never
 //! who merely writes to its log. Signals never go to pid or pgid 0 or 1, to
 //! ourselves or to our own process group; a single process is signalled
 //! through a pidfd opened and then re-checked where available, so a pid

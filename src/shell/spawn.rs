@@ -1,7 +1,8 @@
 //! Starting a job: `posix_spawn` of a small `/bin/sh` wrapper that becomes a
-//! new session and process group leader, reads `/dev/null`, appends stdout
-//! and stderr to the log, runs `<shell> -c <command>` in the job's cwd and
-//! records the exit status atomically in the exit file.
+//! new session and process group leader, reads `/dev/null`, sends stdout
+//! and stderr to the log (through the log pump it starts, where there is
+//! one), runs `<shell> -c <command>` in the job's cwd and records the exit
+//! status atomically in the exit file.
 //!
 //! Why `posix_spawn` and not `std::process::Command`: std cannot `setsid`
 //! without a `pre_exec` hook, and a hook forces `fork()`, whose cost grows
