@@ -417,6 +417,7 @@ impl Registry {
         if delete_files {
             let _ = std::fs::remove_file(&job.rec.log_path);
             let _ = std::fs::remove_file(&job.rec.exit_path);
+            let _ = std::fs::remove_file(super::pump::cuts_path_for(Path::new(&job.rec.log_path)));
         }
         self.save(&mut g);
         Ok(())
