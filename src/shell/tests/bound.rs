@@ -112,7 +112,8 @@ fn a_flood_on_busy_cores_never_makes_the_log_bigger_than_the_bound() {
 
 /// The exit file is written once the pump has the command's output in the
 /// log: a job seen ended has all of it there, for outputs larger than the
-/// pipe holds and the pump moves at once.
+/// pipe holds and the pump moves at once, and when the pump is slow (here
+/// stopped for a while just as the command writes its output and ends).
 #[test]
 fn when_the_main_process_has_ended_its_whole_output_is_in_the_log() {
     let f = Fixture::new();
@@ -134,6 +135,29 @@ fn when_the_main_process_has_ended_its_whole_output_is_in_the_log() {
             .unwrap();
         assert_eq!(v.log_bytes, n, "job {i}: {:?}", v.record);
     }
+    let v = f
+        .reg
+        .spawn(f.req("sleep 0.5; head -c 200000 /dev/zero"))
+        .unwrap();
+    until("the pump to run", || pump_of(&v.record.marker).is_some());
+    let pump = pump_of(&v.record.marker).unwrap();
+    unsafe { libc::kill(pump, libc::SIGSTOP) };
+    let resumed = std::thread::spawn(move || {
+        std::thread::sleep(Duration::from_millis(1500));
+        unsafe { libc::kill(pump, libc::SIGCONT) };
+    });
+    let (v, _) = f
+        .reg
+        .wait_for(
+            &v.record.id,
+            WaitFor::Leader,
+            Some(Duration::from_secs(10)),
+            &|| false,
+        )
+        .unwrap();
+    let size = v.log_bytes;
+    resumed.join().unwrap();
+    assert_eq!(size, 200_000, "ended with its output still in the pipe");
 }
 
 /// A pump is found by its binary among the live processes carrying `marker`.
@@ -232,13 +256,13 @@ fn read_new_across_the_pumps_cuts_returns_each_kept_line_once_and_in_order() {
     let mut text = String::new();
     loop {
         let running = f.reg.get(&id).unwrap().record.is_running();
-        let chunk = f.reg.read_new(&id, 16 * 1024, Keep::Head).unwrap();
+        let chunk = f.reg.read_new(&id, 1 << 20, Keep::Head).unwrap();
         text.push_str(&chunk.text);
         if !running && chunk.remaining == 0 && chunk.text.is_empty() {
             break;
         }
         // Slower than the job writes: the reader falls behind the cuts.
-        std::thread::sleep(Duration::from_millis(2));
+        std::thread::sleep(Duration::from_millis(1));
     }
     let v = f.reg.get(&id).unwrap();
     assert!(v.record.log_dropped > 0, "the log was cut: {:?}", v.record);
