@@ -250,9 +250,10 @@ test("the retention sweep removes only our files of old job directories whose se
 		fs.writeFileSync(path.join(dir, "jobs.json.lock"), "");
 		fs.writeFileSync(path.join(dir, "logs", "bg-1.log"), "out\n");
 		fs.writeFileSync(path.join(dir, "logs", "bg-1.log.exit"), "0\n");
+		fs.writeFileSync(path.join(dir, "logs", "bg-1.log.cuts"), Buffer.alloc(48));
 		if (o.extra) fs.writeFileSync(path.join(dir, o.extra), "the user's\n");
 		const when = new Date(o.age ?? old);
-		for (const p of [path.join(dir, "logs", "bg-1.log"), path.join(dir, "logs", "bg-1.log.exit"), path.join(dir, "jobs.json"), path.join(dir, "jobs.json.lock"), path.join(dir, "next-id"), ...(o.extra ? [path.join(dir, o.extra)] : []), path.join(dir, "logs"), dir]) fs.utimesSync(p, when, when);
+		for (const p of [path.join(dir, "logs", "bg-1.log"), path.join(dir, "logs", "bg-1.log.exit"), path.join(dir, "logs", "bg-1.log.cuts"), path.join(dir, "jobs.json"), path.join(dir, "jobs.json.lock"), path.join(dir, "next-id"), ...(o.extra ? [path.join(dir, o.extra)] : []), path.join(dir, "logs"), dir]) fs.utimesSync(p, when, when);
 		return dir;
 	};
 	fs.mkdirSync(sessions, { recursive: true });
