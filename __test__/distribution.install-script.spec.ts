@@ -21,7 +21,8 @@ case "$FAKE_CARGO_MODE" in
   fail) echo "error: could not compile \\\`pi-utils\\\`" >&2; exit 101 ;;
   garbage) mkdir -p "$CARGO_TARGET_DIR/release"; echo "not a shared library" > "$CARGO_TARGET_DIR/release/libpi_utils.so" ;;
   nothing) ;;
-  *) mkdir -p "$CARGO_TARGET_DIR/release"; cp "$FAKE_CARGO_LIB" "$CARGO_TARGET_DIR/release/libpi_utils.so" ;;
+  *) mkdir -p "$CARGO_TARGET_DIR/release"; cp "$FAKE_CARGO_LIB" "$CARGO_TARGET_DIR/release/libpi_utils.so"
+     echo "log pump (stand-in)" > "$CARGO_TARGET_DIR/release/pi-utils-pump" ;;
 esac
 echo "    Finished \\\`release\\\` profile [optimized] target(s) in 0.01s" >&2
 `;
@@ -69,20 +70,24 @@ describe("scripts/install.cjs", { skip: process.platform === "win32" ? "the stan
 		const s = setup(t, { checkout: true, sources: true });
 		const r = await s.run();
 		assert.equal(r.code, 0, describeRun(r));
-		assert.deepEqual(s.cargoCalls(), ["--version", "build --release --locked --lib", `CARGO_TARGET_DIR=${s.targetDir}`]);
-		assert.match(r.stderr, /\[pi-utils\] building the native addon: \S+ build --release --locked --lib/);
+		assert.deepEqual(s.cargoCalls(), ["--version", "build --release --locked --lib --bin pi-utils-pump", `CARGO_TARGET_DIR=${s.targetDir}`]);
+		assert.match(r.stderr, /\[pi-utils\] building the native addon: \S+ build --release --locked --lib --bin pi-utils-pump/);
 		assert.match(r.stderr, /Compiling pi-utils v0\.1\.0 \(stand-in\)/, "cargo's own progress reaches the user");
 		assert.match(r.stderr, /\[pi-utils\] native addon ready in [\d.]+s: .*pi-utils\.linux-x64-gnu\.node\n$/);
 		const installed = fs.readFileSync(path.join(s.pkg, "pi-utils.linux-x64-gnu.node"));
 		assert.ok(installed.equals(fs.readFileSync(builtAddon)), "the library cargo produced, under the loader's name");
 		assert.deepEqual(nodeFilesIn(s.pkg), ["pi-utils.linux-x64-gnu.node"], "no temp file left behind");
+		const pump = path.join(s.pkg, "pi-utils-pump");
+		assert.equal(fs.readFileSync(pump, "utf8"), "log pump (stand-in)\n", "the log pump, beside the addon");
+		assert.equal(fs.statSync(pump).mode & 0o111, 0o111, "executable");
+		assert.deepEqual(fs.readdirSync(s.pkg).filter((f) => f.includes(".tmp")), [], "no temp file left behind");
 	});
 
 	test("a checkout rebuilds even when an old binary loads, so HEAD never runs a stale addon", { skip: canLoadAddon ? false : "needs the built linux-x64-gnu addon" }, async (t) => {
 		const s = setup(t, { checkout: true, sources: true, prebuilt: true });
 		const r = await s.run();
 		assert.equal(r.code, 0, describeRun(r));
-		assert.ok(s.cargoCalls().includes("build --release --locked --lib"), describeRun(r));
+		assert.ok(s.cargoCalls().includes("build --release --locked --lib --bin pi-utils-pump"), describeRun(r));
 	});
 
 	test("an installed package whose binary loads (a prebuilt leaf) does not touch cargo", { skip: canLoadAddon ? false : "needs the built linux-x64-gnu addon" }, async (t) => {

@@ -38,6 +38,7 @@ import {
 import { visibleWidth } from "@mariozechner/pi-tui";
 import { jobDirFor, type ShellJob, type ShellKillReport } from "../extensions/lib/shell/registry.ts";
 import { sweepJobDirs } from "../extensions/lib/shell/retention.ts";
+import { LogPump } from "../extensions/lib/shell/runner.ts";
 
 function job(over: Partial<ShellJob> = {}): ShellJob {
 	return {
@@ -250,9 +251,10 @@ test("the retention sweep removes only our files of old job directories whose se
 		fs.writeFileSync(path.join(dir, "jobs.json.lock"), "");
 		fs.writeFileSync(path.join(dir, "logs", "bg-1.log"), "out\n");
 		fs.writeFileSync(path.join(dir, "logs", "bg-1.log.exit"), "0\n");
+		fs.writeFileSync(path.join(dir, "logs", "bg-1.log.cuts"), Buffer.alloc(48));
 		if (o.extra) fs.writeFileSync(path.join(dir, o.extra), "the user's\n");
 		const when = new Date(o.age ?? old);
-		for (const p of [path.join(dir, "logs", "bg-1.log"), path.join(dir, "logs", "bg-1.log.exit"), path.join(dir, "jobs.json"), path.join(dir, "jobs.json.lock"), path.join(dir, "next-id"), ...(o.extra ? [path.join(dir, o.extra)] : []), path.join(dir, "logs"), dir]) fs.utimesSync(p, when, when);
+		for (const p of [path.join(dir, "logs", "bg-1.log"), path.join(dir, "logs", "bg-1.log.exit"), path.join(dir, "logs", "bg-1.log.cuts"), path.join(dir, "jobs.json"), path.join(dir, "jobs.json.lock"), path.join(dir, "next-id"), ...(o.extra ? [path.join(dir, o.extra)] : []), path.join(dir, "logs"), dir]) fs.utimesSync(p, when, when);
 		return dir;
 	};
 	fs.mkdirSync(sessions, { recursive: true });
@@ -370,4 +372,34 @@ test("a moved command's collapsed preview keeps its output and one short line; t
 	const text = `one\ntwo\nthree\n\n${moved}`;
 	assert.equal(movedPreview(text), "one\ntwo\nthree\n[moved to the background as bg-2 after 10s]");
 	assert.equal(movedPreview("plain output"), "plain output");
+});
+
+test("the foreground log pump reads again when the log was cut between following the cuts and reading", (t) => {
+	const dir = fs.mkdtempSync(path.join(os.tmpdir(), "pi-utils-pump-"));
+	t.after(() => fs.rmSync(dir, { recursive: true, force: true }));
+	const log = path.join(dir, "bg-1.log");
+	const lines = (from: number, n: number) => Array.from({ length: n }, (_, i) => `line-${String(from + i).padStart(4, "0")}\n`).join("");
+	const written = lines(0, 200);
+	fs.writeFileSync(log, written.slice(0, 1000));
+	let cuts = { logTrimAt: null as number | null, logShift: 0 };
+	let cutNext = false;
+	const got: Buffer[] = [];
+	const pump = new LogPump(log, 0, (b) => got.push(Buffer.from(b)), () => {
+		const now = { ...cuts };
+		if (cutNext) {
+			// The log pump cuts right after these offsets were read: 500 bytes go at 100, a marker is written there.
+			cutNext = false;
+			const old = fs.readFileSync(log, "utf8");
+			fs.writeFileSync(log, `${old.slice(0, 100)}[cut]\n${old.slice(606)}`);
+			cuts = { logTrimAt: 100, logShift: 500 };
+		}
+		return now;
+	});
+	pump.drain(1 << 20);
+	fs.appendFileSync(log, written.slice(1000));
+	cutNext = true;
+	pump.drain(1 << 20);
+	pump.stop();
+	assert.equal(Buffer.concat(got).toString(), written, "every byte once, in order");
+	assert.equal(pump.position, 1500);
 });

@@ -40,6 +40,11 @@ function platformSuffix() {
   return `${platform}-${arch}`;
 }
 
+/** The log pump background jobs write through (src/bin/pi-utils-pump.rs), copied beside the addon. */
+function pumpName() {
+  return process.platform === 'win32' ? 'pi-utils-pump.exe' : 'pi-utils-pump';
+}
+
 function libName() {
   if (process.platform === 'win32') return 'pi_utils.dll';
   if (process.platform === 'darwin') return 'libpi_utils.dylib';
@@ -86,7 +91,8 @@ function build(cargo) {
   const triple = process.env.CARGO_BUILD_TARGET;
   const built = path.join(targetDir, ...(triple ? [triple] : []), 'release', libName());
   const dest = path.join(root, `pi-utils.${platformSuffix()}.node`);
-  log(`building the native addon: ${cargo} build --release --locked --lib (target dir ${targetDir})`);
+  const args = ['build', '--release', '--locked', '--lib', '--bin', 'pi-utils-pump'];
+  log(`building the native addon: ${cargo} ${args.join(' ')} (target dir ${targetDir})`);
   log('a first build takes one to four minutes; later ones reuse the target dir');
   const started = Date.now();
   const seconds = () => ((Date.now() - started) / 1000).toFixed(1);
@@ -100,7 +106,7 @@ function build(cargo) {
     clearInterval(ticker);
     fn();
   };
-  const child = spawn(cargo, ['build', '--release', '--locked', '--lib'], {
+  const child = spawn(cargo, args, {
     cwd: root,
     stdio: ['ignore', 'inherit', 'inherit'],
     env: { ...process.env, CARGO_TARGET_DIR: targetDir },
@@ -123,6 +129,18 @@ function build(cargo) {
       } catch (err) {
         log(`could not install the built addon (${err.message}): the extensions will use the ripgrep fallback`);
         return;
+      }
+      try {
+        // Without it, background jobs write their logs directly (bounded by the registry's cuts, not at every
+        // moment): nothing fails. A running pump keeps its old file; the rename swaps in the new one.
+        const pump = path.join(path.dirname(built), pumpName());
+        const pumpDest = path.join(root, pumpName());
+        const tmp = `${pumpDest}.${process.pid}.tmp`;
+        fs.copyFileSync(pump, tmp);
+        fs.chmodSync(tmp, 0o755);
+        fs.renameSync(tmp, pumpDest);
+      } catch (err) {
+        log(`could not install the log pump (${err.message}): background jobs will write their logs directly`);
       }
       if (loads()) {
         log(`native addon ready in ${seconds()}s: ${dest}`);

@@ -63,7 +63,7 @@ pub fn boot_id() -> Option<&'static str> {
     BOOT.get_or_init(sys::read_boot_id).as_deref()
 }
 
-pub use sys::{all_pids, command_line, environ_contains, holds_log_mark, proc_info};
+pub use sys::{all_pids, command_line, environ_contains, holds_log_mark, holds_pipe, proc_info};
 
 #[cfg(target_os = "linux")]
 mod sys {
@@ -136,6 +136,20 @@ mod sys {
             Ok(env) => env.split(|&b| b == 0).any(|var| var == needle),
             Err(_) => false,
         }
+    }
+
+    /// Whether the process holds the pipe `pipe:[ino]`: a job's output pipe
+    /// when it has a log pump. Whatever the job starts inherits it as its
+    /// stdout, whatever it does to its session or environment; nobody else
+    /// can open an anonymous pipe (but through `/proc` of a process holding
+    /// it). Only our own uid's processes are readable.
+    pub fn holds_pipe(pid: i32, ino: u64) -> bool {
+        let Ok(fds) = std::fs::read_dir(format!("/proc/{pid}/fd")) else {
+            return false;
+        };
+        let name = format!("pipe:[{ino}]");
+        fds.flatten()
+            .any(|fd| std::fs::read_link(fd.path()).is_ok_and(|l| l.as_os_str() == name.as_str()))
     }
 
     /// Whether the process holds the log `(dev, ino)` through the open file
@@ -265,6 +279,10 @@ mod sys {
     pub fn holds_log_mark(_pid: i32, _dev: u64, _ino: u64, _offset: u64) -> bool {
         false
     }
+
+    pub fn holds_pipe(_pid: i32, _ino: u64) -> bool {
+        false
+    }
 }
 
 #[cfg(not(any(target_os = "linux", target_os = "macos")))]
@@ -284,6 +302,9 @@ mod sys {
         false
     }
     pub fn holds_log_mark(_pid: i32, _dev: u64, _ino: u64, _offset: u64) -> bool {
+        false
+    }
+    pub fn holds_pipe(_pid: i32, _ino: u64) -> bool {
         false
     }
     pub fn command_line(_pid: i32) -> Option<String> {

@@ -126,6 +126,17 @@ pub struct JobRecord {
     /// Length of the marker line now in the log (0: none).
     #[serde(default)]
     pub log_marker: u64,
+    /// The job writes into a pipe and its log pump writes the log and
+    /// makes the cuts (`pump.rs`), keeping `<log>.cuts`; the `log_*`
+    /// fields above copy that record. False: the job writes the log itself
+    /// and the registry cuts it (no pump binary, or an older record).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub pump: bool,
+    /// With a pump: the inode of the pipe the job writes into (its stdout
+    /// and stderr), which proves a process the job started that left its
+    /// group, session and environment (see `members.rs`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub log_pipe: Option<u64>,
 }
 
 fn default_max_log() -> u64 {
@@ -428,6 +439,8 @@ mod tests {
             log_trim_at: None,
             log_shift: 0,
             log_marker: 0,
+            pump: false,
+            log_pipe: None,
         }
     }
 

@@ -49,13 +49,18 @@ impl LiveJob {
     pub(super) fn started(rec: JobRecord, on_brake: fn()) -> LiveJob {
         LiveJob {
             pidfd: PidFd::open(rec.pid).map(Arc::new),
-            brake: Brake::arm(
-                rec.pid,
-                Path::new(&rec.log_path),
-                rec.max_log_bytes,
-                on_brake,
-            ),
-            log: LogWatch::started(rec.log_start),
+            // A pump holds the log under its bound itself.
+            brake: (!rec.pump)
+                .then(|| {
+                    Brake::arm(
+                        rec.pid,
+                        Path::new(&rec.log_path),
+                        rec.max_log_bytes,
+                        on_brake,
+                    )
+                })
+                .flatten(),
+            log: LogWatch::started(&rec),
             rec,
             ours: true,
             child: true,

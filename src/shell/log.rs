@@ -22,14 +22,21 @@ const BLOCK: u64 = 64 * 1024;
 /// log pump polls them every 40 ms on Node's main thread, and a cut holds
 /// the lock for 10-40 ms. One writer (the monitor, under the registry
 /// lock); a reader retries while a write is under way (a sequence lock),
-/// so the two always come from one cut.
+/// so the two always come from one cut. The cuts of a job with a log pump
+/// are the pump's record (`pump.rs`), read from its file.
 #[derive(Debug)]
 pub struct Cuts {
     seq: AtomicU64,
     /// `u64::MAX`: never cut.
     at: AtomicU64,
     shift: AtomicU64,
+    /// The pump's record, when the pump makes the cuts, and how it is
+    /// read (`pump.rs`, which is this file's reader, not the other way round).
+    file: Option<(std::path::PathBuf, PumpRecord)>,
 }
+
+/// Reads a log pump's record of its cuts: `(logTrimAt, logShift)`.
+pub type PumpRecord = fn(&Path) -> (Option<u64>, u64);
 
 impl Cuts {
     pub fn new(at: Option<u64>, shift: u64) -> Cuts {
@@ -37,6 +44,15 @@ impl Cuts {
             seq: AtomicU64::new(0),
             at: AtomicU64::new(at.unwrap_or(u64::MAX)),
             shift: AtomicU64::new(shift),
+            file: None,
+        }
+    }
+
+    /// The cuts a log pump makes, as its record at `file` says.
+    pub fn of_pump(file: std::path::PathBuf, read: PumpRecord) -> Cuts {
+        Cuts {
+            file: Some((file, read)),
+            ..Cuts::new(None, 0)
         }
     }
 
@@ -49,6 +65,9 @@ impl Cuts {
 
     /// `(logTrimAt, logShift)`.
     pub fn get(&self) -> (Option<u64>, u64) {
+        if let Some((file, read)) = &self.file {
+            return read(file);
+        }
         loop {
             let before = self.seq.load(Ordering::Acquire);
             let at = self.at.load(Ordering::Acquire);
@@ -72,6 +91,14 @@ pub const DEFAULT_MAX_LOG_BYTES: u64 = super::defaults::MAX_LOG_BYTES;
 /// second keeps all of it), and late enough for a cut to keep a tail.
 pub fn cut_from(max: u64) -> u64 {
     (max / 4).max(HEAD_BYTES + max / 8)
+}
+
+/// What the pump (`pump.rs`) cuts a log back to when the next write would
+/// take it past the bound `max`: half the bound (at least the head and a
+/// quarter), so a cut keeps a long tail and comes once per half a bound
+/// of output, and nothing is cut while the log is under its bound.
+pub fn pump_keep(max: u64) -> u64 {
+    (max / 2).max(HEAD_BYTES + max / 4)
 }
 
 /// Where the brake stops a job whose log ran past [`cut_from`] faster than

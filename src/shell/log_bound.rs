@@ -12,7 +12,8 @@
 
 use super::job::JobRecord;
 use super::log;
-use std::path::Path;
+use super::pump;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -52,6 +53,9 @@ pub(super) struct LogWatch {
     pub(super) open: bool,
     /// The record's `log_trim_at` and `log_shift`, for lock-free readers.
     pub(super) cuts: Arc<log::Cuts>,
+    /// The pump's record of its cuts, when a log pump writes the log: then
+    /// the policy here only copies that record (see [`LogWatch::absorb`]).
+    pumped: Option<PathBuf>,
 }
 
 /// A cut the policy found due: from where, how much room it leaves, and
@@ -66,21 +70,32 @@ impl LogWatch {
     /// The log of a job this process has just started, `log_start` bytes
     /// long before it: watched closely until its first look shows it is
     /// not flooding.
-    pub(super) fn started(log_start: u64) -> LogWatch {
+    pub(super) fn started(rec: &JobRecord) -> LogWatch {
+        let pumped = rec
+            .pump
+            .then(|| pump::cuts_path_for(Path::new(&rec.log_path)));
         LogWatch {
-            seen: log_start,
-            flooding: true,
+            seen: rec.log_start,
+            // A pumped log needs no close look: the pump bounds it.
+            flooding: pumped.is_none(),
             open: true,
             checked: Instant::now(),
             window_bytes: 0,
             flood_since: None,
             held: false,
-            cuts: Arc::new(log::Cuts::new(None, 0)),
+            cuts: Arc::new(match &pumped {
+                Some(file) => log::Cuts::of_pump(file.clone(), pump::offsets),
+                None => log::Cuts::new(None, 0),
+            }),
+            pumped,
         }
     }
 
     /// The log of a job adopted from a record, with the cuts it names.
     pub(super) fn adopted(rec: &JobRecord) -> LogWatch {
+        let pumped = rec
+            .pump
+            .then(|| pump::cuts_path_for(Path::new(&rec.log_path)));
         LogWatch {
             seen: 0,
             flooding: false,
@@ -89,8 +104,66 @@ impl LogWatch {
             window_bytes: 0,
             flood_since: None,
             held: false,
-            cuts: Arc::new(log::Cuts::new(rec.log_trim_at, rec.log_shift)),
+            cuts: Arc::new(match &pumped {
+                Some(file) => log::Cuts::of_pump(file.clone(), pump::offsets),
+                None => log::Cuts::new(rec.log_trim_at, rec.log_shift),
+            }),
+            pumped,
         }
+    }
+
+    /// The pump's record as it is now, settled (`None`: no pump, or no
+    /// record yet).
+    pub(super) fn pump_record(&self) -> Option<pump::CutsRecord> {
+        self.pumped.as_deref().and_then(pump::settled_record)
+    }
+
+    /// At most `max_bytes` of the log from `r`'s read cursor (which the
+    /// caller moves). A log pump may cut the log at any moment: a read
+    /// counts only if the pump's record was settled and the same before
+    /// and after it, the cursor first moved past the cuts that record names.
+    pub(super) fn read_new(
+        &self,
+        r: &mut JobRecord,
+        max_bytes: u64,
+        keep: log::Keep,
+    ) -> log::LogChunk {
+        let mut tries = 0;
+        loop {
+            tries += 1;
+            let before = self.pump_record();
+            if let Some(c) = before {
+                apply(r, c);
+            }
+            let chunk = log::read_from(
+                Path::new(&r.log_path),
+                r.read_offset,
+                max_bytes,
+                keep,
+                !r.is_running(),
+            )
+            .unwrap_or_default();
+            // Past a few tries (a flood under a small bound is cut every
+            // few ms) the read stands as it is.
+            if tries >= 20 || before == self.pump_record() {
+                return chunk;
+            }
+        }
+    }
+
+    /// Whether a log pump writes (and cuts) the log.
+    pub(super) fn pumped(&self) -> bool {
+        self.pumped.is_some()
+    }
+
+    /// Copies the pump's record of its cuts into `r` (moving the read
+    /// cursor past a cut as [`LogWatch::cut`] does); true if it changed.
+    /// `None` (no record, or no pump): nothing to copy.
+    pub(super) fn absorb(&self, r: &mut JobRecord) -> bool {
+        let Some(file) = &self.pumped else {
+            return false;
+        };
+        pump::settled_record(file).is_some_and(|c| apply(r, c))
     }
 
     /// Whether the log has grown faster than [`FLOOD_RATE`] for [`FLOOD_REPORT`].
@@ -106,8 +179,14 @@ impl LogWatch {
         let size = std::fs::metadata(&rec.log_path)
             .map(|m| m.len())
             .unwrap_or(0);
+        // What a pump cut away was written too: the rate counts it.
+        let size = if self.pumped() {
+            size + rec.log_shift
+        } else {
+            size
+        };
         let grown = size.saturating_sub(self.seen);
-        self.flooding = grown > FLOOD_BYTES_PER_CHECK;
+        self.flooding = grown > FLOOD_BYTES_PER_CHECK && !self.pumped();
         self.window_bytes += grown;
         let window = self.checked.elapsed();
         if window >= RATE_WINDOW {
@@ -120,6 +199,9 @@ impl LogWatch {
             self.window_bytes = 0;
         }
         self.seen = size;
+        if self.pumped() {
+            return None;
+        }
         let max = rec.max_log_bytes;
         // Never before a quarter of the bound, however fast it grows:
         // what keeps a flood under the bound is the brake.
@@ -160,6 +242,28 @@ impl LogWatch {
         self.seen = std::fs::metadata(&path).map(|m| m.len()).unwrap_or(0);
         true
     }
+}
+
+/// Takes a pump's record `c` into `r`; true if it told anything new. The
+/// pump's cuts all start at one place, so the cuts since `r` was last
+/// brought up to date move a read cursor as one cut would.
+fn apply(r: &mut JobRecord, c: pump::CutsRecord) -> bool {
+    if c.shift < r.log_shift || (c.shift, c.dropped) == (r.log_shift, r.log_dropped) {
+        return false;
+    }
+    if let Some(at) = c.at {
+        let t = log::Trim {
+            at,
+            shift: c.shift - r.log_shift,
+            dropped: 0,
+        };
+        r.read_offset = moved_offset(r.read_offset, t);
+    }
+    r.log_trim_at = c.at;
+    r.log_shift = c.shift;
+    r.log_dropped = c.dropped;
+    r.log_marker = c.marker;
+    true
 }
 
 /// Where a byte offset into a log is after `t`: past the cut it moved back,

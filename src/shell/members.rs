@@ -2,8 +2,8 @@
 //!
 //! A job's processes are what the registry started and can prove: its group,
 //! session and descendants while the leader lives, its cgroup, the
-//! `PI_UTILS_JOB` marker in the environment, the log description it was
-//! handed, and the processes its record tracks (pid + start time), never
+//! `PI_UTILS_JOB` marker in the environment, the output it was handed (its
+//! pipe, with a log pump, else its log's description), and the processes its record tracks (pid + start time), never
 //! who merely writes to its log. Signals never go to pid or pgid 0 or 1, to
 //! ourselves or to our own process group; a single process is signalled
 //! through a pidfd opened and then re-checked where available, so a pid
@@ -46,6 +46,7 @@ pub(super) fn target_of(rec: &JobRecord) -> Target {
                 offset: spawn::log_mark_offset(&rec.marker),
             }
         }),
+        pipe: rec.log_pipe,
     }
 }
 
@@ -96,7 +97,8 @@ pub(super) fn settle_adopted(rec: &mut JobRecord) {
         return;
     }
     let leader_alive = !rec.leader_ended();
-    let mut found = with_tracked(processes_of(&target, leader_alive), rec);
+    // The pump too: stopped, it would hold the job up for good.
+    let mut found = with_tracked(with_pump(&target, leader_alive), rec);
     if leader_alive {
         let leader = identity::proc_info(rec.pid).filter(|p| Some(p.start) == rec.start_ticks);
         found.extend(leader);
@@ -130,6 +132,9 @@ pub struct Target {
     /// [`identity::holds_log_mark`]); a process that merely writes to the
     /// file is not. None when the log is gone.
     pub log: Option<LogMark>,
+    /// With a log pump: the inode of the pipe the registry handed the job
+    /// as its output ([`identity::holds_pipe`]).
+    pub pipe: Option<u64>,
 }
 
 /// The job's log file `(dev, ino)` and the offset of the lock that marks
@@ -143,6 +148,13 @@ pub struct LogMark {
 
 /// The job's processes other than the leader itself, alive right now.
 pub fn processes_of(target: &Target, leader_alive: bool) -> Vec<ProcInfo> {
+    let mut found = with_pump(target, leader_alive);
+    found.retain(|p| !is_log_pump(p.pid));
+    found
+}
+
+/// [`processes_of`] with the job's log pump, if it has one.
+fn with_pump(target: &Target, leader_alive: bool) -> Vec<ProcInfo> {
     let me = std::process::id() as i32;
     let in_cgroup: Vec<i32> = target.cgroup.as_ref().map(|c| c.pids()).unwrap_or_default();
     let table: HashMap<i32, ProcInfo> = identity::all_pids()
@@ -169,10 +181,28 @@ pub fn processes_of(target: &Target, leader_alive: bool) -> Vec<ProcInfo> {
     out
 }
 
+/// Whether `pid` runs the job's log pump (`pump.rs`): not counted among
+/// the job's processes, so a job ends when its command and what it started
+/// are gone, and no report names it. It needs no signal of its own: it
+/// ends by itself once no process of the job holds its pipe, and a kill's
+/// SIGKILL to the group reaches it.
+fn is_log_pump(pid: i32) -> bool {
+    std::fs::read_link(format!("/proc/{pid}/exe")).is_ok_and(|exe| {
+        exe.file_name()
+            .and_then(|n| n.to_str())
+            .is_some_and(|n| n.starts_with(super::pump::BINARY))
+    })
+}
+
+/// Holds the output the registry handed the job: its pipe, with a pump,
+/// else the marked log description.
 fn holds_mark(pid: i32, target: &Target) -> bool {
-    target
-        .log
-        .is_some_and(|m| identity::holds_log_mark(pid, m.dev, m.ino, m.offset))
+    match target.pipe {
+        Some(ino) => identity::holds_pipe(pid, ino),
+        None => target
+            .log
+            .is_some_and(|m| identity::holds_log_mark(pid, m.dev, m.ino, m.offset)),
+    }
 }
 
 fn descends_from(p: &ProcInfo, ancestor: i32, table: &HashMap<i32, ProcInfo>) -> bool {
@@ -243,6 +273,7 @@ mod tests {
             marker: b"PI_UTILS_JOB=none".to_vec(),
             cgroup: None,
             log: None,
+            pipe: None,
         };
         assert!(processes_of(&t, true).iter().all(|p| p.pid != me.pid));
     }

@@ -16,6 +16,9 @@
 //! - [`members`]: who belongs to a job, and signalling only those.
 //! - [`kill`]: group TERM, grace, KILL, and the sweep of escaped descendants.
 //! - [`log`]: bounded tail and incremental reads of a log, and its cuts.
+//! - `pipe`: a job's output pipe and control socket, and the pump's binary.
+//! - [`pump`]: the process that copies a job's output from its pipe to its
+//!   log and cuts before the bound (the `pi-utils-pump` binary).
 //! - `log_bound`: when a running job's log is cut, and by how much.
 //! - [`brake`]: stops a job whose log outruns the cuts, before the bound.
 //! - [`sidecar`]: the JSON file of records, written atomically, loaded leniently.
@@ -39,6 +42,8 @@ mod log_bound;
 pub mod members;
 mod monitor;
 mod pidfd;
+mod pipe;
+pub mod pump;
 pub mod reconcile;
 pub mod registry;
 pub mod sidecar;

@@ -321,14 +321,7 @@ impl Registry {
         self.sync();
         let mut g = self.locked();
         let job = find_mut(&mut g.jobs, id)?;
-        let chunk = log::read_from(
-            Path::new(&job.rec.log_path),
-            job.rec.read_offset,
-            max_bytes,
-            keep,
-            !job.rec.is_running(),
-        )
-        .unwrap_or_default();
+        let chunk = job.log.read_new(&mut job.rec, max_bytes, keep);
         if chunk.end != job.rec.read_offset && chunk.size > 0 {
             job.rec.read_offset = chunk.end;
             self.save(&mut g);
@@ -424,6 +417,7 @@ impl Registry {
         if delete_files {
             let _ = std::fs::remove_file(&job.rec.log_path);
             let _ = std::fs::remove_file(&job.rec.exit_path);
+            let _ = std::fs::remove_file(super::pump::cuts_path_for(Path::new(&job.rec.log_path)));
         }
         self.save(&mut g);
         Ok(())
@@ -548,6 +542,11 @@ impl Registry {
             .iter_mut()
             .filter(|j| j.log.open || j.rec.is_running())
         {
+            if job.log.pumped() {
+                changed |= job.log.absorb(&mut job.rec);
+                job.log.due(&job.rec);
+                continue;
+            }
             let Some(due) = job.log.due(&job.rec) else {
                 continue;
             };

@@ -1,7 +1,8 @@
 //! Starting a job: `posix_spawn` of a small `/bin/sh` wrapper that becomes a
-//! new session and process group leader, reads `/dev/null`, appends stdout
-//! and stderr to the log, runs `<shell> -c <command>` in the job's cwd and
-//! records the exit status atomically in the exit file.
+//! new session and process group leader, reads `/dev/null`, sends stdout
+//! and stderr to the log (through the log pump it starts, where there is
+//! one), runs `<shell> -c <command>` in the job's cwd and records the exit
+//! status atomically in the exit file.
 //!
 //! Why `posix_spawn` and not `std::process::Command`: std cannot `setsid`
 //! without a `pre_exec` hook, and a hook forces `fork()`, whose cost grows
@@ -36,23 +37,37 @@ pub const WRAPPER: &str = "/bin/sh";
 /// the pipe (a host that dies after recording the job still lets it run,
 /// outside the cgroup), so nothing the command starts is born outside it.
 ///
+/// With a log pump (`$6` its binary; `$7` log, `$8` cuts record, `$9`
+/// bound, `${10}` origin: see `pump.rs`), stdout and stderr are the write
+/// end of a pipe whose read end is descriptor 5, and 7 and 8 are the two
+/// ends of a control socket. Once let go, the wrapper starts the pump in
+/// the background (so it is in the job's group, session, cgroup and
+/// environment) on the read end, with 8 as its descriptor 3, and keeps
+/// neither. When the command has ended it writes a line on 7 and waits
+/// for the pump's answer (or end of file, if the pump died): the pump
+/// answers once everything the command wrote is in the log, so the exit
+/// file, as without a pump, is written after the output. `PIPE` is
+/// trapped because that line may meet a pump that died.
+///
 /// The wrapper's own stderr goes to `/dev/null` once the cwd is set, so its
 /// notices ("Terminated" when the command dies by a signal) stay out of the
 /// user's log; the command gets the log back as stderr inside a subshell,
 /// where the redirection applies to the child only (and where `sh` execs the
 /// shell instead of forking again), so "not found" errors still reach the log.
-const SCRIPT: &str = "trap : HUP INT TERM
+const SCRIPT: &str = "trap : HUP INT TERM PIPE
 IFS= read -r go <&4
 [ \"$go\" = go ] || { printf 'never-started\\n' >\"$3.tmp\" && mv -f -- \"$3.tmp\" \"$3\"; exit 0; }
 [ -z \"$5\" ] || read -r _ <&4
 exec 4<&-
+[ -z \"$6\" ] || { \"$6\" \"$7\" \"$8\" \"$9\" \"${10}\" <&5 3<&8 5<&- 7<&- 8<&- >/dev/null 2>&1 & exec 5<&- 8<&-; }
 if cd -- \"$4\"; then
   exec 3>&2 2>/dev/null
-  (\"$1\" -c \"$2\") 2>&3 3>&-
+  (\"$1\" -c \"$2\") 2>&3 3>&- 7<&-
   ec=$?
 else
   ec=126
 fi
+[ -z \"$6\" ] || { printf 'd\\n' >&7; IFS= read -r _ <&7; } 2>/dev/null
 printf '%s\\n' \"$ec\" >\"$3.tmp\" && mv -f -- \"$3.tmp\" \"$3\"
 exit \"$ec\"";
 
@@ -71,8 +86,11 @@ pub struct Spec<'a> {
     pub exit_path: &'a Path,
     /// The complete environment, `NAME=value` each.
     pub env: &'a [Vec<u8>],
-    /// Opened for appending; becomes the job's stdout and stderr.
+    /// Opened for appending; becomes the job's stdout and stderr unless
+    /// the job has a pump.
     pub log: RawFd,
+    /// The log pump, when the job writes into a pipe (see `SCRIPT`).
+    pub pump: Option<super::pipe::PumpSpec<'a>>,
     /// The read end of the go-ahead pipe (see `SCRIPT`): becomes descriptor 4.
     pub go: RawFd,
     /// Waits, after its go-ahead, for the move into the job's cgroup.
@@ -96,6 +114,16 @@ pub fn spawn(spec: &Spec) -> Result<i32, super::ShellError> {
         cstring(spec.cwd.as_os_str().as_bytes(), "Working directory")?,
         cstring(if spec.held { b"held" } else { b"" }, "held")?,
     ];
+    let mut argv = argv.to_vec();
+    if let Some(p) = &spec.pump {
+        argv.extend([
+            cstring(p.binary.as_os_str().as_bytes(), "Pump path")?,
+            cstring(p.log.as_os_str().as_bytes(), "Log path")?,
+            cstring(p.cuts.as_os_str().as_bytes(), "Log path")?,
+            cstring(p.max.to_string().as_bytes(), "bound")?,
+            cstring(p.origin.to_string().as_bytes(), "origin")?,
+        ]);
+    }
     let envp: Vec<CString> = spec
         .env
         .iter()
@@ -141,16 +169,12 @@ pub fn spawn(spec: &Spec) -> Result<i32, super::ShellError> {
                 libc::O_RDONLY,
                 0,
             ))?;
-            check(libc::posix_spawn_file_actions_adddup2(
-                &mut actions,
-                spec.log,
-                1,
-            ))?;
-            check(libc::posix_spawn_file_actions_adddup2(
-                &mut actions,
-                spec.log,
-                2,
-            ))?;
+            let out = spec
+                .pump
+                .as_ref()
+                .map_or(spec.log, |p| p.fds.write.as_raw_fd());
+            check(libc::posix_spawn_file_actions_adddup2(&mut actions, out, 1))?;
+            check(libc::posix_spawn_file_actions_adddup2(&mut actions, out, 2))?;
             for fd in inheritable_fds() {
                 check(libc::posix_spawn_file_actions_addclose(&mut actions, fd))?;
             }
@@ -159,6 +183,21 @@ pub fn spawn(spec: &Spec) -> Result<i32, super::ShellError> {
                 spec.go,
                 GO_FD,
             ))?;
+            if let Some(p) = &spec.pump {
+                // All four are close-on-exec and numbered 10 and up, so
+                // no dup2 here lands on one of them or on itself.
+                for (fd, to) in [
+                    (&p.fds.read, 5),
+                    (&p.fds.control, 7),
+                    (&p.fds.pump_control, 8),
+                ] {
+                    check(libc::posix_spawn_file_actions_adddup2(
+                        &mut actions,
+                        fd.as_raw_fd(),
+                        to,
+                    ))?;
+                }
+            }
             let mut pid: libc::pid_t = 0;
             check(libc::posix_spawn(
                 &mut pid,

@@ -10,6 +10,7 @@ use super::identity;
 use super::job::{self, JobRecord, JobState};
 use super::liveness::LiveJob;
 use super::log;
+use super::pipe;
 use super::spawn;
 use super::ShellError;
 use std::os::fd::AsRawFd;
@@ -39,6 +40,10 @@ pub struct SpawnRequest {
     pub max_log_bytes: Option<u64>,
     /// Track by the process-tree scan even where a cgroup could be made.
     pub process_tree_only: bool,
+    /// Write the log through the log pump where its binary is found (the
+    /// log then never passes its bound); false: the job writes its log
+    /// itself and the registry cuts it, as without the binary.
+    pub pump: bool,
 }
 
 /// A request that passed its checks, with its log open and its exit file
@@ -49,6 +54,8 @@ pub(super) struct Prepared {
     log_file: std::fs::File,
     exit_path: PathBuf,
     log_start: u64,
+    /// The pump's binary, when the job gets one.
+    pump: Option<&'static Path>,
 }
 
 pub(super) fn prepare(req: SpawnRequest) -> Result<Prepared, ShellError> {
@@ -56,6 +63,20 @@ pub(super) fn prepare(req: SpawnRequest) -> Result<Prepared, ShellError> {
     let log_file = spawn::open_log(&req.log_path)?;
     let exit_path = spawn::exit_path_for(&req.log_path);
     spawn::clear_exit_file(&exit_path)?;
+    let pump = req.pump.then(pipe::pump_binary).flatten();
+    if pump.is_some() {
+        // An earlier job's cuts on this log are not this one's.
+        let cuts = super::pump::cuts_path_for(&req.log_path);
+        match std::fs::remove_file(&cuts) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                return Err(ShellError::LogFile {
+                    path: cuts.display().to_string(),
+                    error: e.to_string(),
+                })
+            }
+            _ => {}
+        }
+    }
     let log_start = log_file.metadata().map(|m| m.len()).unwrap_or(0);
     Ok(Prepared {
         req,
@@ -63,6 +84,7 @@ pub(super) fn prepare(req: SpawnRequest) -> Result<Prepared, ShellError> {
         log_file,
         exit_path,
         log_start,
+        pump,
     })
 }
 
@@ -89,13 +111,18 @@ pub(super) fn launch(
     spawn::log_not_shared(&p.log_file, running.map(|j| (&j.rec.id, &j.rec.log_path)))?;
     let id = free_id(jobs, p.req.id.clone(), retired)?;
     let token = spawn::new_marker(&id);
-    spawn::mark_log(&p.log_file, &token);
+    if p.pump.is_none() {
+        spawn::mark_log(&p.log_file, &token);
+    }
     let env = spawn::build_env(p.req.env.as_deref(), &token);
     let started_at_ms = super::now_ms();
     let cgroup = (!p.req.process_tree_only)
         .then(|| held_cgroup(&token))
         .flatten();
     let go = spawn::GoPipe::new()?;
+    let pump_fds = p.pump.map(|_| pipe::PumpFds::new()).transpose()?;
+    let cuts = super::pump::cuts_path_for(&p.req.log_path);
+    let max = effective_max(&p.req);
     let spawned = spawn::spawn(&spawn::Spec {
         shell: &p.shell,
         command: &p.req.command,
@@ -105,7 +132,20 @@ pub(super) fn launch(
         log: spawn::log_fd(&p.log_file),
         go: go.read.as_raw_fd(),
         held: cgroup.is_some(),
+        pump: p
+            .pump
+            .zip(pump_fds.as_ref())
+            .map(|(binary, fds)| pipe::PumpSpec {
+                binary,
+                log: &p.req.log_path,
+                cuts: &cuts,
+                max,
+                origin: p.log_start,
+                fds,
+            }),
     });
+    let pipe = pump_fds.as_ref().and_then(pipe::PumpFds::inode);
+    drop(pump_fds);
     drop(p.log_file);
     let pid = spawned.inspect_err(|_| {
         if let Some(cg) = &cgroup {
@@ -124,6 +164,7 @@ pub(super) fn launch(
         started_at_ms,
         log_start: p.log_start,
         cgroup: cgroup.as_ref(),
+        pipe,
     });
     Ok((
         rec,
@@ -150,6 +191,13 @@ impl Launched {
     pub(super) fn abandon(self) {
         spawn::abandon(self.pid, self.go, self.cgroup, &self.exit_path);
     }
+}
+
+/// The bound a request gets: its own, at least [`MIN_LOG_BYTES`], or the default.
+fn effective_max(req: &SpawnRequest) -> u64 {
+    req.max_log_bytes
+        .unwrap_or(log::DEFAULT_MAX_LOG_BYTES)
+        .max(MIN_LOG_BYTES)
 }
 
 fn default_shell() -> String {
@@ -239,10 +287,13 @@ struct NewJob<'a> {
     started_at_ms: u64,
     log_start: u64,
     cgroup: Option<&'a JobCgroup>,
+    /// The inode of the job's output pipe, when a pump writes its log.
+    pipe: Option<u64>,
 }
 
 /// The record of a job that has just started: running, nothing read yet.
 fn new_record(n: NewJob) -> JobRecord {
+    let max_log_bytes = effective_max(&n.req);
     // Our unreaped child: this reads its start time, not a successor's.
     let start_ticks = identity::proc_info(n.pid).map(|i| i.start);
     JobRecord {
@@ -281,14 +332,12 @@ fn new_record(n: NewJob) -> JobRecord {
         leader_exit_code: None,
         leader_signal: None,
         members: Vec::new(),
-        max_log_bytes: n
-            .req
-            .max_log_bytes
-            .unwrap_or(log::DEFAULT_MAX_LOG_BYTES)
-            .max(MIN_LOG_BYTES),
+        max_log_bytes,
         log_dropped: 0,
         log_trim_at: None,
         log_shift: 0,
         log_marker: 0,
+        pump: n.pipe.is_some(),
+        log_pipe: n.pipe,
     }
 }

@@ -1,5 +1,5 @@
 // The start-up sweep of job directories whose Pi session no longer exists: once they are older than
-// `shell.logRetentionDays`, the files the registry wrote there (sidecar, an older version's id counter, job logs and exit files) are
+// `shell.logRetentionDays`, the files the registry wrote there (sidecar, an older version's id counter, job logs, exit files and cuts records) are
 // deleted one by one, and the directories removed if that left them empty. Nothing else is touched: a file
 // pi-utils did not name is kept, and so is its directory; a directory whose sidecar still lists a running job
 // (or cannot be read) is skipped whole.
@@ -8,7 +8,8 @@ import { basename, dirname, join } from "node:path";
 
 /** Names the registry and the extension create in a job directory, and in its `logs/`. */
 const OURS = /^(jobs\.json(\.corrupt|\.lock|\.\d+\.tmp)?|next-id(\.\d+\.tmp)?)$/;
-const OUR_LOGS = /^bg-\d+\.log(\.exit(\.tmp)?)?$/;
+/** A job's log, its exit file (and the temp file it is renamed from) and the log pump's record of its cuts. */
+const OUR_LOGS = /^bg-\d+\.log(\.exit(\.tmp)?|\.cuts)?$/;
 
 export interface SweepOptions {
 	/** The current session's file, if any: its directory holds the `<session>.shell-bg/` job directories. */

@@ -73,19 +73,43 @@ export class LogPump {
 		tick();
 	}
 
-	/** Feeds what the log holds beyond `position`, at most `limit` bytes (a flood must not stall the event loop). */
+	/**
+	 * Feeds what the log holds beyond `position`, at most `limit` bytes (a flood must not stall the event loop).
+	 * The log pump may cut the log at any moment: a bounded read is fed only if no cut came between the offsets
+	 * it followed and its end, else it is read again from where the cut moved its start (a few times at most).
+	 */
 	drain(limit = Number.POSITIVE_INFINITY): void {
+		for (let tries = 1; ; tries++) {
+			const shift = this.follow();
+			const from = this.position;
+			const read = this.read(limit);
+			if (this.cuts === undefined || !Number.isFinite(limit) || tries >= 5 || this.cuts()?.logShift === shift) {
+				for (const buf of read) this.onData(buf);
+				return;
+			}
+			this.position = from;
+		}
+	}
+
+	/** Moves `position` past the cuts made since the last look; returns the shift it followed. */
+	private follow(): number {
 		const cut = this.cuts?.();
 		if (cut && cut.logShift !== this.shiftSeen && cut.logTrimAt !== undefined && cut.logTrimAt !== null) {
 			// Past the cut the bytes moved back by what was removed; inside it they are gone (the marker is there).
 			if (this.position > cut.logTrimAt) this.position = Math.max(cut.logTrimAt, this.position - (cut.logShift - this.shiftSeen));
 			this.shiftSeen = cut.logShift;
 		}
+		return this.shiftSeen;
+	}
+
+	/** What the log holds beyond `position`, at most `limit` bytes, moving `position` past it. */
+	private read(limit: number): Buffer[] {
+		const out: Buffer[] = [];
 		if (this.fd === undefined) {
 			try {
 				this.fd = openSync(this.path, "r");
 			} catch {
-				return;
+				return out;
 			}
 		}
 		try {
@@ -95,11 +119,14 @@ export class LogPump {
 				const n = readSync(this.fd, buf, 0, buf.length, this.position);
 				if (n <= 0) break;
 				this.position += n;
-				this.onData(buf.subarray(0, n));
+				// The last (unbounded) drain feeds as it reads: the job has ended, and a log may be large.
+				if (Number.isFinite(limit)) out.push(buf.subarray(0, n));
+				else this.onData(buf.subarray(0, n));
 			}
 		} catch {
 			// A log deleted under us ends the stream; the exit status still arrives through the registry.
 		}
+		return out;
 	}
 
 	stop(): void {

@@ -144,6 +144,7 @@ pub(super) fn spawn_request(options: ShellSpawnOptions) -> Converted<SpawnReques
                 )))
             }
         },
+        pump: true,
     })
 }
 

@@ -174,6 +174,9 @@ fn a_forged_record_naming_a_live_outside_process_never_leads_to_a_signal() {
 
 const HOST_SIDECAR: &str = "PI_UTILS_TEST_HOST";
 const HOST_FAULT: &str = "PI_UTILS_TEST_FAULT";
+/// `bg-1`'s command and log bound in [`host_process`], when set.
+pub(super) const HOST_COMMAND: &str = "PI_UTILS_TEST_COMMAND";
+pub(super) const HOST_MAX_LOG: &str = "PI_UTILS_TEST_MAX_LOG";
 
 /// Not a test on its own: the host process the tests below start (this
 /// binary run again with [`HOST_SIDECAR`] naming a sidecar) and kill. It
@@ -199,9 +202,15 @@ fn host_process() {
         meta: None,
         max_log_bytes: None,
         process_tree_only: false,
+        pump: true,
     };
+    let mut first = req(1);
+    if let Ok(command) = std::env::var(HOST_COMMAND) {
+        first.command = command;
+    }
+    first.max_log_bytes = std::env::var(HOST_MAX_LOG).ok().map(|m| m.parse().unwrap());
     // Killed right after this returns, the host still leaves bg-1 running.
-    reg.spawn(req(1)).unwrap();
+    reg.spawn(first).unwrap();
     if let Ok(fault) = std::env::var(HOST_FAULT) {
         let (step, nth) = fault.split_once(':').unwrap();
         super::super::arm_failpoint(step, nth.parse().unwrap());
@@ -216,7 +225,12 @@ fn host_process() {
 /// failpoint; the host is gone (SIGKILL) when this returns. Returns its
 /// pid and whether it got as far as ready.
 fn run_host(sidecar: &Path, fault: Option<&str>) -> (i32, bool) {
-    let mut cmd = host_command(sidecar);
+    run_host_with(host_command(sidecar), fault)
+}
+
+/// [`run_host`] of a host command the caller made (and may have given an
+/// environment: [`HOST_COMMAND`], [`HOST_MAX_LOG`]).
+pub(super) fn run_host_with(mut cmd: std::process::Command, fault: Option<&str>) -> (i32, bool) {
     if let Some(fault) = fault {
         cmd.env(HOST_FAULT, fault);
     }
@@ -233,7 +247,7 @@ fn run_host(sidecar: &Path, fault: Option<&str>) -> (i32, bool) {
 }
 
 /// This test binary, to run [`host_process`] on `sidecar`.
-fn host_command(sidecar: &Path) -> std::process::Command {
+pub(super) fn host_command(sidecar: &Path) -> std::process::Command {
     let mut cmd = std::process::Command::new(std::env::current_exe().unwrap());
     cmd.args([
         "shell::tests::faults::host_process",
@@ -244,13 +258,15 @@ fn host_command(sidecar: &Path) -> std::process::Command {
     ])
     .env(HOST_SIDECAR, sidecar)
     .env_remove(HOST_FAULT)
+    .env_remove(HOST_COMMAND)
+    .env_remove(HOST_MAX_LOG)
     .stdout(std::process::Stdio::piped())
     .stderr(std::process::Stdio::null());
     cmd
 }
 
 /// Live processes carrying a marker of a job host `host` started, with it.
-fn marked_by(host: i32) -> Vec<(i32, String)> {
+pub(super) fn marked_by(host: i32) -> Vec<(i32, String)> {
     let prefix = format!("{MARKER_NAME}={host}.");
     identity::all_pids()
         .into_iter()
