@@ -85,7 +85,9 @@ impl PumpFds {
 }
 
 /// The log pump beside the loaded addon (or, for cargo's test binaries in
-/// `deps/`, one folder up): `None` where there is none (a program that
+/// `deps/`, one folder up, and only there: the folder above an installed
+/// addon may be a project's `node_modules`, whose files are no more ours
+/// to run than the project's): `None` where there is none (a program that
 /// copied only the `.node`), and everywhere but Linux; jobs then write
 /// their log directly.
 pub fn pump_binary() -> Option<&'static Path> {
@@ -96,15 +98,24 @@ pub fn pump_binary() -> Option<&'static Path> {
                 return None;
             }
             let ours = our_file()?;
-            let dir = ours.parent()?;
-            let found = [Some(dir), dir.parent()]
+            pump_places(ours.parent()?)
                 .into_iter()
-                .flatten()
-                .map(|d| d.join(super::pump::BINARY))
-                .find(|p| is_executable(p));
-            found
+                .find(|p| is_executable(p))
         })
         .as_deref()
+}
+
+/// Where the pump may be, for code loaded from `dir`: beside it, and one
+/// folder up only from cargo's `deps/`.
+fn pump_places(dir: &Path) -> Vec<std::path::PathBuf> {
+    let above = dir
+        .parent()
+        .filter(|_| dir.file_name() == Some(OsStr::new("deps")));
+    [Some(dir), above]
+        .into_iter()
+        .flatten()
+        .map(|d| d.join(super::pump::BINARY))
+        .collect()
 }
 
 /// The file this code was loaded from: the addon, or a test binary.
@@ -122,4 +133,27 @@ fn our_file() -> Option<std::path::PathBuf> {
 fn is_executable(p: &Path) -> bool {
     use std::os::unix::fs::PermissionsExt;
     std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_pump_is_looked_for_above_the_addon_only_from_cargos_deps_folder() {
+        let installed = Path::new("/p/node_modules/@sting8k/pi-utils-linux-x64-gnu");
+        assert_eq!(
+            pump_places(installed),
+            vec![installed.join(super::super::pump::BINARY)],
+            "the folder above an installed addon may be a project's node_modules"
+        );
+        let tests = Path::new("/t/target/debug/deps");
+        assert_eq!(
+            pump_places(tests),
+            vec![
+                tests.join(super::super::pump::BINARY),
+                Path::new("/t/target/debug").join(super::super::pump::BINARY),
+            ]
+        );
+    }
 }
