@@ -350,7 +350,17 @@ test("a job's timeout is enforced by the addon", async (t) => {
   assert.equal(done.signal, "SIGTERM");
 });
 
-test("a watched registry does not keep a Node process alive", (t) => {
+/** Whether any process is left in group `pgid` (zombies included, until reaped). */
+function groupAlive(pgid: number): boolean {
+  try {
+    process.kill(-pgid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+test("a watched registry does not keep a Node process alive", async (t) => {
   const { root } = setup(t);
   const script = `
     const n = require(${JSON.stringify(path.join(packageRoot, "index.js"))});
@@ -367,6 +377,10 @@ test("a watched registry does not keep a Node process alive", (t) => {
   assert.equal(child.status, 0, child.stderr);
   assert.ok(Date.now() - started < 5000, "node exited without waiting for the 30 s job");
   assert.equal(alive(jobPid), true, "and the job outlived it");
+  // No registry of this process knows the job, so the temp dir's removal would race its log pump,
+  // which may still be opening the log's files: the whole group goes first.
+  killGroup(jobPid);
+  await until("the job's process group to be gone", () => !groupAlive(jobPid));
 });
 
 test("two processes on one sidecar keep each other's jobs", async (t) => {
