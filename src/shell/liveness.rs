@@ -134,6 +134,11 @@ pub(super) fn adopt(mut rec: JobRecord) -> LiveJob {
 pub(super) fn refresh(job: &mut LiveJob) -> bool {
     let ended = refresh_state(job);
     release_cgroup(&mut job.rec);
+    if ended {
+        // The log pump's last cuts, made before its drain let the job end,
+        // belong in the ended job's report.
+        job.log.absorb(&mut job.rec);
+    }
     ended
 }
 

@@ -506,11 +506,7 @@ impl Registry {
         for i in 0..g.jobs.len() {
             let leader_before = g.jobs[i].rec.leader_ended();
             if liveness::refresh(&mut g.jobs[i]) {
-                // The pump's last cuts, made before its drain let the job
-                // end, are in the ended job's report.
-                let job = &mut g.jobs[i];
-                job.log.absorb(&mut job.rec);
-                let v = job.view();
+                let v = g.jobs[i].view();
                 g.ended.push(v);
             } else if !leader_before && g.jobs[i].rec.leader_ended() {
                 leaders_ended = true;
