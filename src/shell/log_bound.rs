@@ -71,23 +71,13 @@ impl LogWatch {
     /// long before it: watched closely until its first look shows it is
     /// not flooding.
     pub(super) fn started(rec: &JobRecord) -> LogWatch {
-        let pumped = rec
-            .pump
-            .then(|| pump::cuts_path_for(Path::new(&rec.log_path)));
         LogWatch {
             seen: rec.log_start,
             // A pumped log needs no close look: the pump bounds it.
-            flooding: pumped.is_none(),
+            flooding: !rec.pump,
             open: true,
-            checked: Instant::now(),
-            window_bytes: 0,
-            flood_since: None,
-            held: false,
-            cuts: Arc::new(match &pumped {
-                Some(file) => log::Cuts::of_pump(file.clone(), pump::offsets),
-                None => log::Cuts::new(None, 0),
-            }),
-            pumped,
+            // A new record names no cut yet: its cuts are read as an adopted one's.
+            ..LogWatch::adopted(rec)
         }
     }
 

@@ -253,27 +253,41 @@ impl Pump {
 /// moment is in the log (so its exit file is written after its output).
 pub fn run(input: RawFd, control: Option<RawFd>, cfg: Config) -> io::Result<()> {
     let mut pump = Pump::open(cfg)?;
+    serve(input, control, |buf, ended| match ended {
+        true => drain(&mut pump, input, buf),
+        false => pump.write(buf),
+    })
+}
+
+/// After the log failed: reads the pipe to its end, answering the
+/// control socket, so the job is neither blocked nor killed by a pipe
+/// without a reader.
+pub fn discard(input: RawFd, control: Option<RawFd>) {
+    let _ = serve(input, control, |_, _| Ok(()));
+}
+
+/// The loop [`run`] and [`discard`] share: waits on the pipe and the
+/// control socket; hands each read to `take(data, false)`, and on a line
+/// from the wrapper calls `take(buffer, true)` before answering it. Ends
+/// at the pipe's end of file, or with the first error.
+fn serve(
+    input: RawFd,
+    mut control: Option<RawFd>,
+    mut take: impl FnMut(&mut [u8], bool) -> io::Result<()>,
+) -> io::Result<()> {
     let mut buf = vec![0u8; CHUNK];
-    let mut control = control;
     loop {
-        let mut fds = [
-            libc::pollfd {
-                fd: input,
-                events: libc::POLLIN,
-                revents: 0,
-            },
-            libc::pollfd {
-                fd: control.unwrap_or(-1),
-                events: libc::POLLIN,
-                revents: 0,
-            },
-        ];
-        let r = unsafe { libc::poll(fds.as_mut_ptr(), 2, -1) };
-        if r < 0 {
-            if io::Error::last_os_error().kind() == io::ErrorKind::Interrupted {
+        let mut fds = [input, control.unwrap_or(-1)].map(|fd| libc::pollfd {
+            fd,
+            events: libc::POLLIN,
+            revents: 0,
+        });
+        if unsafe { libc::poll(fds.as_mut_ptr(), 2, -1) } < 0 {
+            let e = io::Error::last_os_error();
+            if e.kind() == io::ErrorKind::Interrupted {
                 continue;
             }
-            return Err(io::Error::last_os_error());
+            return Err(e);
         }
         if let Some(ctl) = control.filter(|_| fds[1].revents != 0) {
             let mut line = [0u8; 16];
@@ -281,7 +295,7 @@ pub fn run(input: RawFd, control: Option<RawFd>, cfg: Config) -> io::Result<()> 
             if n <= 0 {
                 control = None;
             } else {
-                drain(&mut pump, input, &mut buf)?;
+                take(&mut buf, true)?;
                 let ack = b"a\n";
                 unsafe { libc::send(ctl, ack.as_ptr().cast(), ack.len(), libc::MSG_NOSIGNAL) };
             }
@@ -290,37 +304,8 @@ pub fn run(input: RawFd, control: Option<RawFd>, cfg: Config) -> io::Result<()> 
         if fds[0].revents != 0 {
             match read(input, &mut buf)? {
                 0 => return Ok(()),
-                n => pump.write(&buf[..n])?,
+                n => take(&mut buf[..n], false)?,
             }
-        }
-    }
-}
-
-/// After the log failed: reads the pipe to its end, answering the
-/// control socket, so the job is neither blocked nor killed by a pipe
-/// without a reader.
-pub fn discard(input: RawFd, control: Option<RawFd>) {
-    let mut buf = vec![0u8; CHUNK];
-    let mut control = control;
-    loop {
-        let mut fds = [input, control.unwrap_or(-1)].map(|fd| libc::pollfd {
-            fd,
-            events: libc::POLLIN,
-            revents: 0,
-        });
-        if unsafe { libc::poll(fds.as_mut_ptr(), 2, -1) } < 0 {
-            continue;
-        }
-        if let Some(ctl) = control.filter(|_| fds[1].revents != 0) {
-            let n = unsafe { libc::read(ctl, buf.as_mut_ptr().cast(), 16) };
-            if n <= 0 {
-                control = None;
-            } else {
-                unsafe { libc::send(ctl, b"a\n".as_ptr().cast(), 2, libc::MSG_NOSIGNAL) };
-            }
-        }
-        if fds[0].revents != 0 && !matches!(read(input, &mut buf), Ok(n) if n > 0) {
-            return;
         }
     }
 }
