@@ -37,6 +37,8 @@ mod index_tests;
 mod ranking_tests;
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod unicode_tests;
 
 use crate::error_code::{CodedError, ErrorCode};
 use crate::search::SearchError;

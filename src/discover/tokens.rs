@@ -216,7 +216,7 @@ pub fn joined_words<'a>(token: &str, words: &'a [String]) -> Vec<&'a str> {
         if rest.is_empty() {
             return used.len() >= 2;
         }
-        for end in 2..=rest.len() {
+        for end in (2..=rest.len()).filter(|&e| rest.is_char_boundary(e)) {
             let part = &rest[..end];
             for w in words {
                 if used.contains(&w.as_str()) || !(part == w || related_word(w, part)) {
@@ -456,7 +456,8 @@ fn abbreviates(name: &[String], query: &[String]) -> bool {
         let mut next = Vec::new();
         for &start in &reach {
             let token_end = ends.range(start + 1..).next().copied();
-            for end in start + 1..=bytes.len() {
+            // Parts end between characters: a name or question in any script.
+            for end in (start + 1..=bytes.len()).filter(|&e| letters.is_char_boundary(e)) {
                 let part = &letters[start..end];
                 let ok = part == q.as_str()
                     || (part.len() >= ABBREVIATION_MIN && q.starts_with(part))
