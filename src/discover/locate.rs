@@ -95,7 +95,8 @@ fn run_plan(plan: &LocatePlan, cancel: &CancelToken) -> LocateResult {
     let keep = if limit == 0 { 0 } else { limit + EXTRA_READ };
     let q = &plan.query;
     let content = plan.content.as_ref().filter(|_| limit > 0);
-    let budget = ContentBudget::default();
+    let (source, index) = plan.scope.source(content.map(ContentQuery::narrow));
+    let budget = ContentBudget::new(!matches!(source, FileSource::Feed(_)));
     let root_bytes = root.as_os_str().as_encoded_bytes();
     let pass = Pass {
         q,
@@ -105,7 +106,6 @@ fn run_plan(plan: &LocatePlan, cancel: &CancelToken) -> LocateResult {
         root_bytes,
         rel_start: root_bytes.len() + usize::from(!root_bytes.ends_with(b"/")),
     };
-    let (source, index) = plan.scope.source(content.map(ContentQuery::narrow));
     // More candidates than the pass may read: give up on the text before
     // reading any (on the Linux tree `sched fair` allows thousands, and
     // reading 4,000 of them only to give up cost seconds).
@@ -156,9 +156,10 @@ fn run_plan(plan: &LocatePlan, cancel: &CancelToken) -> LocateResult {
         f.structure.clear();
     }
     let content_note = gave_up.then(|| {
+        let (reads, bytes) = budget.bounds();
         format!(
-            "ranked by path only: more than {MAX_CONTENT_READS} files or {} MiB to read for their text (a ready index narrows them)",
-            MAX_CONTENT_BYTES >> 20
+            "ranked by path only: more than {reads} files or {} MiB to read for their text (a ready index narrows them)",
+            bytes >> 20
         )
     });
     let mut result = LocateResult {

@@ -3,7 +3,10 @@
 //! the index says it may hold the words), and the file kept when it ranks
 //! among the best, by path and text and by path alone.
 
-use super::content::{ContentQuery, ContentScore, MAX_CONTENT_BYTES, MAX_CONTENT_READS};
+use super::content::{
+    ContentQuery, ContentScore, MAX_CONTENT_BYTES, MAX_CONTENT_READS, MAX_WALK_BYTES,
+    MAX_WALK_READS,
+};
 use super::files::{is_text, read_small, shown_path};
 use super::locate_score::{combine, score_path};
 use super::pass::{Tally, TopK};
@@ -94,22 +97,46 @@ fn beats(score: f64, ignored: bool) -> impl FnOnce(&Candidate) -> bool {
     move |worst| (!ignored, score) >= (!worst.ignored, worst.score)
 }
 
-/// Files read for their text so far, over every walker thread, and
-/// whether the pass gave up (then every thread stops reading).
-#[derive(Default)]
+/// Files read for their text so far, over every walker thread, against
+/// the pass's bounds, and whether the pass gave up (then every thread
+/// stops reading).
 pub(crate) struct ContentBudget {
     reads: AtomicU64,
     bytes: AtomicU64,
     gave_up: AtomicBool,
+    max_reads: u64,
+    max_bytes: u64,
 }
 
 impl ContentBudget {
+    /// The bounds for reading `walked` (every file) or a ready index's
+    /// candidates: see [`MAX_WALK_READS`] for why they differ.
+    pub(crate) fn new(walked: bool) -> ContentBudget {
+        let (max_reads, max_bytes) = if walked {
+            (MAX_WALK_READS, MAX_WALK_BYTES)
+        } else {
+            (MAX_CONTENT_READS, MAX_CONTENT_BYTES)
+        };
+        ContentBudget {
+            reads: AtomicU64::new(0),
+            bytes: AtomicU64::new(0),
+            gave_up: AtomicBool::new(false),
+            max_reads,
+            max_bytes,
+        }
+    }
+
+    /// What the pass may read, for the note when it gave up.
+    pub(crate) fn bounds(&self) -> (u64, u64) {
+        (self.max_reads, self.max_bytes)
+    }
+
     /// Whether one more file may be read.
     fn take_read(&self) -> bool {
         if self.gave_up.load(AtomicOrdering::Relaxed) {
             return false;
         }
-        if self.reads.fetch_add(1, AtomicOrdering::Relaxed) >= MAX_CONTENT_READS {
+        if self.reads.fetch_add(1, AtomicOrdering::Relaxed) >= self.max_reads {
             self.gave_up.store(true, AtomicOrdering::Relaxed);
             return false;
         }
@@ -117,7 +144,7 @@ impl ContentBudget {
     }
 
     fn add_bytes(&self, n: u64) -> bool {
-        if self.bytes.fetch_add(n, AtomicOrdering::Relaxed) + n > MAX_CONTENT_BYTES {
+        if self.bytes.fetch_add(n, AtomicOrdering::Relaxed) + n > self.max_bytes {
             self.gave_up.store(true, AtomicOrdering::Relaxed);
             return false;
         }

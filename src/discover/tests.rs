@@ -481,3 +481,32 @@ fn a_path_lacking_a_query_word_is_never_said_to_be_named_whole_by_the_query() {
         "{why:?}"
     );
 }
+
+/// Without an index a project past the index's read bound (4,000 files)
+/// is still ranked by its text: a walked git tree (4,843 files) had been
+/// ranked by path alone (issue 45).
+#[test]
+fn a_walked_project_of_thousands_of_files_is_ranked_by_its_text() {
+    let t = tempfile::tempdir().unwrap();
+    for i in 0..4_100 {
+        let dir = t.path().join(format!("src/d{}", i / 100));
+        fs::create_dir_all(&dir).unwrap();
+        fs::write(
+            dir.join(format!("f{i}.c")),
+            format!("int value_{i} = {i};\n"),
+        )
+        .unwrap();
+    }
+    fs::write(
+        t.path().join("src/ident.c"),
+        "/* map an author to the canonical name and email the mailmap gives */\nint canonical_author(void);\n",
+    )
+    .unwrap();
+    let opts = LocateOptions {
+        query: "canonical author mailmap".into(),
+        ..Default::default()
+    };
+    let r = locate::run(t.path(), None, opts, &CancelToken::new(None)).unwrap();
+    assert!(r.content_note.is_none(), "{}", r.text);
+    assert_eq!(r.files[0].path.text, "src/ident.c", "{}", r.text);
+}
