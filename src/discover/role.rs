@@ -53,6 +53,7 @@ impl Role {
         }
         if in_dir(&["dist", "generated", "__generated__"])
             || name.contains(".min.")
+            || name.ends_with(".map")
             || name.ends_with(".lock")
             || name == "package-lock.json"
             || name.contains(".generated.")
@@ -61,6 +62,7 @@ impl Role {
             return Role::Generated;
         }
         let name_tokens = tokens::split(name);
+        let ext = name.rsplit_once('.').map_or("", |(_, e)| e);
         if in_dir(&[
             "test",
             "tests",
@@ -70,10 +72,17 @@ impl Role {
             "spec",
             "__test__",
             "testdata",
+            "__snapshots__",
+            // Perl's and git's test directory (`t/t4203-mailmap.sh`).
+            "t",
+            // Cucumber's and behave's scenarios.
+            "features",
         ]) || name_tokens.first().is_some_and(|t| t == "test")
             || name.contains(".spec.")
             || name.contains(".test.")
             || name.contains("_test.")
+            || name.contains("_spec.")
+            || ext == "feature"
         {
             return Role::Test;
         }
@@ -83,10 +92,31 @@ impl Role {
         if in_dir(&["example", "examples", "_examples", "samples"]) {
             return Role::Example;
         }
-        let ext = name.rsplit_once('.').map_or("", |(_, e)| e);
-        if in_dir(&["docs", "doc", "documentation"])
-            || matches!(ext, "md" | "markdown" | "rst" | "txt" | "adoc")
-            || name.starts_with("readme")
+        // Release history and translations say every word the code's
+        // messages say, and more often: prose about the code, not the code.
+        let history = [
+            "changelog",
+            "changes",
+            "history",
+            "news",
+            "releasenotes",
+            "release-notes",
+        ];
+        if in_dir(&[
+            "docs",
+            "doc",
+            "documentation",
+            "man",
+            "relnotes",
+            "po",
+            "locale",
+            "locales",
+        ]) || matches!(
+            ext,
+            "md" | "markdown" | "rst" | "txt" | "adoc" | "po" | "pot"
+        ) || name.starts_with("readme")
+            || history.contains(&name.split('.').next().unwrap_or(name))
+            || is_man_page(name, ext)
         {
             return Role::Docs;
         }
@@ -122,6 +152,18 @@ impl Role {
     }
 }
 
+/// A manual page: `git.1`, `bat.1.in` (a section number as the extension,
+/// or before `.in`).
+fn is_man_page(name: &str, ext: &str) -> bool {
+    let section = |e: &str| e.len() == 1 && e.as_bytes()[0].is_ascii_digit() && e != "0";
+    section(ext)
+        || (ext == "in"
+            && name
+                .trim_end_matches(".in")
+                .rsplit_once('.')
+                .is_some_and(|(_, e)| section(e)))
+}
+
 /// `mod.rs`, `index.ts`, `__init__.py` and their kin: the file a reader
 /// opens first for the directory that holds it.
 pub fn is_entry_point(file_name: &str) -> bool {
@@ -150,6 +192,22 @@ mod tests {
         assert_eq!(Role::of("benchmarks/handle-event/index.ts"), Role::Bench);
         assert_eq!(Role::of("_examples/rest/main.go"), Role::Example);
         assert_eq!(Role::Bench.penalty(), Role::Test.penalty());
+        // Conventions of other ecosystems (issue 45's held-out trees).
+        assert_eq!(Role::of("t/t4203-mailmap.sh"), Role::Test);
+        assert_eq!(Role::of("features/incremental_rebuild.feature"), Role::Test);
+        assert_eq!(Role::of("spec/models/user_spec.rb"), Role::Test);
+        assert_eq!(Role::of("lib/user_spec.rb"), Role::Test);
+        assert_eq!(Role::of("src/latest.c"), Role::Code);
+        assert_eq!(Role::of("po/de.po"), Role::Docs);
+        assert_eq!(Role::of("History.markdown"), Role::Docs);
+        assert_eq!(Role::of("CHANGES"), Role::Docs);
+        assert_eq!(Role::of("NEWS"), Role::Docs);
+        assert_eq!(Role::of("Documentation/RelNotes/2.5.0.adoc"), Role::Docs);
+        assert_eq!(Role::of("man/man1/fzf.1"), Role::Docs);
+        assert_eq!(Role::of("assets/manual/bat.1.in"), Role::Docs);
+        assert_eq!(Role::of("dist/axios.js.map"), Role::Generated);
+        assert_eq!(Role::of("lib/axios.js.map"), Role::Generated);
+        assert_eq!(Role::of("src/news_feed.py"), Role::Code);
     }
 
     #[test]
