@@ -397,11 +397,17 @@ pub(crate) fn definition_signal(q: &Query, outline: &Outline) -> Option<(f64, St
         .min_by(|(a, x), (b, y)| a.cmp(b).then(substance(y).total_cmp(&substance(x))));
     match named {
         Some((NameMatch::Exact, s)) => {
+            // A path earns up to 100 points a word, so a symbol spelling
+            // every word earns more the more words it spells: else a file
+            // named by two of three words and merely mentioning the symbol
+            // outranks its definition (issue 45: `TypeAdapter.java` over
+            // `GsonBuilder.java` for "register type adapter").
+            let spelt = 50.0 * q.tokens.len().saturating_sub(1).min(3) as f64;
             return Some((
-                250.0 + substance(s),
+                250.0 + spelt + substance(s),
                 format!("defines {}", describe(s)),
                 true,
-            ))
+            ));
         }
         Some((how, s)) => {
             let how = if how == NameMatch::Reordered {

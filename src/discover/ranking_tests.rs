@@ -527,3 +527,20 @@ fn a_rare_word_in_a_file_name_outweighs_a_common_one() {
         "{text}"
     );
 }
+
+#[test]
+fn a_symbol_spelling_every_word_outranks_a_file_named_by_some_of_them() {
+    let adapter = "public abstract class TypeAdapter<T> {\n  // registerTypeAdapter registerTypeAdapter registerTypeAdapter\n  // registerTypeAdapter registerTypeAdapter: a type adapter\n  public abstract T read(Object in);\n}\n";
+    let builder = "public final class GsonBuilder {\n  public GsonBuilder registerTypeAdapter(Object type, Object adapter) {\n    factories.add(adapter);\n    return this;\n  }\n}\n";
+    let t = tree(&[
+        ("src/TypeAdapter.java", adapter.into()),
+        ("src/GsonBuilder.java", builder.into()),
+    ]);
+    let (files, text) = located(t.path(), "register type adapter");
+    assert_eq!(
+        files.first().map(String::as_str),
+        Some("src/GsonBuilder.java"),
+        "{text}"
+    );
+    assert!(text.contains("defines method"), "{text}");
+}
