@@ -14,6 +14,7 @@ mod context_debug;
 pub mod dsl;
 pub mod files;
 pub mod finish;
+mod forms;
 pub mod locate;
 mod locate_pass;
 mod locate_render;

@@ -4,6 +4,10 @@
 //! lower-case tokens, and "does `set` occur in `reset`?" is answered by
 //! token boundaries instead of substrings.
 
+pub use super::forms::{
+    abbreviates_word, inflects, is_function_word, joined_words, related_word, short_forms, stem,
+};
+
 /// Splits on case changes (`authStatus`, `HTTPServer` → `http` `server`),
 /// on letter/digit changes (`ext4` → `ext` `4`) and on every character that
 /// is not a letter or digit (`_ - . /`, spaces). Lower-cased.
@@ -109,171 +113,6 @@ pub fn own_name(symbol: &str) -> &str {
 /// Whether symbol `name` is `needle`, with or without its owner.
 pub fn names_symbol(name: &str, needle: &[String]) -> bool {
     same_name(name, needle) || same_name(own_name(name), needle)
-}
-
-/// Words of a question that say nothing about where the answer is ("the
-/// file that sets a cookie on the response"): a path or text lacking them
-/// loses nothing, and no text is required to hold them.
-const FUNCTION_WORDS: &[&str] = &[
-    "a", "an", "the", "of", "in", "on", "for", "to", "from", "with", "by", "and", "or", "that",
-    "which", "who", "whom", "whose", "is", "are", "was", "be", "been", "it", "its", "this",
-    "these", "those", "how", "what", "where", "when", "why", "does", "do", "did", "into", "at",
-    "as", "under", "than", "then", "there", "can", "should", "would", "will", "may", "via",
-    "about", "before", "after", "if", "else", "each", "every", "any", "all", "some", "long", "not",
-    "no", "without", "we", "you", "our", "your", "my", "i", "me", "us", "them", "they", "he",
-    "she", "his", "her", "one", "new",
-];
-
-/// Whether `word` (a lower-case token) is a function word of a question.
-pub fn is_function_word(word: &str) -> bool {
-    FUNCTION_WORDS.contains(&word)
-}
-
-/// A word without its inflection (`chunked`, `chunks` → `chunk`;
-/// `retrying` → `retry`; `reflection`, `reflective` → `reflect`), kept
-/// at four letters or more.
-pub fn stem(word: &str) -> &str {
-    for suffix in [
-        "ings", "ing", "ions", "ion", "ive", "ers", "er", "ed", "es", "s", "ly",
-    ] {
-        if let Some(rest) = word.strip_suffix(suffix) {
-            if rest.len() >= 4 {
-                return rest;
-            }
-        }
-    }
-    word
-}
-
-/// `word`'s first letter and the consonants after it (`config` → `cnfg`):
-/// what a consonant abbreviation (`cfg`, `ctx`, `msg`) is drawn from.
-fn skeleton(word: &str) -> String {
-    let mut chars = word.chars();
-    let mut out: String = chars.next().into_iter().collect();
-    out.extend(chars.filter(|c| c.is_ascii_alphabetic() && !"aeiou".contains(*c)));
-    out
-}
-
-fn is_subsequence(short: &str, long: &str) -> bool {
-    let mut want = short.chars().peekable();
-    for c in long.chars() {
-        if want.peek() == Some(&c) {
-            want.next();
-        }
-    }
-    want.peek().is_none()
-}
-
-/// Whether `short` abbreviates `word`: a prefix of three letters or more
-/// (`req`, `gen`, `buf`, `conn`, `impl`), or its first letter followed by
-/// consonants drawn in order from the word (`cfg` for `config`, `ctx` for
-/// `context`, `msg` for `message`, `fn` for `function`; two letters only
-/// as the word's first two consonants).
-pub fn abbreviates_word(short: &str, word: &str) -> bool {
-    let (n, m) = (short.len(), word.len());
-    // `all` is a word of its own, not `allocator` cut short.
-    if n < 2 || n >= m || !short.is_ascii() || !word.is_ascii() || is_function_word(short) {
-        return false;
-    }
-    if n >= 3 && word.starts_with(short) {
-        return true;
-    }
-    let consonants = short.bytes().skip(1).all(|b| !b"aeiou".contains(&b));
-    let sk = skeleton(word);
-    consonants
-        && short.as_bytes()[0] == word.as_bytes()[0]
-        && if n == 2 {
-            sk.starts_with(short)
-        } else {
-            // Its first three letters from the word's first four consonants.
-            let head: String = sk.chars().take(5).collect();
-            is_subsequence(&short[..3], &head) && is_subsequence(short, &sk)
-        }
-}
-
-/// Whether a name token is a query word written differently: inflected
-/// (`chunks` for `chunked`) or abbreviated (`cfg` for `config`). Only
-/// the name's side is abbreviated: a path holding such a form holds one
-/// of the word's [`short_forms`], which is what the byte prefilter asks.
-pub fn related_word(word: &str, token: &str) -> bool {
-    // Every form shares the word's first letter: most tokens stop here.
-    word.as_bytes().first() == token.as_bytes().first()
-        && (inflects(word, token) || abbreviates_word(token, word))
-}
-
-/// Whether two words share a stem of four letters or more (`chunks`,
-/// `chunked`): stronger evidence than an abbreviation.
-pub fn inflects(word: &str, token: &str) -> bool {
-    let (a, b) = (stem(word), stem(token));
-    word == token || (a.len().min(b.len()) >= 4 && (a.starts_with(b) || b.starts_with(a)))
-}
-
-/// Whether `token` is two or more of `words` written together, each equal
-/// to its word or related to it (`parsecfg` for `parse` `config`,
-/// `dynbuf` for `dynamic` `buffer`). Returns the words it holds.
-pub fn joined_words<'a>(token: &str, words: &'a [String]) -> Vec<&'a str> {
-    fn walk<'a>(rest: &str, words: &'a [String], used: &mut Vec<&'a str>) -> bool {
-        if rest.is_empty() {
-            return used.len() >= 2;
-        }
-        for end in (2..=rest.len()).filter(|&e| rest.is_char_boundary(e)) {
-            let part = &rest[..end];
-            for w in words {
-                if used.contains(&w.as_str()) || !(part == w || related_word(w, part)) {
-                    continue;
-                }
-                used.push(w.as_str());
-                if walk(&rest[end..], words, used) {
-                    return true;
-                }
-                used.pop();
-            }
-        }
-        false
-    }
-    let mut used = Vec::new();
-    // Two words need four letters at least; the first must begin one.
-    let starts = |t: &str| {
-        words
-            .iter()
-            .any(|w| w.as_bytes().first() == t.as_bytes().first())
-    };
-    let plausible = token.len() >= 4 && token.len() <= 24 && starts(token);
-    if token.is_ascii() && plausible && walk(token, words, &mut used) {
-        used
-    } else {
-        Vec::new()
-    }
-}
-
-/// The letter runs that any path holding `word` in some written form
-/// ([`related_word`] with the path's form shorter or equal, or
-/// [`joined_words`]) contains: its first three letters, its first two
-/// consonants, and every first-letter-plus-two-consonants drawn from its
-/// first four consonants.
-/// A path with none of them cannot meet the word that way.
-pub fn short_forms(word: &str) -> Vec<String> {
-    let mut out = Vec::new();
-    if !word.is_ascii() || word.len() < 2 {
-        return vec![word.to_string()];
-    }
-    out.push(word.chars().take(3).collect::<String>());
-    let sk: Vec<char> = skeleton(word).chars().collect();
-    if sk.len() >= 2 {
-        out.push(sk[..2].iter().collect());
-    }
-    // Abbreviations draw on a word's first consonants (`cfg`, `ctx`,
-    // `msg`): four are enough, and keep the forms few for the prefilter.
-    let sk = &sk[..sk.len().min(5)];
-    for i in 1..sk.len() {
-        for j in i + 1..sk.len() {
-            out.push([sk[0], sk[i], sk[j]].iter().collect());
-        }
-    }
-    // Inflected forms share the stem's first four letters, and so its first three.
-    out.sort();
-    out.dedup();
-    out
 }
 
 /// Whether symbol `name` is the subject as written, underscores around it
@@ -554,54 +393,6 @@ mod tests {
         assert!(!same_name("AuthStatusBar", &s("auth_status")));
         assert!(names_symbol("Mux.Mount", &s("mount")));
         assert!(names_symbol("Client::get_status", &s("get status")));
-    }
-
-    #[test]
-    fn abbreviations_and_inflections_are_the_same_word() {
-        for (word, short) in [
-            ("config", "cfg"),
-            ("context", "ctx"),
-            ("request", "req"),
-            ("generator", "gen"),
-            ("connection", "conn"),
-            ("buffer", "buf"),
-            ("error", "err"),
-            ("message", "msg"),
-            ("implementation", "impl"),
-            ("function", "fn"),
-            ("dynamic", "dyn"),
-        ] {
-            assert!(abbreviates_word(short, word), "{short} {word}");
-            assert!(related_word(word, short), "{short} {word}");
-            let forms = short_forms(word);
-            assert!(
-                forms.iter().any(|f| short.contains(f.as_str())),
-                "{word}: {forms:?}"
-            );
-        }
-        assert!(related_word("chunked", "chunks"));
-        assert!(related_word("retrying", "retry"));
-        assert!(related_word("reflection", "reflective"));
-        assert!(
-            !abbreviates_word("cat", "certificate"),
-            "a vowel: only as a prefix"
-        );
-        assert!(
-            !abbreviates_word("ws", "windows"),
-            "two letters: the first two consonants only"
-        );
-        assert!(!related_word("set", "reset"));
-        assert!(!related_word("allocator", "all"), "a word of its own");
-        assert_eq!(
-            joined_words("parsecfg", &s("parse config file")),
-            ["parse", "config"]
-        );
-        assert_eq!(
-            joined_words("dynbuf", &s("dynamic buffer")),
-            ["dynamic", "buffer"]
-        );
-        assert!(joined_words("hostcheck", &s("certificate name")).is_empty());
-        assert!(is_function_word("the") && !is_function_word("cookie"));
     }
 
     #[test]
