@@ -14,11 +14,9 @@ pub struct Query {
     pub(crate) path_form: Option<String>,
     /// Every token is ASCII, so [`Query::may_match`] can rule paths out.
     ascii: bool,
-    /// Substring finders for each token's first letters (see
-    /// [`Query::may_match`]), built once for every path.
-    heads: Vec<memchr::memmem::Finder<'static>>,
-    /// For each token, finders for its [`tokens::short_forms`].
-    forms: Vec<Vec<memchr::memmem::Finder<'static>>>,
+    /// Each token's first letters and its [`tokens::short_forms`], looked
+    /// for in a path's letters (see [`Query::may_match`]).
+    forms: Forms,
 }
 
 impl Query {
@@ -53,12 +51,7 @@ impl Query {
         Ok(Query {
             raw: trimmed.to_string(),
             ascii: toks.iter().all(|t| t.is_ascii()),
-            heads: (toks.iter())
-                .map(|t| finder(&t.chars().take(tokens::ABBREVIATION_MIN).collect::<String>()))
-                .collect(),
-            forms: (toks.iter())
-                .map(|t| tokens::short_forms(t).iter().map(|f| finder(f)).collect())
-                .collect(),
+            forms: Forms::new(&toks),
             tokens: toks,
             path_form,
         })
@@ -89,15 +82,42 @@ impl Query {
         if self.tokens.iter().all(|t| in_order(t.as_bytes(), rel)) {
             return true;
         }
+        // Letters and digits, lower-cased, without a branch per byte (an
+        // iterator's filter pushed them one at a time: a tenth of a
+        // many-word locate on the Linux tree).
         scratch.clear();
-        let alnum = rel.iter().filter(|b| b.is_ascii_alphanumeric());
-        scratch.extend(alnum.map(u8::to_ascii_lowercase));
-        let letters = scratch.as_slice();
-        let found = |f: &memchr::memmem::Finder<'_>| f.find(letters).is_some();
-        if self.heads.iter().any(found) {
+        scratch.resize(rel.len(), 0);
+        let mut n = 0;
+        for &b in rel {
+            scratch[n] = b.to_ascii_lowercase();
+            n += usize::from(b.is_ascii_alphanumeric());
+        }
+        scratch.truncate(n);
+        self.forms.met_in(scratch)
+    }
+
+    /// [`Query::may_match`] as one substring search per head and short
+    /// form (how it was written before [`Forms`]): what the proptest
+    /// holds the automaton to.
+    #[cfg(test)]
+    pub(crate) fn may_match_by_searches(&self, rel: &[u8]) -> bool {
+        if !self.ascii || !rel.is_ascii() {
             return true;
         }
-        let words = self.forms.iter().filter(|forms| forms.iter().any(found));
+        if self.tokens.iter().all(|t| in_order(t.as_bytes(), rel)) {
+            return true;
+        }
+        let letters: Vec<u8> = (rel.iter())
+            .filter(|b| b.is_ascii_alphanumeric())
+            .map(u8::to_ascii_lowercase)
+            .collect();
+        let found = |f: &str| memchr::memmem::find(&letters, f.as_bytes()).is_some();
+        let head = |t: &String| t.chars().take(tokens::ABBREVIATION_MIN).collect::<String>();
+        if self.tokens.iter().any(|t| found(&head(t))) {
+            return true;
+        }
+        let words =
+            (self.tokens.iter()).filter(|t| tokens::short_forms(t).iter().any(|f| found(f)));
         words.take(2).count() == 2
     }
 
@@ -119,8 +139,88 @@ impl Query {
     }
 }
 
-fn finder(needle: &str) -> memchr::memmem::Finder<'static> {
-    memchr::memmem::Finder::new(needle.as_bytes()).into_owned()
+/// Every token's head (its first [`tokens::ABBREVIATION_MIN`] letters)
+/// and short forms in one automaton, so a path's letters are read once:
+/// a substring search per form (about 25 for `TcpCongestionControl
+/// cubic`) was most of the prefilter's time on the Linux tree's 86,000
+/// paths. A form several words share (`con` for congestion and control)
+/// is one pattern that stands for each of them.
+#[derive(Debug, Clone)]
+struct Forms {
+    /// `None` only when no automaton could be built: every path passes.
+    automaton: Option<aho_corasick::AhoCorasick>,
+    /// Per pattern: whether it is some token's head, and the tokens it
+    /// is a short form of.
+    meaning: Vec<(bool, Vec<usize>)>,
+}
+
+impl Forms {
+    fn new(toks: &[String]) -> Forms {
+        let mut patterns: Vec<String> = Vec::new();
+        let mut meaning: Vec<(bool, Vec<usize>)> = Vec::new();
+        let mut add = |form: String, head: bool, word: Option<usize>| {
+            let at = match patterns.iter().position(|p| *p == form) {
+                Some(at) => at,
+                None => {
+                    patterns.push(form);
+                    meaning.push((false, Vec::new()));
+                    patterns.len() - 1
+                }
+            };
+            meaning[at].0 |= head;
+            if let Some(w) = word.filter(|w| !meaning[at].1.contains(w)) {
+                meaning[at].1.push(w);
+            }
+        };
+        for (i, t) in toks.iter().enumerate() {
+            add(
+                t.chars().take(tokens::ABBREVIATION_MIN).collect(),
+                true,
+                None,
+            );
+            for f in tokens::short_forms(t) {
+                add(f, false, Some(i));
+            }
+        }
+        let build = |kind| {
+            aho_corasick::AhoCorasick::builder()
+                .kind(kind)
+                // A path's letters are a few dozen bytes: a prefilter
+                // restarted after every overlapping match costs more than
+                // the DFA's walk.
+                .prefilter(false)
+                .build(&patterns)
+        };
+        // A query of hundreds of words may pass the DFA's size limit:
+        // then the automaton's own choice, and failing that every path.
+        let automaton = (build(Some(aho_corasick::AhoCorasickKind::DFA)))
+            .or_else(|_| build(None))
+            .ok();
+        Forms { automaton, meaning }
+    }
+
+    /// Whether `letters` hold a token's head, or short forms of two
+    /// different tokens.
+    fn met_in(&self, letters: &[u8]) -> bool {
+        let Some(automaton) = &self.automaton else {
+            return true;
+        };
+        let mut first: Option<usize> = None;
+        for m in automaton.find_overlapping_iter(letters) {
+            let (head, words) = &self.meaning[m.pattern().as_usize()];
+            if *head {
+                return true;
+            }
+            for &w in words {
+                match first {
+                    None => first = Some(w),
+                    Some(f) if f != w => return true,
+                    Some(_) => {}
+                }
+            }
+        }
+        false
+    }
 }
 
 /// Whether the bytes of `needle` (lower-case ASCII) occur in `hay` in

@@ -20,6 +20,8 @@ pub struct Subject {
     /// `handle_mm_fault` but `_build_redirect_request` is.
     lead: usize,
     trail: usize,
+    /// The longest match of `regex`, in bytes (`None`: unbounded).
+    longest: Option<usize>,
 }
 
 /// One occurrence: 1-based line, and byte offsets within that line.
@@ -44,7 +46,12 @@ impl Subject {
         let flags = if ascii { "(?i-u)" } else { "(?i)" };
         let regex = Regex::new(&format!("{flags}{}", body.join("[_-]?"))).ok()?;
         let core = subject.trim();
+        let longest = (regex_syntax::ParserBuilder::new().utf8(false).build())
+            .parse(regex.as_str())
+            .ok()
+            .and_then(|hir| hir.properties().maximum_len());
         Some(Subject {
+            longest,
             narrowing: match ascii {
                 true => narrowing(&toks),
                 false => regex.as_str().to_string(),
@@ -71,6 +78,19 @@ impl Subject {
     /// index ready read all 86,000 of them.
     pub fn narrowing(&self) -> &str {
         &self.narrowing
+    }
+
+    /// Whether `bytes` may hold an occurrence: the regex matches there,
+    /// token boundaries aside (every occurrence [`Subject::find`] gives
+    /// is such a match).
+    pub fn may_occur(&self, bytes: &[u8]) -> bool {
+        self.regex.is_match(bytes)
+    }
+
+    /// The most bytes a match of the subject's regex spans, when bounded:
+    /// windows over a file that overlap by one less find every match.
+    pub fn longest_match(&self) -> Option<usize> {
+        self.longest
     }
 
     /// Occurrences in a whole file, in order; at most `max`.

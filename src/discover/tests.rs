@@ -400,6 +400,19 @@ mod prefilter {
                 prop_assert!(scored.is_none(), "{query:?} scores {rel:?} but the prefilter ruled it out");
             }
         }
+
+        /// The one automaton over every head and short form keeps exactly
+        /// the paths that a search per form keeps.
+        #[test]
+        fn the_automaton_keeps_what_a_search_per_form_keeps(query in text(5), rel in text(10)) {
+            let Ok(q) = Query::parse(&query) else { return Ok(()) };
+            let mut scratch = Vec::new();
+            prop_assert_eq!(
+                q.may_match(rel.as_bytes(), &mut scratch),
+                q.may_match_by_searches(rel.as_bytes()),
+                "{:?} on {:?}", query, rel
+            );
+        }
     }
 
     #[test]

@@ -8,7 +8,7 @@
 
 pub use super::answer::{TraceResult, TracedFile};
 use super::dsl::TraceQuery;
-use super::files::{read_text, shown_path, Scope};
+use super::files::{look_through, read_text, shown_path, Look, Scope, LOOK_WINDOW};
 use super::pass::{self, map_parallel, Tally, TopK};
 use super::question::Question;
 use super::regions::{wanted_kind, RegionKind};
@@ -155,8 +155,29 @@ fn visitor<'a>(
         found.scanned += 1;
         // Counted as the walk counts it, but not read: the index
         // says the subject is not in it.
-        if !v.candidate || read_text(path, &mut buf).is_none() {
+        if !v.candidate {
             return;
+        }
+        // A large file is looked through first: most hold no occurrence.
+        let subject = &question.subject;
+        let look = match subject.longest_match() {
+            Some(longest) => look_through(
+                path,
+                &mut buf,
+                LOOK_WINDOW,
+                longest.saturating_sub(1),
+                |b| subject.may_occur(b),
+            ),
+            None => Look::Present,
+        };
+        match look {
+            Look::Skip | Look::Absent => return,
+            Look::Read => {}
+            Look::Present => {
+                if read_text(path, &mut buf).is_none() {
+                    return;
+                }
+            }
         }
         let occ = question.subject.find(&buf, MAX_OCCURRENCES);
         if occ.is_empty() {
