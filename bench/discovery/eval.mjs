@@ -40,7 +40,7 @@ const linux = process.env.PI_UTILS_CORPUS ?? path.join(os.homedir(), ".cache/pi-
 const trees = { self: process.env.PI_UTILS_SELF_TREE ?? root, linux: fs.existsSync(linux) ? linux : null };
 // Repositories nobody here wrote (issue 30; set unseen-2, issue 45; set unseen-3, issue 45h), unpacked at the commits named in queries.json.
 const outside = process.env.PI_UTILS_DISCOVERY_TREES ?? "/tmp/disc-trees";
-const outsideNames = ["hono", "httpx", "glow", "chi", "requests", "curl", "express", "axum", "sinatra", "gson", "git", "rich", "fzf", "bat", "axios"];
+const outsideNames = ["hono", "httpx", "glow", "chi", "requests", "curl", "express", "axum", "sinatra", "gson", "git", "rich", "fzf", "bat", "axios", "jekyll", "commons-lang"];
 for (const name of outsideNames) {
   const dir = path.join(outside, name);
   trees[name] = fs.existsSync(dir) ? dir : null;
