@@ -3,7 +3,7 @@
 // tree, then the Linux speed cases (ours vs one scan, interleaved).
 //
 //   node bench/discovery/eval.mjs [--agentgrep /path/to/agentgrep] [--runs 7] [--no-speed] [--verbose] [--dump DIR]
-//                                 [--warm-linux]
+//                                 [--warm-linux] [--set NAME]
 //
 // --warm-linux makes the Linux tree's index ready before its queries run (by default they walk, and only the
 // speed cases use its index), so their times are "index ready" too.
@@ -31,6 +31,9 @@ const agentgrep = opt("--agentgrep", "");
 const runs = Number(opt("--runs", "7"));
 const verbose = args.includes("--verbose");
 const dump = opt("--dump", "");
+// --no-warm leaves the outside trees without an index (every call walks, as a one-shot CLI or a small
+// project does). --set NAME runs only the queries of that set (e.g. unseen-3), and warms only their trees.
+const onlySet = opt("--set", "");
 if (dump) fs.mkdirSync(dump, { recursive: true });
 /** Writes one answer's text to the dump directory (`locate-007-hono.txt`). */
 const dumpText = (kind, i, tree, text) => {
@@ -38,18 +41,21 @@ const dumpText = (kind, i, tree, text) => {
 };
 const linux = process.env.PI_UTILS_CORPUS ?? path.join(os.homedir(), ".cache/pi-utils-bench/linux-source-6.12");
 const trees = { self: process.env.PI_UTILS_SELF_TREE ?? root, linux: fs.existsSync(linux) ? linux : null };
-// Repositories nobody here wrote (issue 30; set unseen-2, issue 45), unpacked at the commits named in queries.json.
+// Repositories nobody here wrote (issue 30; set unseen-2, issue 45; set unseen-3, issue 45h), unpacked at the commits named in queries.json.
 const outside = process.env.PI_UTILS_DISCOVERY_TREES ?? "/tmp/disc-trees";
-const outsideNames = ["hono", "httpx", "glow", "chi", "requests", "curl", "express", "axum", "sinatra", "gson"];
+const outsideNames = ["hono", "httpx", "glow", "chi", "requests", "curl", "express", "axum", "sinatra", "gson", "git", "rich", "fzf", "bat", "axios", "jekyll", "commons-lang"];
 for (const name of outsideNames) {
   const dir = path.join(outside, name);
   trees[name] = fs.existsSync(dir) ? dir : null;
 }
 // Their index is made ready first (they are small: minFiles 1), so timings are "index ready".
+const setJson = JSON.parse(fs.readFileSync(path.join(here, "queries.json"), "utf8"));
+const wanted = (q) => !onlySet || q.set === onlySet;
+const treesWanted = new Set([...setJson.locate, ...setJson.trace].filter(wanted).map((q) => q.tree));
 for (const name of outsideNames) {
-  if (trees[name]) await native.indexWarm({ path: trees[name], minFiles: 1 });
+  if (trees[name] && treesWanted.has(name) && !args.includes("--no-warm")) await native.indexWarm({ path: trees[name], minFiles: 1 });
 }
-if (args.includes("--warm-linux") && trees.linux) {
+if (args.includes("--warm-linux") && trees.linux && treesWanted.has("linux")) {
   const t = performance.now();
   const ready = await native.indexWarm({ path: trees.linux });
   console.log(`linux index ready before its queries: ${ready.files} files (${(performance.now() - t).toFixed(0)} ms to warm)`);
@@ -93,7 +99,7 @@ const chars = {};
 const addChars = (key, n) => (chars[key] ??= []).push(n);
 const times = {};
 const time = (key, ms) => (times[key] ??= []).push(ms);
-const set = JSON.parse(fs.readFileSync(path.join(here, "queries.json"), "utf8"));
+const set = { locate: setJson.locate.filter(wanted), trace: setJson.trace.filter(wanted) };
 
 /** 1-based rank of `want` in `paths`, or 0. */
 const rankOf = (paths, want) => paths.indexOf(want) + 1;
