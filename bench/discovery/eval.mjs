@@ -38,9 +38,9 @@ const dumpText = (kind, i, tree, text) => {
 };
 const linux = process.env.PI_UTILS_CORPUS ?? path.join(os.homedir(), ".cache/pi-utils-bench/linux-source-6.12");
 const trees = { self: process.env.PI_UTILS_SELF_TREE ?? root, linux: fs.existsSync(linux) ? linux : null };
-// Repositories nobody here wrote (issue 30; set unseen-2, issue 45), unpacked at the commits named in queries.json.
+// Repositories nobody here wrote (issue 30; sets unseen-2 and unseen-4, issue 45), unpacked at the commits named in queries.json.
 const outside = process.env.PI_UTILS_DISCOVERY_TREES ?? "/tmp/disc-trees";
-const outsideNames = ["hono", "httpx", "glow", "chi", "requests", "curl", "express", "axum", "sinatra", "gson"];
+const outsideNames = ["hono", "httpx", "glow", "chi", "requests", "curl", "express", "axum", "sinatra", "gson", "vim", "click", "cobra", "guzzle", "ky"];
 for (const name of outsideNames) {
   const dir = path.join(outside, name);
   trees[name] = fs.existsSync(dir) ? dir : null;
