@@ -40,7 +40,7 @@ const linux = process.env.PI_UTILS_CORPUS ?? path.join(os.homedir(), ".cache/pi-
 const trees = { self: process.env.PI_UTILS_SELF_TREE ?? root, linux: fs.existsSync(linux) ? linux : null };
 // Repositories nobody here wrote (issue 30; sets unseen-2 and unseen-4, issue 45), unpacked at the commits named in queries.json.
 const outside = process.env.PI_UTILS_DISCOVERY_TREES ?? "/tmp/disc-trees";
-const outsideNames = ["hono", "httpx", "glow", "chi", "requests", "curl", "express", "axum", "sinatra", "gson", "vim", "click", "cobra", "guzzle", "ky"];
+const outsideNames = ["hono", "httpx", "glow", "chi", "requests", "curl", "express", "axum", "sinatra", "gson", "vim", "click", "cobra", "guzzle", "ky", "alamofire"];
 for (const name of outsideNames) {
   const dir = path.join(outside, name);
   trees[name] = fs.existsSync(dir) ? dir : null;
