@@ -2,8 +2,9 @@
 // The live index while the tree is being written (issue 44): the first search after each kind of change,
 // with the change applied where it happened, against a scan of the same tree; a writer creating a file
 // every 50 ms while searches run every 200 ms; the glob tool's listing from the table after a change; and a
-// burst of 5,000 new files. Every search's hits are checked against the scan's (same files, same count)
-// where the case says so, and the glob's entries against a walk's.
+// burst of 5,000 new files, searched every 250 ms, then left without searches until they are folded into a
+// new generation. Every search's hits are checked against the scan's (same files, same count) where the case
+// says so, and the glob's entries against a walk's.
 //
 //   node bench/churn.mjs --corpus linux [--copies 4] [--runs 9]
 //
@@ -201,6 +202,8 @@ await timed(
 // 5,000 new files in 250 new (ignored) folders, then searches until they are back under 2 ms.
 {
   const dir = path.join(top, ".churn-burst");
+  const builtAt = () => native.indexStatus({ path: tree }).builtAtMs;
+  const before = builtAt();
   for (let d = 0; d < 250; d++) {
     fs.mkdirSync(path.join(dir, `d${d}`), { recursive: true });
     for (let f = 0; f < 20; f++) fs.writeFileSync(path.join(dir, `d${d}`, `f${f}.txt`), `burst ${d} ${f}\n`);
@@ -224,6 +227,26 @@ await timed(
   results.burst = { first: first.ms, median: quantile(after, 0.5), backUnder2msAfterMs: back };
   console.log(
     `${"5,000 files in 250 new ignored folders".padEnd(58)} first ${fmt(first.ms)} ms, then median ${fmt(results.burst.median)} ms; under 2 ms after ${back === null ? "never (30 s)" : `${fmt(back)} ms`}`,
+  );
+  // Then no search for a while: the files the delta holds are folded into a new generation once the searches
+  // stop (the index's idle time, 5 s), which `builtAtMs` shows (a rebuild started by the burst itself shows
+  // the same, sooner); then searches again.
+  const idle = performance.now();
+  while (builtAt() === before && performance.now() - idle < 120_000) await new Promise((r) => setTimeout(r, 250));
+  const foldedMs = builtAt() === before ? null : performance.now() - idle;
+  const later = [];
+  for (let i = 0; i < Math.max(9, runs); i++) {
+    await new Promise((r) => setTimeout(r, 250));
+    later.push((await search(RARE)).ms);
+  }
+  const scan2 = await search(RARE, false);
+  if (scan2.files !== (await search(RARE)).files) {
+    wrong++;
+    console.log("  burst, after the idle time: DIFFERS from the scan");
+  }
+  Object.assign(results.burst, { foldedAfterIdleMs: foldedMs, afterFold: quantile(later, 0.5), afterFoldP90: quantile(later, 0.9) });
+  console.log(
+    `${"  then no search: a new generation holds them".padEnd(58)} ${foldedMs === null ? "not within 120 s" : `after ${fmt(foldedMs)} ms`}; then median ${fmt(results.burst.afterFold)} ms  p90 ${fmt(results.burst.afterFoldP90)} ms`,
   );
   fs.rmSync(dir, { recursive: true, force: true });
 }

@@ -420,7 +420,9 @@ fn replace_runs(
     if gone.len() <= RUNS_IN_PLACE {
         for r in gone.into_iter().rev() {
             if in_step {
-                unindexed -= doc_at.range(r.clone()).filter(|&&d| d == NO_DOC).count() as isize;
+                unindexed -= (doc_at.range(r.clone()))
+                    .filter(|&&d| !table::in_postings(d))
+                    .count() as isize;
                 doc_at.splice(r.clone(), Vec::new());
             }
             entries.splice(r, Vec::new());

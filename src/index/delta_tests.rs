@@ -132,3 +132,38 @@ proptest! {
         }
     }
 }
+
+/// Files past the rebuild threshold wait in the delta while searches come
+/// (no rebuild competes with them), and are folded into a new generation
+/// once the searches stop; every answer is the scan's before and after.
+#[test]
+fn files_past_the_threshold_wait_in_the_delta_and_are_folded_once_searches_stop() {
+    let t = seeded(false);
+    let root = t.path();
+    let store = tempfile::tempdir().unwrap();
+    let config = super::IndexConfig {
+        fold_idle: Duration::from_millis(400),
+        ..super::tests::test_config(store.path())
+    };
+    super::warm(root, config, &CancelToken::new(None)).expect("index builds");
+    let built_at = || super::status_of(root).and_then(|s| s.built_at);
+    let built = built_at();
+    // Over the threshold of 256 files waiting for the postings.
+    fs::create_dir(root.join("burst")).unwrap();
+    for i in 0..300 {
+        fs::write(root.join(format!("burst/f{i}.txt")), format!("burst {i}\n")).unwrap();
+    }
+    until_delta_holds(root, 300);
+    assert_eq!(built_at(), built, "no rebuild while the searches come");
+    same_as_scan(root, "burst 17", "files in the delta");
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while built_at() == built {
+        assert!(Instant::now() < deadline, "the delta was never folded");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert_eq!(delta_len_of(root), Some(0), "the new generation holds them");
+    assert_eq!(files_read(root, "burst 299"), (1, IndexUse::Used));
+    same_as_scan(root, "burst 17", "after the fold");
+    compare_all(root, "after the fold");
+    super::drop_root(root);
+}

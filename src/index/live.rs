@@ -9,7 +9,7 @@ use super::{IndexConfig, IndexUse, NotBuilt};
 use crate::search::CancelToken;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Condvar, Mutex};
+use std::sync::{Arc, Condvar, Mutex, Weak};
 use std::time::{Duration, Instant, SystemTime};
 
 /// Where an index stands, as `indexStatus` reports it.
@@ -85,19 +85,29 @@ pub struct LiveIndex {
     /// takes it into the picture.
     inbox: Mutex<Option<BatchRead>>,
     next_batch: AtomicU64,
+    /// When the last search through the picture came (see `arm_fold`).
+    last_search: Mutex<Instant>,
+    /// A thread waits for the searches to stop, to fold the delta.
+    fold_armed: AtomicBool,
 }
 
 /// A background batch's id and what it read.
 type BatchRead = (u64, Vec<(PathBuf, delta::Read)>);
 
-/// Files not in the postings past which the picture is rebuilt.
-/// Each costs every search a read and a trigram test (about 7 us a file on
-/// two cores): 5,000 new files made every search of the Linux tree 35-40 ms
-/// instead of 1-2 until a rebuild, which waited for 8,663 of them. The
-/// rebuild re-validates from the store (a walk, the new files read, one
-/// merge: about 2 s of niced CPU there) while this picture serves.
+/// Files not in the postings past which the picture is rebuilt (at once
+/// when the delta has no room for them, else once the searches stop: see
+/// `LiveIndex::arm_fold`). Each one the delta has not read costs every
+/// search a read and a trigram test (about 7 us a file on two cores); one
+/// it read costs a bit, as a generation's file does. The rebuild
+/// re-validates from the store (a walk, the new files read, one merge: 2 s
+/// of niced CPU and more on the Linux tree) while this picture serves.
 fn rebuild_threshold(files: usize) -> usize {
     (files / 200).max(256)
+}
+
+/// Whether more files wait for the postings than the threshold allows.
+fn waiting_over(pic: &Picture) -> bool {
+    pic.unindexed.saturating_sub(pic.unindexable) > rebuild_threshold(pic.table.entries.len())
 }
 
 impl LiveIndex {
@@ -114,6 +124,8 @@ impl LiveIndex {
             told_limit: AtomicBool::new(false),
             inbox: Mutex::new(None),
             next_batch: AtomicU64::new(1),
+            last_search: Mutex::new(Instant::now()),
+            fold_armed: AtomicBool::new(false),
         });
         idx.spawn_build();
         idx
@@ -251,8 +263,11 @@ impl LiveIndex {
             pic.take_batch(id, reads);
         }
         let batch = pic.next_batch(|| self.next_batch.fetch_add(1, Ordering::Relaxed));
-        let rebuild = pic.unindexed.saturating_sub(pic.unindexable)
-            > rebuild_threshold(pic.table.entries.len());
+        // Past the threshold, files the delta has room for wait for it and
+        // are folded once the searches stop; without room, rebuild now.
+        let over = waiting_over(pic);
+        let rebuild = over && !pic.delta.has_room();
+        *self.last_search.lock().unwrap_or_else(|p| p.into_inner()) = Instant::now();
         let found = query(pic);
         if pic.postings.is_damaged() {
             // What `query` found is still right (a damaged list reads as
@@ -266,11 +281,51 @@ impl LiveIndex {
         drop(slot);
         if rebuild {
             self.spawn_build();
+        } else if over {
+            self.arm_fold();
         }
         if let Some((id, paths)) = batch {
             self.spawn_delta_read(id, paths);
         }
         found.ok_or(IndexUse::Scan)
+    }
+
+    /// Folds the delta into a new generation (a rebuild, which re-validates
+    /// from the store and reads only the new files) once no search came for
+    /// `IndexConfig::fold_idle`, on a niced thread of its own that holds no
+    /// reference keeping the index alive. The picture serves until the new
+    /// one replaces it, as with any rebuild.
+    fn arm_fold(self: &Arc<Self>) {
+        if self.fold_armed.swap(true, Ordering::SeqCst) {
+            return;
+        }
+        let me: Weak<LiveIndex> = Arc::downgrade(self);
+        let spawned = std::thread::Builder::new()
+            .name("pi-utils-index-fold".into())
+            .spawn(move || {
+                lower_priority();
+                while let Some(idx) = me.upgrade() {
+                    let idle = idx.config.fold_idle;
+                    let since = idx
+                        .last_search
+                        .lock()
+                        .unwrap_or_else(|p| p.into_inner())
+                        .elapsed();
+                    if idx.cancel.is_stopped() || since >= idle {
+                        idx.fold_armed.store(false, Ordering::SeqCst);
+                        let due = matches!(&*idx.lock(), Slot::Ready(p) if waiting_over(p));
+                        if due && !idx.cancel.is_stopped() {
+                            idx.spawn_build();
+                        }
+                        return;
+                    }
+                    drop(idx);
+                    std::thread::sleep(idle - since);
+                }
+            });
+        if spawned.is_err() {
+            self.fold_armed.store(false, Ordering::SeqCst);
+        }
     }
 
     /// Reads `paths` for the delta on a niced thread of its own; what it

@@ -93,6 +93,11 @@ pub struct IndexConfig {
     /// default); tests set it to meet the limit without changing the
     /// machine's `fs.inotify.max_user_watches`.
     pub watch_cap: Option<usize>,
+    /// Files waiting for the postings past the rebuild threshold that the
+    /// delta has room for are folded into a new generation once no search
+    /// came for this long (the delta keeps searches cheap until then, and
+    /// a rebuild does not compete with them); tests shorten it.
+    pub fold_idle: std::time::Duration,
 }
 
 impl Default for IndexConfig {
@@ -108,6 +113,7 @@ impl Default for IndexConfig {
             saved_only: false,
             stale_retry: std::time::Duration::from_secs(30),
             watch_cap: None,
+            fold_idle: std::time::Duration::from_secs(5),
         }
     }
 }

@@ -11,7 +11,7 @@ use super::chunked::Chunked;
 use super::delta::{self, Delta};
 use super::planner;
 use super::postings::Postings;
-use super::table::{self, Entry, Table, NO_DOC};
+use super::table::{self, Entry, Table, DELTA_DOC, NO_DOC};
 use super::watch::Watcher;
 use super::IndexConfig;
 use crate::search::path_order::at_or_below;
@@ -53,16 +53,17 @@ pub(super) struct Picture {
     /// One past the largest document of the table: the size of the sets a
     /// query's lists decode into (counted with `unindexed`).
     universe: usize,
-    /// Each table entry's document, `NO_DOC` for none, kept with the
+    /// Each table entry's document, `NO_DOC` for none, or `DELTA_DOC +
+    /// slot` for a file the delta read at the table's stamp, kept with the
     /// table: a search skips the files its query rules out by this array
     /// (346 KB on the Linux tree) instead of reading every entry (9 MB),
     /// which was most of a one-hit search's time.
     pub(super) doc_at: Arc<Chunked<u32>>,
     /// What the last refresh applied in place (zero after a whole walk).
     pub(super) applied: apply::Applied,
-    /// The keys of files read since the generation (see `delta.rs`),
-    /// shared with the searches that run over this picture.
-    pub(super) delta: Arc<Delta>,
+    /// The keys of files read since the generation (see `delta.rs`); a
+    /// search takes from it only the set of slots its query allows.
+    pub(super) delta: Delta,
     /// Files without a document that the next background batch reads.
     pub(super) pending: Vec<PathBuf>,
     /// The background batch reading now, if any.
@@ -95,7 +96,7 @@ impl Picture {
             universe: 0,
             doc_at: Arc::default(),
             applied: apply::Applied::default(),
-            delta: Arc::default(),
+            delta: Delta::default(),
             pending: Vec::new(),
             batch_out: None,
             touched: Vec::new(),
@@ -121,7 +122,13 @@ impl Picture {
     /// change follows the change, not the tree.
     fn follow(&mut self, edits: apply::Edits) {
         let Some(delta) = edits.unindexed else {
-            return self.recount();
+            self.recount();
+            return self.mark(
+                self.delta
+                    .keyed()
+                    .map(|(p, s, slot)| (p.to_path_buf(), s, slot))
+                    .collect(),
+            );
         };
         self.unindexed = self.unindexed.saturating_add_signed(delta);
         let below = |p: &Path| edits.places.iter().any(|q| at_or_below(p, q));
@@ -140,11 +147,47 @@ impl Picture {
             .collect();
     }
 
-    /// In tests and debug builds: the counts kept in step equal a recount.
+    /// Gives each file the delta took its slot in the documents by entry,
+    /// where the table's stamp of it is the one the delta read it at.
+    fn mark(&mut self, taken: Vec<delta::Taken>) {
+        if taken.is_empty() {
+            return;
+        }
+        let doc_at = Arc::make_mut(&mut self.doc_at);
+        for (path, stamp, slot) in taken {
+            if let Some(i) = self.table.find(&path) {
+                let e = &self.table.entries[i];
+                if e.doc.is_none() && e.stamp == Some(stamp) {
+                    doc_at[i] = DELTA_DOC + slot;
+                }
+            }
+        }
+        #[cfg(debug_assertions)]
+        self.check_counts();
+    }
+
+    /// In tests and debug builds: the counts kept in step equal a recount,
+    /// and each file with a slot of the delta is one the delta read at the
+    /// table's stamp.
     #[cfg(debug_assertions)]
     fn check_counts(&self) {
         let (doc_at, unindexed, _) = counts(&self.table);
-        assert_eq!(doc_at, *self.doc_at, "documents by entry kept in step");
+        let in_generation: Chunked<u32> = (self.doc_at.iter())
+            .map(|&d| if table::in_postings(d) { d } else { NO_DOC })
+            .collect();
+        assert_eq!(doc_at, in_generation, "documents by entry kept in step");
+        for (e, &d) in self.table.entries.iter().zip(self.doc_at.iter()) {
+            // A slot dropped since allows every query: no harm.
+            let slot = d.wrapping_sub(DELTA_DOC);
+            if d != NO_DOC && !table::in_postings(d) && self.delta.stands(slot) {
+                assert_eq!(
+                    self.delta.slot_of(&e.path, e.stamp),
+                    Some(slot),
+                    "{} has a slot of the delta whose keys stand for another file or stamp",
+                    e.path.display()
+                );
+            }
+        }
         assert_eq!(unindexed, self.unindexed, "entries without a document");
         let sorted = |mut v: Vec<table::Stamped>| {
             v.sort_by(|a, b| a.0.cmp(&b.0));
@@ -226,7 +269,7 @@ impl Picture {
             return;
         }
         if self.delta.len() > 0 {
-            Arc::make_mut(&mut self.delta).forget(files, places);
+            self.delta.forget(files, places);
         }
         if self.batch_out.is_some() && !self.touched_all {
             self.touched.extend(files.iter().chain(places).cloned());
@@ -275,11 +318,13 @@ impl Picture {
             return;
         }
         self.batch_out = None;
-        if !self.touched_all && !reads.is_empty() {
-            Arc::make_mut(&mut self.delta).take(reads, &self.touched);
-        }
+        let taken = match !self.touched_all && !reads.is_empty() {
+            true => self.delta.take(reads, &self.touched),
+            false => Vec::new(),
+        };
         self.touched = Vec::new();
         self.touched_all = false;
+        self.mark(taken);
     }
 
     /// Walks the whole tree again: the fallback for what no place holds.
@@ -303,7 +348,7 @@ impl Picture {
         self.table = Arc::new(fresh);
         self.recount();
         // What the delta read may be of files the walk found changed.
-        self.delta = Arc::default();
+        self.delta = Delta::default();
         self.touched_all = true;
         self.pending = (self.table.entries.iter())
             .filter(|e| e.doc.is_none() && e.stamp.is_some_and(|s| s.nlink == 1))
@@ -318,6 +363,14 @@ impl Picture {
     pub(super) fn narrowed(&self, q: &planner::Query, config: &IndexConfig) -> Option<FixedBitSet> {
         let mut budget = (config.decode_per_file).saturating_mul(self.table.entries.len() as u64);
         self.postings.eval(q, self.universe, &mut budget)
+    }
+
+    /// The delta's slots `q` allows (see `Delta::allowed`); `None`: all.
+    pub(super) fn delta_narrowed(&self, q: &planner::Query) -> Option<FixedBitSet> {
+        match self.delta.len() {
+            0 => None,
+            _ => self.delta.allowed(q),
+        }
     }
 }
 

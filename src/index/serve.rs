@@ -10,10 +10,9 @@
 //! content search skips and discovery still counts as seen.
 
 use super::chunked::Chunked;
-use super::delta::Delta;
 use super::planner::{self, Query};
 use super::roots::index_for;
-use super::table::{Entry, Table, NO_DOC};
+use super::table::{self, Table, DELTA_DOC, NO_DOC};
 use super::view::TableView;
 use super::{IndexMode, IndexUse};
 use crate::search::path_order::at_or_below;
@@ -66,16 +65,15 @@ pub fn source_for(
             }
         }
         let docs = q.as_ref().and_then(|q| pic.narrowed(q, idx.config()));
-        // Only a query that can rule a file out makes the delta worth asking.
-        let delta = (q.as_ref())
-            .filter(|q| !matches!(q, Query::All) && pic.delta.len() > 0)
-            .map(|q| (pic.delta.clone(), q.clone()));
+        // The delta's files are ruled out by a bit each, as the
+        // generation's are: its lists are evaluated once, here.
+        let delta_docs = q.as_ref().and_then(|q| pic.delta_narrowed(q));
         Some(TableFeed {
             table: pic.table.clone(),
             doc_at: pic.doc_at.clone(),
             view,
             docs,
-            delta,
+            delta_docs,
         })
     });
     match found {
@@ -93,28 +91,36 @@ struct TableFeed {
     doc_at: Arc<Chunked<u32>>,
     /// The documents the pattern allows; `None`: every file is a candidate.
     docs: Option<FixedBitSet>,
-    /// The keys of files read since the generation, and the query to test
-    /// them with: a file without a document is a candidate unless they
-    /// rule it out.
-    delta: Option<(Arc<Delta>, Query)>,
+    /// The delta's slots the pattern allows (see `Delta::allowed`); `None`:
+    /// all of them.
+    delta_docs: Option<FixedBitSet>,
 }
 
 impl TableFeed {
-    fn file<'a>(&self, e: &'a Entry) -> SourceFile<'a> {
-        SourceFile {
-            path: &e.path,
-            candidate: allows(self.docs.as_ref(), e.doc) && self.delta_allows(e),
-            stamp: known(e.stamp),
-        }
+    /// Whether the file whose document by entry is `d` may hold a match:
+    /// not ruled out by the postings (or the delta, for a file it read),
+    /// and always for a file whose contents neither holds.
+    fn allows(&self, d: u32) -> bool {
+        let (set, at) = match d {
+            NO_DOC => return true,
+            d if table::in_postings(d) => (&self.docs, d),
+            d => (&self.delta_docs, d - DELTA_DOC),
+        };
+        set.as_ref().is_none_or(|s| s.contains(at as usize))
     }
 
-    /// Whether the delta leaves `e` a candidate (always, for a file with a
-    /// document: the postings decided that).
-    fn delta_allows(&self, e: &Entry) -> bool {
-        match &self.delta {
-            Some((delta, q)) if e.doc.is_none() => delta.allows(&e.path, e.stamp, q),
-            _ => true,
-        }
+    /// The files of the table positions `run` the view admits.
+    fn files_in(&self, run: Range<usize>) -> Box<dyn Iterator<Item = SourceFile<'_>> + '_> {
+        let docs = self.doc_at.range(run.clone());
+        Box::new(
+            (self.table.entries.range(run).zip(docs))
+                .filter(|(e, _)| self.view.admits(e))
+                .map(|(e, &d)| SourceFile {
+                    path: &e.path,
+                    candidate: self.allows(d),
+                    stamp: known(e.stamp),
+                }),
+        )
     }
 }
 
@@ -124,11 +130,11 @@ impl FileFeed for TableFeed {
     }
 
     fn project(&self) -> Box<dyn Iterator<Item = SourceFile<'_>> + '_> {
-        Box::new(self.view.project(&self.table).map(|e| self.file(e)))
+        self.files_in(self.view.project_range())
     }
 
     fn ignored(&self, index: usize) -> Box<dyn Iterator<Item = SourceFile<'_>> + '_> {
-        Box::new(self.view.ignored(&self.table, index).map(|e| self.file(e)))
+        self.files_in(self.view.ignored_range(index))
     }
 
     fn project_candidates(&self) -> Box<dyn Iterator<Item = &Path> + '_> {
@@ -144,19 +150,18 @@ impl TableFeed {
     /// The candidates among the entries at `run`, found by their documents
     /// alone: an entry ruled out is never read.
     fn candidates_in(&self, run: Range<usize>) -> Box<dyn Iterator<Item = &Path> + '_> {
-        let docs = self.docs.as_ref();
         // Chunk by chunk of the table, beside its documents: an entry's
         // place is known without looking it up, and only the documents are
         // read until one is allowed.
         let entries = (self.table.entries.slices(run)).flat_map(move |(start, chunk)| {
             let doc_at = self.doc_at.range(start..start + chunk.len());
             (chunk.iter().zip(doc_at))
-                .filter(move |(_, &d)| allows(docs, Some(d).filter(|&d| d != NO_DOC)))
+                .filter(move |(_, &d)| self.allows(d))
                 .map(|(e, _)| e)
         });
         Box::new(
             entries
-                .filter(|e| self.view.admits(e) && self.delta_allows(e))
+                .filter(|e| self.view.admits(e))
                 .map(|e| e.path.as_path()),
         )
     }
@@ -174,15 +179,5 @@ fn known(stamp: Option<Stamp>) -> KnownStamp {
             size: s.size,
         },
         None => KnownStamp::Missing,
-    }
-}
-
-/// Whether the file of document `doc` may hold a match: not ruled out by
-/// `docs` (the documents a query allows; `None`: all), and always for a
-/// file whose contents are not in the postings (`doc` is `None`).
-fn allows(docs: Option<&FixedBitSet>, doc: Option<u32>) -> bool {
-    match (docs, doc) {
-        (Some(docs), Some(d)) => docs.contains(d as usize),
-        _ => true,
     }
 }

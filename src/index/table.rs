@@ -34,6 +34,18 @@ pub fn stamp_dir(dir: &Path, root: &Path) -> Option<Stamp> {
 /// entry (`Picture::doc_at`): the entry has none.
 pub(super) const NO_DOC: u32 = u32::MAX;
 
+/// In `Picture::doc_at`, a value at or above this (and below `NO_DOC`) is a
+/// file the delta read, `DELTA_DOC + slot` (see `delta.rs`): no document of
+/// the generation, which numbers its files from 0 and holds at most
+/// `IndexConfig::max_files`, far below it.
+pub(super) const DELTA_DOC: u32 = 1 << 31;
+
+/// Whether a value of `Picture::doc_at` is a document of the generation
+/// (else the entry's `doc` is `None`).
+pub(super) fn in_postings(d: u32) -> bool {
+    d < DELTA_DOC
+}
+
 #[derive(Debug, Clone)]
 pub struct Entry {
     pub path: PathBuf,

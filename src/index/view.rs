@@ -170,30 +170,16 @@ impl TableView {
             .unwrap_or(&table.ignored_roots)
     }
 
-    /// The project files the search's walk would hand out, in the table's
-    /// order (the walk's: by path).
-    pub fn project<'t>(&'t self, table: &'t Table) -> impl Iterator<Item = &'t Entry> + 't {
-        (table.entries.range(self.project_range())).filter(move |e| self.admits(e))
-    }
-
-    /// The table positions [`TableView::project`] goes through.
+    /// The table positions of the project files the search's walk would
+    /// hand out (those [`TableView::admits`] of them), in the walk's order.
     pub fn project_range(&self) -> Range<usize> {
         self.project.clone()
     }
 
-    /// The table positions [`TableView::ignored`] goes through for `index`.
+    /// The table positions of the files under ignored root `index` of
+    /// [`TableView::ignored_roots`], in order (those it admits).
     pub fn ignored_range(&self, index: usize) -> Range<usize> {
         self.root_ranges.get(index).cloned().unwrap_or_default()
-    }
-
-    /// The files under ignored root `index` of [`TableView::ignored_roots`],
-    /// in order.
-    pub fn ignored<'t>(
-        &'t self,
-        table: &'t Table,
-        index: usize,
-    ) -> impl Iterator<Item = &'t Entry> + 't {
-        (table.entries.range(self.ignored_range(index))).filter(move |e| self.admits(e))
     }
 
     /// Whether the search's filters let its walk reach `e`.
