@@ -13,7 +13,7 @@ use super::bearing::{bearing_symbols, shares_a_word};
 use super::content::{ContentQuery, ContentScore, MAX_CONTENT_BYTES, MAX_CONTENT_READS};
 use super::files::{read_small, read_text, shown_path, small_file_len, Scope, MAX_READ_BYTES};
 use super::locate_pass::{Best, Candidate, ContentBudget, Pass};
-use super::locate_score::{combine, definition_signal, rarity_weights, score_path_weighted};
+use super::locate_score::{combine, definition_signal, score_path, MISSING_TOKEN_COST};
 use super::pass::{self, map_parallel, TopK};
 use super::query::{FuzzyToken, Query};
 use super::role::Role;
@@ -125,27 +125,25 @@ fn run_plan(plan: &LocatePlan, cancel: &CancelToken) -> LocateResult {
     );
     let best = visited.tally;
     let gave_up = budget.gave_up();
-    let weights = rarity_weights(&best.found, best.seen);
     let (heap, matched, by_path) = if gave_up {
         (best.by_path, best.matched_path, TopK::new(0))
     } else {
         (best.heap, best.matched, best.by_path)
     };
-    let mut chosen: Vec<Candidate> = reweigh(q, root, heap.into_vec(), &weights);
+    let mut chosen: Vec<Candidate> = heap.into_vec();
     if let Some(cq) = content.filter(|_| !gave_up) {
         // Those ranked by path alone so far are read again below.
         let (said, unread): (Vec<Candidate>, Vec<Candidate>) =
             chosen.into_iter().partition(|c| c.content.is_some());
-        let by_path = reweigh(q, root, by_path.into_vec(), &weights);
-        let by_path = by_path.into_iter().chain(unread);
-        let named = read_named_files(q, cq, root, by_path, &said, &weights);
+        let by_path = by_path.into_vec().into_iter().chain(unread);
+        let named = read_named_files(q, cq, root, by_path, &said);
         chosen = said;
         chosen.extend(named);
         chosen.sort_by(|a, b| b.cmp(a));
         chosen.truncate(keep);
     }
     chosen.sort_by(|a, b| b.cmp(a));
-    let mut files = finish(q, content, root, chosen, &weights, cancel);
+    let mut files = finish(q, content, root, chosen, cancel);
     code_first_on_its_topic(&mut files);
     files.sort_by(|a, b| {
         (!b.0.ignored)
@@ -178,24 +176,6 @@ fn run_plan(plan: &LocatePlan, cancel: &CancelToken) -> LocateResult {
     (result.cancelled, result.timed_out, result.elapsed_ms) = pass::ended(cancel, started);
     result.text = super::locate_render::render(&result);
     result
-}
-
-/// The pass's candidates scored again with each query word weighted by
-/// its rarity among the paths, which only the whole pass knows: their
-/// order within the kept few changes, not which were kept.
-fn reweigh(q: &Query, root: &Path, mut kept: Vec<Candidate>, weights: &[f64]) -> Vec<Candidate> {
-    if weights.is_empty() {
-        return kept;
-    }
-    let mut matchers = q.matchers();
-    for c in &mut kept {
-        let rel = shown_path(root, &c.path).text;
-        let by_path = score_path_weighted(q, &rel, &mut matchers, false, weights);
-        if let Some(s) = combine(&rel, by_path.as_ref(), c.content.take()) {
-            (c.score, c.base, c.refund, c.content) = (s.score, s.base, s.refund, s.content);
-        }
-    }
-    kept
 }
 
 /// Whether the content pass would give up on the project's candidates:
@@ -242,7 +222,6 @@ fn read_named_files(
     root: &Path,
     by_path: impl Iterator<Item = Candidate>,
     chosen: &[Candidate],
-    weights: &[f64],
 ) -> Vec<Candidate> {
     let mut matchers = q.matchers();
     let mut buf = Vec::new();
@@ -258,7 +237,7 @@ fn read_named_files(
             continue;
         }
         let rel = shown_path(root, &c.path).text;
-        let by_path = score_path_weighted(q, &rel, &mut matchers, false, weights);
+        let by_path = score_path(q, &rel, &mut matchers, false);
         if let Some(s) = combine(&rel, by_path.as_ref(), Some(cq.measure_any(&buf))) {
             out.push(Candidate {
                 score: s.score,
@@ -342,13 +321,12 @@ fn finish(
     content: Option<&ContentQuery>,
     root: &Path,
     chosen: Vec<Candidate>,
-    weights: &[f64],
     cancel: &CancelToken,
 ) -> Vec<(LocatedFile, usize, Topic)> {
     map_parallel(&chosen, || {
         let mut matchers = q.matchers();
         move |rank, c: &Candidate| {
-            let (file, topic) = located(q, content, root, c, &mut matchers, weights, cancel);
+            let (file, topic) = located(q, content, root, c, &mut matchers, cancel);
             Some((file, rank, topic))
         }
     })
@@ -360,12 +338,11 @@ fn located(
     root: &Path,
     c: &Candidate,
     matchers: &mut [FuzzyToken],
-    weights: &[f64],
     cancel: &CancelToken,
 ) -> (LocatedFile, Topic) {
     let path = shown_path(root, &c.path);
-    let by_path = score_path_weighted(q, &path.text, matchers, true, weights);
-    let missing_cost: f64 = (by_path.as_ref()).map_or(0.0, |p| p.missing_cost.iter().sum());
+    let by_path = score_path(q, &path.text, matchers, true);
+    let missing = by_path.as_ref().map_or(0, |p| p.missing);
     let mut topic: Vec<bool> = by_path
         .as_ref()
         .map_or_else(|| vec![false; q.tokens.len()], |p| p.met.clone());
@@ -403,7 +380,7 @@ fn located(
             if exact {
                 // `src/auth/mod.rs` defining `AuthStatus` lacks `status` only
                 // in its path: the symbol names it.
-                score += (missing_cost - c.refund).max(0.0);
+                score += (MISSING_TOKEN_COST * missing as f64 - c.refund).max(0.0);
             }
             why.insert(0, reason);
         } else {

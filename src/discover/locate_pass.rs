@@ -61,9 +61,6 @@ pub(crate) struct Best {
     pub(crate) matched: u64,
     pub(crate) matched_path: u64,
     pub(crate) seen: u64,
-    /// Per query token: the project paths that meet it (for its weight,
-    /// `rarity_weights`).
-    pub(crate) found: Vec<u64>,
 }
 
 impl Best {
@@ -74,7 +71,6 @@ impl Best {
             matched: 0,
             matched_path: 0,
             seen: 0,
-            found: Vec::new(),
         }
     }
 
@@ -91,12 +87,6 @@ impl Tally for Best {
         self.seen += other.seen;
         self.matched += other.matched;
         self.matched_path += other.matched_path;
-        if self.found.len() < other.found.len() {
-            self.found.resize(other.found.len(), 0);
-        }
-        for (a, b) in self.found.iter_mut().zip(&other.found) {
-            *a += b;
-        }
         self.heap.absorb(other.heap);
         self.by_path.absorb(other.by_path);
     }
@@ -244,12 +234,6 @@ impl<'a> Pass<'a> {
         } else {
             None
         };
-        if let Some(p) = by_path.as_ref().filter(|_| !ignored) {
-            b.found.resize(p.found.len(), 0);
-            for (n, &f) in b.found.iter_mut().zip(&p.found) {
-                *n += u64::from(f);
-            }
-        }
         let Some(scored) = combine(&rel, by_path.as_ref(), said) else {
             return;
         };

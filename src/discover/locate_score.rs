@@ -14,29 +14,14 @@ use crate::structure::{Outline, Symbol, SymbolKind};
 /// the file name earns (100).
 pub(crate) const MISSING_TOKEN_COST: f64 = 150.0;
 
-/// One path's score, every query word weighing the same. `why` is filled
-/// only when `explain` is set, so the walk builds no strings for the
-/// thousands of paths that never show.
+/// One path's score. `why` is filled only when `explain` is set, so the
+/// walk builds no strings for the thousands of paths that never show.
 pub(crate) fn score_path(
     q: &Query,
     rel: &str,
     matchers: &mut [FuzzyToken],
     explain: bool,
 ) -> Option<PathScore> {
-    score_path_weighted(q, rel, matchers, explain, &[])
-}
-
-/// [`score_path`] with each query word's points (what meeting it earns and
-/// what lacking it costs) times its weight ([`rarity_weights`]; a word
-/// past `weights` weighs 1).
-pub(crate) fn score_path_weighted(
-    q: &Query,
-    rel: &str,
-    matchers: &mut [FuzzyToken],
-    explain: bool,
-    weights: &[f64],
-) -> Option<PathScore> {
-    let weight = |i: usize| weights.get(i).copied().unwrap_or(1.0);
     let (dir, name) = rel.rsplit_once('/').unwrap_or(("", rel));
     let name_tokens = tokens::split(name);
     let dir_tokens = tokens::split(dir);
@@ -45,7 +30,6 @@ pub(crate) fn score_path_weighted(
     let (mut in_name, mut in_dir, mut fuzzy, mut missing) = (vec![], vec![], vec![], vec![]);
     let mut written: Vec<String> = Vec::new();
     let mut written_at: Vec<usize> = Vec::new();
-    let mut written_weight: Vec<f64> = Vec::new();
     // Each name token's words written together, worked out once if asked.
     let mut joins: Option<Vec<Vec<&str>>> = None;
     let mut positions = Vec::new();
@@ -58,12 +42,11 @@ pub(crate) fn score_path_weighted(
             tokens::match_token(t, &name_tokens)
         };
         if name_match != TokenMatch::None {
-            score += weight(i)
-                * if name_match == TokenMatch::Exact {
-                    100.0
-                } else {
-                    70.0
-                };
+            score += if name_match == TokenMatch::Exact {
+                100.0
+            } else {
+                70.0
+            };
             in_name.push(t.as_str());
             positions.push(dir_tokens.len() + at.unwrap_or(0));
             continue;
@@ -81,26 +64,24 @@ pub(crate) fn score_path_weighted(
         {
             written.push(format!("{} for {t}", name_tokens[at]));
             written_at.push(dir_tokens.len() + at);
-            written_weight.push(weight(i));
             continue;
         }
         let (dir_match, at) = tokens::match_token(t, &dir_tokens);
         if dir_match != TokenMatch::None {
-            score += weight(i)
-                * if dir_match == TokenMatch::Exact {
-                    40.0
-                } else {
-                    25.0
-                };
+            score += if dir_match == TokenMatch::Exact {
+                40.0
+            } else {
+                25.0
+            };
             in_dir.push(t.as_str());
             positions.push(at.unwrap_or(0));
             continue;
         }
         if matchers[i].hits(name) {
-            score += 20.0 * weight(i);
+            score += 20.0;
             fuzzy.push(t.as_str());
         } else if matchers[i].hits(rel) {
-            score += 10.0 * weight(i);
+            score += 10.0;
             fuzzy.push(t.as_str());
         } else {
             missing.push(t.as_str());
@@ -120,7 +101,7 @@ pub(crate) fn score_path_weighted(
                 >= 2
     });
     if !in_name.is_empty() || !in_dir.is_empty() || strong {
-        score += 60.0 * written_weight.iter().sum::<f64>();
+        score += 60.0 * written.len() as f64;
         positions.extend(written_at);
     } else {
         for w in std::mem::take(&mut written) {
@@ -143,13 +124,7 @@ pub(crate) fn score_path_weighted(
     // A path lacking a query token ranks after those that have them all: a
     // whole-token hit earns at most 100, so three hits and a miss (`ptp_kvm_x86.c`
     // for `kvm x86 mmu`) stay below one hit and three in the directory.
-    let missing_cost: Vec<f64> = (q.tokens.iter().enumerate())
-        .map(|(i, t)| match missing.contains(&t.as_str()) {
-            true => MISSING_TOKEN_COST * weight(i),
-            false => 0.0,
-        })
-        .collect();
-    score -= missing_cost.iter().sum::<f64>();
+    score -= MISSING_TOKEN_COST * missing.len() as f64;
     if path_hit {
         score += 60.0;
     }
@@ -205,15 +180,11 @@ pub(crate) fn score_path_weighted(
     let met = (q.tokens.iter())
         .map(|t| !missing.contains(&t.as_str()))
         .collect();
-    let found = (q.tokens.iter())
-        .map(|t| !missing.contains(&t.as_str()) && !fuzzy.contains(&t.as_str()))
-        .collect();
     Some(PathScore {
         score,
         why,
+        missing: missing.len(),
         met,
-        missing_cost,
-        found,
     })
 }
 
@@ -275,37 +246,16 @@ fn reasons(m: &Matched<'_>) -> Vec<String> {
     why
 }
 
-/// A path's score, its reasons (when asked), and what each query token
-/// it lacks cost (a definition named by the whole query supplies those).
+/// A path's score, its reasons (when asked), and how many query tokens it
+/// lacks (a definition named by the whole query supplies those).
 #[derive(Debug, Default)]
 pub(crate) struct PathScore {
     pub score: f64,
     pub why: Vec<String>,
+    pub missing: usize,
     /// Per query token: the path meets it (whole, by prefix, written
     /// differently or fuzzily).
     pub met: Vec<bool>,
-    /// Per query token: what lacking it cost (0 when met).
-    pub missing_cost: Vec<f64>,
-    /// Per query token: the path meets it, fuzzily excluded (what the
-    /// pass counts for [`rarity_weights`]).
-    pub found: Vec<bool>,
-}
-
-/// Each query word's weight from how many of the tree's `paths` meet it
-/// (`found`, counted by the pass): rare words weigh more, common ones less,
-/// the weights averaging 1 so a query's total stays what it was. An IDF,
-/// `ln((N + 1) / (df + 1)) + 1`, pulled halfway to 1 (issue 45: "chunked
-/// transfer encoding decoder" ranked `content_encoding.c`, named by the
-/// common `encoding`, over `http_chunks.c`, named by the rare `chunked`).
-pub(crate) fn rarity_weights(found: &[u64], paths: u64) -> Vec<f64> {
-    if found.len() < 2 || paths == 0 {
-        return Vec::new();
-    }
-    let idf: Vec<f64> = (found.iter())
-        .map(|&df| ((paths as f64 + 1.0) / (df as f64 + 1.0)).ln() + 1.0)
-        .collect();
-    let mean = idf.iter().sum::<f64>() / idf.len() as f64;
-    idf.iter().map(|x| 0.5 + 0.5 * x / mean).collect()
 }
 
 /// Path tokens the text holds earn back what lacking them cost: `kill
@@ -334,11 +284,10 @@ pub(crate) fn combine(
     if let Some(c) = &content {
         base += c.text_points();
         if let Some(p) = path {
-            let held: f64 = (p.missing_cost.iter().zip(&c.holds))
-                .filter(|(_, holds)| **holds)
-                .map(|(cost, _)| cost)
-                .sum();
-            refund = REFUND_SHARE * held;
+            let held = (p.met.iter().zip(&c.holds))
+                .filter(|(met, holds)| !**met && **holds)
+                .count();
+            refund = REFUND_SHARE * MISSING_TOKEN_COST * held as f64;
             base += refund;
         }
     }
@@ -373,12 +322,7 @@ pub(crate) fn definition_signal(q: &Query, outline: &Outline) -> Option<(f64, St
         )
     };
     // A Markdown heading is no definition: docs already rank by their names.
-    // Nor is a module declared in one line (`mod rules_cache;`): its body
-    // is the file of that name, which the path already finds (issue 45:
-    // `src/search/mod.rs` ranked above `src/search/rules_cache.rs`).
-    let code = |s: &&Symbol| {
-        s.kind != SymbolKind::Section && !(s.kind == SymbolKind::Module && s.line_count() <= 1)
-    };
+    let code = |s: &&Symbol| s.kind != SymbolKind::Section;
     // Zoekt's order: an exact symbol beats any path evidence; a partial one
     // only breaks near-ties.
     let mut code_symbols = outline.symbols.iter().filter(code);

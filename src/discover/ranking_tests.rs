@@ -485,49 +485,6 @@ fn a_trace_shows_each_files_regions_before_its_reasons_and_structure() {
     let role = block.find("   role:").expect("role");
     assert!(regions < role, "{}", r.text);
 }
-
-#[test]
-fn a_module_declared_in_one_line_does_not_outrank_its_file() {
-    let t = tree(&[
-        (
-            "src/search/mod.rs",
-            "//! search\nmod rules_cache;\nmod walk;\npub use rules_cache::Cached;\n// rules and cache\n".into(),
-        ),
-        (
-            "src/search/rules_cache.rs",
-            "//! the rules, cached\npub struct Cached {\n    rules: Vec<u8>,\n}\n".into(),
-        ),
-        ("src/search/walk.rs", "//! walk\npub fn walk() {}\n".into()),
-    ]);
-    let (files, text) = located(t.path(), "RulesCache");
-    assert_eq!(
-        files.first().map(String::as_str),
-        Some("src/search/rules_cache.rs"),
-        "{text}"
-    );
-    assert!(!text.contains("defines module rules_cache"), "{text}");
-}
-
-#[test]
-fn a_rare_word_in_a_file_name_outweighs_a_common_one() {
-    // `encoding` names many paths of this tree, `chunked` one: the file
-    // named by the rare word ranks first, although the common word is
-    // written out whole in the other's name (100 points against 60).
-    let mut files: Vec<(String, String)> = (0..12)
-        .map(|i| (format!("docs/encoding/page{i}.txt"), "x\n".to_string()))
-        .collect();
-    files.push(("lib/chunk_reader.c".into(), "int r;\n".into()));
-    files.push(("lib/encoding.c".into(), "int e;\n".into()));
-    let files: Vec<(&str, String)> = files.iter().map(|(p, t)| (p.as_str(), t.clone())).collect();
-    let t = tree(&files);
-    let (ranked, text) = located(t.path(), "chunked encoding");
-    assert_eq!(
-        ranked.first().map(String::as_str),
-        Some("lib/chunk_reader.c"),
-        "{text}"
-    );
-}
-
 #[test]
 fn a_symbol_spelling_every_word_outranks_a_file_named_by_some_of_them() {
     let adapter = "public abstract class TypeAdapter<T> {\n  // registerTypeAdapter registerTypeAdapter registerTypeAdapter\n  // registerTypeAdapter registerTypeAdapter: a type adapter\n  public abstract T read(Object in);\n}\n";

@@ -75,13 +75,12 @@ impl Role {
             "__snapshots__",
             // Perl's and git's test directory (`t/t4203-mailmap.sh`).
             "t",
-            // Cucumber's and behave's scenarios.
-            "features",
         ]) || name_tokens.first().is_some_and(|t| t == "test")
             || name.contains(".spec.")
             || name.contains(".test.")
             || name.contains("_test.")
             || name.contains("_spec.")
+            // Cucumber's and behave's scenarios.
             || ext == "feature"
         {
             return Role::Test;
@@ -195,6 +194,8 @@ mod tests {
         // Conventions of other ecosystems (issue 45's held-out trees).
         assert_eq!(Role::of("t/t4203-mailmap.sh"), Role::Test);
         assert_eq!(Role::of("features/incremental_rebuild.feature"), Role::Test);
+        // A folder named features holds code as often as scenarios (Alamofire's Source/Features/).
+        assert_eq!(Role::of("Source/Features/RetryPolicy.swift"), Role::Code);
         assert_eq!(Role::of("spec/models/user_spec.rb"), Role::Test);
         assert_eq!(Role::of("lib/user_spec.rb"), Role::Test);
         assert_eq!(Role::of("src/latest.c"), Role::Code);
