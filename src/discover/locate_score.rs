@@ -322,7 +322,12 @@ pub(crate) fn definition_signal(q: &Query, outline: &Outline) -> Option<(f64, St
         )
     };
     // A Markdown heading is no definition: docs already rank by their names.
-    let code = |s: &&Symbol| s.kind != SymbolKind::Section;
+    // Nor is a module declared in one line (`mod rules_cache;`): its body
+    // is the file of that name, which the path already finds (issue 45:
+    // `src/search/mod.rs` ranked above `src/search/rules_cache.rs`).
+    let code = |s: &&Symbol| {
+        s.kind != SymbolKind::Section && !(s.kind == SymbolKind::Module && s.line_count() <= 1)
+    };
     // Zoekt's order: an exact symbol beats any path evidence; a partial one
     // only breaks near-ties.
     let mut code_symbols = outline.symbols.iter().filter(code);

@@ -501,3 +501,25 @@ fn a_symbol_spelling_every_word_outranks_a_file_named_by_some_of_them() {
     );
     assert!(text.contains("defines method"), "{text}");
 }
+
+#[test]
+fn a_module_declared_in_one_line_does_not_outrank_its_file() {
+    let t = tree(&[
+        (
+            "src/search/mod.rs",
+            "//! search\nmod rules_cache;\nmod walk;\npub use rules_cache::Cached;\n// rules and cache\n".into(),
+        ),
+        (
+            "src/search/rules_cache.rs",
+            "//! the rules, cached\npub struct Cached {\n    rules: Vec<u8>,\n}\n".into(),
+        ),
+        ("src/search/walk.rs", "//! walk\npub fn walk() {}\n".into()),
+    ]);
+    let (files, text) = located(t.path(), "RulesCache");
+    assert_eq!(
+        files.first().map(String::as_str),
+        Some("src/search/rules_cache.rs"),
+        "{text}"
+    );
+    assert!(!text.contains("defines module rules_cache"), "{text}");
+}
