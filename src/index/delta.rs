@@ -82,7 +82,9 @@ pub(super) type Taken = (PathBuf, Stamp, u32);
 
 impl Delta {
     /// The slot of the file at `path` when the delta read it at `stamp` (the
-    /// table's) and its keys still stand.
+    /// table's) and its keys still stand. Only the debug check of each batch
+    /// and the tests ask it: searches read slots from the documents by entry.
+    #[cfg(any(test, debug_assertions))]
     pub fn slot_of(&self, path: &Path, stamp: Option<Stamp>) -> Option<u32> {
         let &s = self.by_path.get(path)?;
         let k = &self.slots[s as usize];
