@@ -337,12 +337,15 @@ impl ContentScore {
                 why.push(format!("text names {}{how} ({}x)", n.name, n.count));
             }
         }
-        let counts: Vec<String> = (q.words().zip(&self.counts))
+        // The words without their counts: a question of six words made
+        // the counts a fifth of an answer, and they told an agent nothing
+        // the rank does not (issue 45: half the words).
+        let held: Vec<&str> = (q.words().zip(&self.counts))
             .filter(|(_, &c)| c > 0)
-            .map(|(w, c)| format!("{w} {c}x"))
+            .map(|(w, _)| w)
             .collect();
-        if !counts.is_empty() {
-            why.push(format!("text has {}", counts.join(", ")));
+        if !held.is_empty() {
+            why.push(format!("text has {}", held.join(", ")));
         }
         why
     }
