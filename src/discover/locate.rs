@@ -18,7 +18,7 @@ use super::pass::{self, map_parallel, TopK};
 use super::query::{FuzzyToken, Query};
 use super::role::Role;
 use super::tokens;
-use super::word_feed::source_for_words;
+use super::word_feed::{source_for_words, MAX_SOFT_BYTES, MAX_SOFT_READS};
 use super::DiscoverError;
 use crate::index::IndexMode;
 use crate::search::CancelToken;
@@ -180,10 +180,10 @@ fn run_plan(plan: &LocatePlan, cancel: &CancelToken) -> LocateResult {
             .filter(|(asked, read)| read.needed() > asked.needed())
             .map(|(_, read)| {
                 format!(
-                    "read the text of files holding {} of the {} words only: more than {reads} files or {} MiB hold fewer",
+                    "read the text of files holding {} of the {} words only: more than {MAX_SOFT_READS} files or {} MiB hold fewer",
                     read.needed(),
                     read.words().count(),
-                    bytes >> 20
+                    MAX_SOFT_BYTES >> 20
                 )
             })
     };
