@@ -264,7 +264,11 @@ fn answers(f: &TracedFile, wanted: Option<RegionKind>) -> u8 {
         None => 2,
         Some(k) if first == Some(k) => 2,
         Some(RegionKind::Implementation) if first == Some(RegionKind::Definition) => 2,
-        Some(RegionKind::Callsite) if first == Some(RegionKind::Definition) => 0,
+        Some(RegionKind::Callsite)
+            if (f.regions.iter()).all(|r| r.kind == RegionKind::Definition) =>
+        {
+            0
+        }
         Some(_) => 1,
     }
 }

@@ -229,3 +229,71 @@ fn a_type_whose_header_names_the_subject_implements_it_before_one_named_like_it(
         event.regions[0].why
     );
 }
+
+/// guzzle and Alamofire: PHP and Swift have grammars, so a call is told
+/// from a definition and named by its method (every region was `<file
+/// scope>` before).
+#[test]
+fn php_and_swift_calls_and_definitions_have_their_methods() {
+    let t = tree(&[
+        (
+            "src/Utils.php",
+            "<?php\n\nnamespace GuzzleHttp;\n\nfinal class Utils\n{\n    public static function chooseHandler(): callable\n    {\n        return new CurlHandler();\n    }\n}\n",
+        ),
+        (
+            "src/HandlerStack.php",
+            "<?php\n\nnamespace GuzzleHttp;\n\nclass HandlerStack\n{\n    public static function create(?callable $handler = null): self\n    {\n        $stack = new self($handler ?: Utils::chooseHandler());\n\n        return $stack;\n    }\n}\n",
+        ),
+        (
+            "Source/AuthenticationInterceptor.swift",
+            "final class AuthenticationInterceptor {\n    private func refresh(_ credential: Credential) {\n        guard !isRefreshExcessive(insideLock: &state) else {\n            return\n        }\n    }\n\n    private func isRefreshExcessive(insideLock state: inout State) -> Bool {\n        false\n    }\n}\n",
+        ),
+        (
+            "Tests/AuthenticationInterceptorTests.swift",
+            "final class AuthenticationInterceptorTests: XCTestCase {\n    func testExcessive() {\n        // isRefreshExcessive fires here\n        XCTAssert(true)\n    }\n}\n",
+        ),
+    ]);
+    let r = traced(t.path(), "subject:chooseHandler relation:called_from");
+    assert_eq!(
+        best(&r),
+        ("src/HandlerStack.php", "callsite", "method create"),
+        "{}",
+        r.text
+    );
+    let r = traced(t.path(), "subject:chooseHandler relation:defined");
+    assert_eq!(
+        best(&r),
+        ("src/Utils.php", "definition", "method chooseHandler"),
+        "{}",
+        r.text
+    );
+    let r = traced(t.path(), "subject:isRefreshExcessive relation:called_from");
+    assert_eq!(
+        best(&r),
+        (
+            "Source/AuthenticationInterceptor.swift",
+            "callsite",
+            "method refresh"
+        ),
+        "{}",
+        r.text
+    );
+}
+
+/// A code file that defines the subject and mentions it elsewhere still
+/// comes before a test that only mentions it in comments.
+#[test]
+fn a_code_file_with_a_use_beside_its_definition_outranks_a_test_that_mentions_it() {
+    let t = tree(&[
+        (
+            "src/limits.py",
+            "def too_many(n):\n    return n > 3\n\n\nCHECKS = [too_many]\n",
+        ),
+        (
+            "tests/test_limits.py",
+            "def test_limits():\n    # too_many is checked here\n    assert True\n",
+        ),
+    ]);
+    let r = traced(t.path(), "subject:too_many relation:called_from");
+    assert_eq!(r.files[0].path.text, "src/limits.py", "{}", r.text);
+}
