@@ -10,7 +10,7 @@ use super::relate::{
 use super::role::Role;
 use super::tokens;
 use crate::structure::calls::UseKind;
-use crate::structure::{self, Outline, Symbol, SymbolKind};
+use crate::structure::{self, Language, Outline, Symbol, SymbolKind};
 
 pub(super) fn is_type_like(kind: SymbolKind) -> bool {
     matches!(
@@ -78,15 +78,17 @@ pub(super) fn defines_subject(
         || (symbol.is_none()
             && !prose
             && outline.is_none_or(|o| o.symbols.is_empty())
-            && list
-                .iter()
-                .any(|o| shape(&line_text(lines, o.line), o) == Shape::Definition))
+            && list.iter().any(|o| {
+                let text = line_text(lines, o.line);
+                shape(&text, o) == Shape::Definition && spelt_as_subject(subject, &text, o)
+            }))
         // A C variable's definition at file scope, which outlines do not list.
         || (symbol.is_none()
             && !prose
-            && list
-                .iter()
-                .any(|o| c_variable_definition(&line_text(lines, o.line), o)))
+            && list.iter().any(|o| {
+                let text = line_text(lines, o.line);
+                c_variable_definition(&text, o) && spelt_as_subject(subject, &text, o)
+            }))
 }
 
 /// How a region is known to implement the subject.
@@ -151,22 +153,21 @@ pub(super) fn implements(
 /// Whether a symbol is a test or sits inside one: a Rust `#[test]`
 /// function or `mod tests`, a Java `@Test` method, a Python or Ruby
 /// `test_*` function (issue 45: bat's own tests of `get_git_diff` in
-/// `src/diff.rs` outranked its production caller).
+/// `src/diff.rs` outranked its production caller). Only Python and Ruby
+/// name tests so: C's `test_bit` is production code.
 pub(super) fn in_test(outline: Option<&Outline>, s: &Symbol, lines: &[&[u8]]) -> bool {
+    let test_names =
+        outline.is_some_and(|o| matches!(o.language, Language::Python | Language::Ruby));
     let is_test = |s: &Symbol| {
         let first = line_text(lines, s.start_line);
-        let first = first.trim_start();
-        let attribute = (first.starts_with("#[") && first.contains("test"))
-            || first.starts_with("@Test")
-            || first.starts_with("@ParameterizedTest");
         let named = match s.kind {
             SymbolKind::Module => matches!(s.name.as_str(), "tests" | "test"),
             SymbolKind::Function | SymbolKind::Method => {
-                tokens::own_name(&s.name).starts_with("test_")
+                test_names && tokens::own_name(&s.name).starts_with("test_")
             }
             _ => false,
         };
-        attribute || named
+        test_attribute(first.trim_start()) || named
     };
     let mut at = Some(s);
     while let Some(sym) = at {
@@ -178,6 +179,26 @@ pub(super) fn in_test(outline: Option<&Outline>, s: &Symbol, lines: &[&[u8]]) ->
     false
 }
 
+/// `#[test]`, `#[cfg(test)]`, `#[tokio::test]`, `#[rstest]`, `@Test`,
+/// `@ParameterizedTest`; not `#[cfg(not(test))]` nor `#[cfg_attr(test, ..)]`.
+fn test_attribute(line: &str) -> bool {
+    if let Some(rest) = line.strip_prefix("#[") {
+        let inner = rest.split(']').next().unwrap_or("");
+        let path = inner.split('(').next().unwrap_or("");
+        return inner == "cfg(test)"
+            || path == "test"
+            || path.ends_with("::test")
+            || path == "rstest"
+            || path == "test_case";
+    }
+    ["@Test", "@ParameterizedTest", "@RepeatedTest"]
+        .iter()
+        .any(|a| {
+            line.strip_prefix(a)
+                .is_some_and(|r| !r.starts_with(char::is_alphanumeric))
+        })
+}
+
 /// A symbol's label: `method create`, and for a function local to another
 /// (a closure assigned in a method's body) the one holding it too,
 /// `function function_ in method create`: the local name alone says
@@ -187,7 +208,8 @@ pub(super) fn symbol_label(outline: Option<&Outline>, s: &Symbol) -> String {
     let callable = |k: SymbolKind| matches!(k, SymbolKind::Function | SymbolKind::Method);
     let holder = s.parent.and_then(|p| outline.map(|o| &o.symbols[p]));
     match holder {
-        Some(h) if callable(s.kind) && callable(h.kind) => {
+        // `app.render = function render(...)` is one function seen twice.
+        Some(h) if callable(s.kind) && callable(h.kind) && h.name != s.name => {
             format!("{own} in {} {}", h.kind.as_str(), h.name)
         }
         _ => own,

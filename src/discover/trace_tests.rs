@@ -297,3 +297,48 @@ fn a_code_file_with_a_use_beside_its_definition_outranks_a_test_that_mentions_it
     let r = traced(t.path(), "subject:too_many relation:called_from");
     assert_eq!(r.files[0].path.text, "src/limits.py", "{}", r.text);
 }
+
+/// A `#define printk printf` defines `printk`, not `_printk`; `test_bit`
+/// in C is no test; `#[cfg(not(test))]` code is production code.
+#[test]
+fn a_label_or_reason_holds_only_of_the_subject_as_spelt_and_of_real_tests() {
+    let t = tree(&[
+        ("tools/printk.h", "#define printk printf\n"),
+        (
+            "kernel/printk.c",
+            "int _printk(const char *fmt, ...)\n{\n\treturn 0;\n}\n",
+        ),
+    ]);
+    let r = traced(t.path(), "subject:_printk relation:defined");
+    assert_eq!(best(&r).0, "kernel/printk.c", "{}", r.text);
+    let header = r.files.iter().find(|f| f.path.text == "tools/printk.h");
+    assert!(
+        header.is_none_or(|f| f.regions.iter().all(|g| g.kind.as_str() != "definition")),
+        "{}",
+        r.text
+    );
+    let t = tree(&[
+        (
+            "lib/bitops.c",
+            "int test_bit(int n, const long *addr)\n{\n\treturn check_word(addr[n]);\n}\n",
+        ),
+        (
+            "src/lib.rs",
+            "#[cfg(not(test))]\nfn run(w: u64) -> bool {\n    check_word(w)\n}\n",
+        ),
+        (
+            "lib/word.c",
+            "int check_word(long w)\n{\n\treturn w != 0;\n}\n",
+        ),
+    ]);
+    let r = traced(t.path(), "subject:check_word relation:called_from");
+    let why: Vec<&String> = (r.files.iter())
+        .flat_map(|f| &f.regions)
+        .flat_map(|g| &g.why)
+        .collect();
+    assert!(
+        !why.iter().any(|w| w.contains("inside a test")),
+        "{}",
+        r.text
+    );
+}
