@@ -315,7 +315,7 @@ export interface GrepDefaults {
 
 /** A grouped file's structure, as its header and `other:` hint show it. */
 export interface GrepFileStructure {
-  language: 'rust' | 'typescript' | 'tsx' | 'javascript' | 'python' | 'go' | 'java' | 'c' | 'cpp' | 'ruby' | 'markdown'
+  language: 'rust' | 'typescript' | 'tsx' | 'javascript' | 'python' | 'go' | 'java' | 'c' | 'cpp' | 'ruby' | 'php' | 'swift' | 'markdown'
   /** Lines in the file. */
   totalLines: number
   /** Symbols in the file, at every depth. */
@@ -878,7 +878,7 @@ export interface OutlineResult {
   path: string
   /**
    * `rust`, `typescript`, `tsx`, `javascript`, `python`, `go`, `java`, `c`,
-   * `cpp`, `ruby`, `markdown`; `null` when no grammar reads this file
+   * `cpp`, `ruby`, `php`, `swift`, `markdown`; `null` when no grammar reads this file
    * type (then `symbols` is empty: not an error).
    */
   language: string | null

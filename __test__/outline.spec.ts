@@ -61,6 +61,24 @@ test("Markdown headings become nested sections", async (t) => {
   );
 });
 
+test("PHP and Swift files outline through their grammars", async (t) => {
+  const tree = makeTree({
+    "src/Cookie/SetCookie.php":
+      "<?php\n\nnamespace GuzzleHttp\\Cookie;\n\nclass SetCookie\n{\n    public function matchesDomain(string $domain): bool\n    {\n        return $domain !== '';\n    }\n}\n",
+    "Source/Core/Session.swift":
+      "open class Session {\n    public func request(_ url: String) -> DataRequest {\n        DataRequest(url)\n    }\n}\n\nextension Session: Sendable {}\n",
+  });
+  t.after(tree.cleanup);
+  const shown = (r: { symbols: { depth: number; kind: string; name: string; startLine: number; endLine: number }[] }) =>
+    r.symbols.map((s) => `${"  ".repeat(s.depth)}${s.kind} ${s.name} ${s.startLine}-${s.endLine}`);
+  const php = await native.outline({ path: "src/Cookie/SetCookie.php", cwd: tree.root });
+  assert.equal(php.language, "php");
+  assert.deepEqual(shown(php), ["namespace GuzzleHttp\\Cookie 3-3", "class SetCookie 5-11", "  method matchesDomain 7-10"]);
+  const swift = await native.outline({ path: "Source/Core/Session.swift", cwd: tree.root });
+  assert.equal(swift.language, "swift");
+  assert.deepEqual(shown(swift), ["class Session 1-5", "  method request 2-4", "impl Session 7-7"]);
+});
+
 test("an unknown language gives language null and no symbols, not an error", async (t) => {
   const tree = makeTree({ "notes.txt": "one\ntwo\nthree" });
   t.after(tree.cleanup);

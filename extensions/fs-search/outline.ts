@@ -23,7 +23,7 @@ export function outlineTool(core: Native, familiarity?: SessionFamiliarity): Too
 		description:
 			"Show a file's structure without reading it: its functions, classes, methods, types and Markdown " +
 			"sections with their line ranges, nested (`- function name @ start-end (n lines)`, two spaces per depth). " +
-			"Rust, TypeScript/TSX, JavaScript, Python, Go, Java, C, C++, Ruby and Markdown; other files report no " +
+			"Rust, TypeScript/TSX, JavaScript, Python, Go, Java, C, C++, Ruby, PHP, Swift and Markdown; other files report no " +
 			`grammar. Lists at most ${DEFAULT_OUTLINE_MAX_ITEMS} symbols unless maxItems says otherwise (deepest ` +
 			"levels dropped first). Use it before reading a large file, then read only the line ranges you need.",
 		promptSnippet: "Show a file's functions, classes and sections with line ranges (use before reading a large file)",

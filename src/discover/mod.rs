@@ -22,6 +22,7 @@ mod locate_score;
 mod pass;
 mod query;
 mod question;
+mod region_facts;
 mod regions;
 pub mod relate;
 pub mod role;
@@ -39,6 +40,8 @@ mod index_tests;
 mod ranking_tests;
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod trace_tests;
 #[cfg(test)]
 mod unicode_tests;
 

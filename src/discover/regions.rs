@@ -7,9 +7,10 @@
 
 use super::dsl::Relation;
 use super::question::Question;
-use super::relate::{
-    c_initialised_type, c_variable_definition, shape, whole_identifier, Occurrence, Shape,
+use super::region_facts::{
+    defines_subject, implements, in_test, is_bodiless, is_call, line_text, symbol_label, Implements,
 };
+use super::relate::{c_variable_definition, shape, spelt_as_subject, Occurrence, Shape};
 use super::role::Role;
 use super::tokens;
 use crate::structure::calls::UseKind;
@@ -64,6 +65,9 @@ pub struct Region {
     pub body: Vec<String>,
     pub full_region: bool,
     pub why: Vec<String>,
+    /// Inside a test (`#[test]`, `mod tests`, `@Test`, `def test_*`): ranked
+    /// as a test file is, whatever the file's own role.
+    pub in_test: bool,
 }
 
 impl Region {
@@ -93,18 +97,6 @@ pub(crate) fn wanted_kind(relation: Relation) -> Option<RegionKind> {
 enum Home {
     Symbol(usize),
     FileScope(u32),
-}
-
-fn is_type_like(kind: SymbolKind) -> bool {
-    matches!(
-        kind,
-        SymbolKind::Impl
-            | SymbolKind::Class
-            | SymbolKind::Struct
-            | SymbolKind::Trait
-            | SymbolKind::Interface
-            | SymbolKind::Enum
-    )
 }
 
 pub(crate) fn build_regions(
@@ -189,8 +181,11 @@ struct Signals<'a> {
     end: u32,
     /// The region defines the subject (see [`defines_subject`]).
     defines: bool,
-    /// A type-like symbol (class, impl, trait, ...) named for the subject.
-    implements: bool,
+    /// A type-like symbol (class, impl, trait, ...) that implements the
+    /// subject, and how we know (see [`Implements`]).
+    implements: Option<Implements>,
+    /// Inside a test function or module (see [`in_test`]).
+    in_test: bool,
     calls: usize,
     renders: usize,
     assigns: usize,
@@ -235,6 +230,10 @@ fn region_for(
     }
     bump_relation_words(&mut acc, question, &s);
     bump_other_signals(&mut acc, question, &s);
+    if s.in_test {
+        acc.score -= Role::Test.penalty();
+        acc.why.push("inside a test: ranked down".into());
+    }
     let (body, full_region) = region_body(lines, s.start, s.end, list);
     Region {
         kind: acc.kind,
@@ -245,6 +244,7 @@ fn region_for(
         body,
         full_region,
         why: acc.why,
+        in_test: s.in_test,
     }
 }
 
@@ -259,22 +259,26 @@ fn bump_defined(acc: &mut Verdict, s: &Signals) {
             "defines the subject".into(),
         );
     }
-    if s.implements {
-        acc.bump(
-            RegionKind::Implementation,
-            40.0,
-            format!("{} of the subject", s.label),
-        );
+    if let Some(how) = s.implements {
+        acc.bump(RegionKind::Implementation, 40.0, how.why(&s.label));
     }
 }
 
 fn bump_implementation(acc: &mut Verdict, s: &Signals) {
-    if s.implements {
-        acc.bump(
+    // A type whose header names the subject (`implements Foo`, `impl Foo
+    // for`, a struct of functions) implements it; one merely named like it
+    // (`EventCountFoo extends AbstractFoo`) may do so only through another,
+    // which then comes first (issue 45: commons-lang's CircuitBreaker).
+    match s.implements {
+        Some(how @ Implements::Declared) => {
+            acc.bump(RegionKind::Implementation, PRIMARY, how.why(&s.label))
+        }
+        Some(how @ Implements::Named) => acc.bump(
             RegionKind::Implementation,
-            PRIMARY,
-            format!("{} implements the subject", s.label),
-        );
+            PRIMARY - 10.0,
+            how.why(&s.label),
+        ),
+        None => {}
     }
     if s.defines {
         acc.bump(RegionKind::Definition, 80.0, "defines the subject".into());
@@ -417,11 +421,7 @@ fn signals<'a>(
         Home::FileScope(_) => None,
     };
     let (start, end, label) = match symbol {
-        Some(s) => (
-            s.start_line,
-            s.end_line,
-            format!("{} {}", s.kind.as_str(), s.name),
-        ),
+        Some(s) => (s.start_line, s.end_line, symbol_label(outline, s)),
         None => {
             // `struct Curl_cftype Curl_cft_ssl = {`: a C variable defined here.
             let variable = list.iter().find_map(|o| {
@@ -443,7 +443,10 @@ fn signals<'a>(
     };
     let assigns = list
         .iter()
-        .filter(|o| shape(&line_text(o.line), o) == Shape::Assignment)
+        .filter(|o| {
+            let text = line_text(o.line);
+            shape(&text, o) == Shape::Assignment && spelt_as_subject(raw, &text, o)
+        })
         .count();
     let name_tokens = symbol.map(|s| tokens::split(&s.name)).unwrap_or_default();
     let named_for_relation = !question.relation_tokens.is_empty()
@@ -458,6 +461,7 @@ fn signals<'a>(
         symbol,
         defines: defines_subject(raw, role, outline, symbol, lines, list),
         implements: implements(question, symbol, lines, list),
+        in_test: symbol.is_some_and(|s| in_test(outline, s, lines)),
         calls: list.iter().filter(|o| is_call(o)).count(),
         renders: list.iter().filter(|o| is_render(o)).count(),
         assigns,
@@ -468,106 +472,6 @@ fn signals<'a>(
         start,
         end,
     }
-}
-
-fn line_text(lines: &[&[u8]], n: u32) -> String {
-    String::from_utf8_lossy(lines.get(n as usize - 1).copied().unwrap_or_default()).into_owned()
-}
-
-/// Whether occurrence `o` (on a line reading `text`) calls the subject.
-/// The subject's own definition is no call of it, whatever a parser or
-/// the line's shape say (`func (c *Client) Get(` looks like one).
-fn is_call(
-    subject: &str,
-    symbol: Option<&Symbol>,
-    uses: &[structure::calls::NameUse],
-    text: &str,
-    o: &Occurrence,
-) -> bool {
-    let definition_line = symbol
-        .filter(|s| tokens::names_symbol_as(&s.name, subject))
-        .map(|s| s.start_line);
-    let own = definition_line == Some(o.line) || shape(text, o) == Shape::Definition;
-    // `__handle_mm_fault(` is another function's call (issue 45): the
-    // occurrence must be the whole identifier called.
-    !own && whole_identifier(text, o)
-        && (uses.iter().any(|u| {
-            u.line == o.line && u.kind == UseKind::Call && same_identifier(&u.name, text, o)
-        }) || (uses.is_empty() && shape(text, o) == Shape::Call))
-}
-
-/// Whether a called name is the identifier at the occurrence, not one that
-/// holds it: `foo.bar` is called as `bar`; `__bar` is not `bar`.
-fn same_identifier(called: &str, text: &str, o: &Occurrence) -> bool {
-    text.get(o.start..o.end)
-        .is_some_and(|at| tokens::own_name(called).trim_start_matches(['.', ':', '#']) == at)
-}
-
-/// Whether the region defines the subject: its symbol is named for it, or,
-/// in a file without structure, a line has a definition's shape.
-fn defines_subject(
-    subject: &str,
-    role: Role,
-    outline: Option<&Outline>,
-    symbol: Option<&Symbol>,
-    lines: &[&[u8]],
-    list: &[&Occurrence],
-) -> bool {
-    // Prose never defines code: a docs line such as `Using trace_printk() in
-    // ...` has a definition's shape only by accident.
-    let prose = role == Role::Docs;
-    // A heading named for the subject is about it, not its definition (as
-    // in locate).
-    symbol
-        .is_some_and(|s| s.kind != SymbolKind::Section && tokens::names_symbol_as(&s.name, subject))
-        || (symbol.is_none()
-            && !prose
-            && outline.is_none_or(|o| o.symbols.is_empty())
-            && list
-                .iter()
-                .any(|o| shape(&line_text(lines, o.line), o) == Shape::Definition))
-        // A C variable's definition at file scope, which outlines do not list.
-        || (symbol.is_none()
-            && !prose
-            && list
-                .iter()
-                .any(|o| c_variable_definition(&line_text(lines, o.line), o)))
-}
-
-/// Whether the region implements the subject: a class, impl or other type
-/// whose name holds it without being it (`FooImpl`, `impl Foo for Bar`), or
-/// whose first line names it (`class Bar implements Foo`), or a C struct of
-/// functions initialised as one (`const struct Curl_ssl Curl_ssl_openssl =
-/// {`). The subject's own `interface Foo` is its definition, not an
-/// implementation (issue 45).
-fn implements(
-    question: &Question,
-    symbol: Option<&Symbol>,
-    lines: &[&[u8]],
-    list: &[&Occurrence],
-) -> bool {
-    let subject = &question.subject.tokens;
-    let c_struct = list
-        .iter()
-        .any(|o| c_initialised_type(&line_text(lines, o.line), o));
-    c_struct
-        || symbol.is_some_and(|s| {
-            is_type_like(s.kind)
-                && !tokens::names_symbol_as(&s.name, &question.query.subject)
-                && (tokens::contains_run(&tokens::split(&s.name), subject)
-                    || list.iter().any(|o| o.line == s.start_line))
-        })
-}
-
-/// A function or method ending in `;` (a prototype), or one stated on one
-/// line inside an interface or trait.
-fn is_bodiless(s: &Symbol, outline: Option<&Outline>, lines: &[&[u8]]) -> bool {
-    let in_interface = s.start_line == s.end_line
-        && s.parent
-            .and_then(|p| outline.map(|o| o.symbols[p].kind))
-            .is_some_and(|k| matches!(k, SymbolKind::Interface | SymbolKind::Trait));
-    matches!(s.kind, SymbolKind::Function | SymbolKind::Method)
-        && (line_text(lines, s.end_line).trim_end().ends_with(';') || in_interface)
 }
 
 /// The lines shown for a region from `start` to `end` with the subject at

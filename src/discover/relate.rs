@@ -226,6 +226,22 @@ pub fn whole_identifier(line: &str, occ: &Occurrence) -> bool {
     !ident(occ.start.checked_sub(1).and_then(|i| bytes.get(i))) && !ident(bytes.get(occ.end))
 }
 
+/// Whether the occurrence is spelt with the subject's own underscores
+/// around it: `Style.parse(` is no use of `_parse`, a private function of
+/// another name (issue 45: rich's `_parse` had its best answer in a file
+/// that only calls `Style.parse`). [`Subject::find`] keeps such
+/// occurrences; a call or an assignment of the subject must not.
+pub fn spelt_as_subject(subject: &str, line: &str, occ: &Occurrence) -> bool {
+    let under = |s: &str| {
+        (
+            s.len() - s.trim_start_matches('_').len(),
+            s.len() - s.trim_end_matches('_').len(),
+        )
+    };
+    line.get(occ.start..occ.end)
+        .is_some_and(|at| under(at) == under(subject.trim()))
+}
+
 /// A C variable defined at file scope with a value: `static const struct
 /// Curl_cftype Curl_cft_ssl = {`, `int debug = 0;` (the occurrence is the
 /// variable's name: a type and qualifiers before it, `=` after).
@@ -309,7 +325,13 @@ pub fn shape(line: &str, occ: &Occurrence) -> Shape {
     if c_style {
         return Shape::Definition;
     }
-    if rest.starts_with('(') || rest.starts_with("!(") || rest.starts_with("::<") {
+    // `fn.call(this, x)` and `fn.apply(this, args)` call `fn` (JavaScript).
+    let called_by_method = [".call(", ".apply("].iter().any(|m| rest.starts_with(m));
+    if rest.starts_with('(')
+        || rest.starts_with("!(")
+        || rest.starts_with("::<")
+        || called_by_method
+    {
         return Shape::Call;
     }
     let assigned = ["+=", "-=", "|=", "&=", ":=", "||=", "??="]

@@ -6,7 +6,7 @@ use crate::search::CancelToken;
 use std::fs;
 use std::path::Path;
 
-fn tree(files: &[(&str, &str)]) -> tempfile::TempDir {
+pub(super) fn tree(files: &[(&str, &str)]) -> tempfile::TempDir {
     let t = tempfile::tempdir().unwrap();
     for (path, text) in files {
         let p = t.path().join(path);

@@ -12,6 +12,7 @@ use super::files::{look_through, read_text, shown_path, Look, Scope, LOOK_WINDOW
 use super::pass::{self, map_parallel, Tally, TopK};
 use super::question::Question;
 use super::regions::{wanted_kind, RegionKind};
+use super::role::Role;
 use super::trace_file::{lexical_score, traced, MAX_OCCURRENCES};
 use super::DiscoverError;
 use crate::index::IndexMode;
@@ -251,25 +252,42 @@ fn run_plan(plan: &TracePlan, cancel: &CancelToken) -> TraceResult {
     result
 }
 
-/// Whether a file's best region is what the relation asks for: such files
-/// come first, so a test full of calls never hides the one production
-/// caller, and "best answer likely in" names a file that answers.
-fn answers(f: &TracedFile, wanted: Option<RegionKind>) -> bool {
-    wanted.is_none_or(|k| {
-        f.regions.first().is_some_and(|r| {
-            r.kind == k || (k == RegionKind::Implementation && r.kind == RegionKind::Definition)
-        })
-    })
+/// Whether a file's best region is what the relation asks for (2): such
+/// files come first, so a test full of calls never hides the one
+/// production caller, and "best answer likely in" names a file that
+/// answers. Where none does, a file that only defines the subject comes
+/// after those that use it (0): "who calls it" is never answered by its
+/// definition (issue 45: axios's `dispatchRequest`).
+fn answers(f: &TracedFile, wanted: Option<RegionKind>) -> u8 {
+    let first = f.regions.first().map(|r| r.kind);
+    match wanted {
+        None => 2,
+        Some(k) if first == Some(k) => 2,
+        Some(RegionKind::Implementation) if first == Some(RegionKind::Definition) => 2,
+        Some(RegionKind::Callsite)
+            if (f.regions.iter()).all(|r| r.kind == RegionKind::Definition) =>
+        {
+            0
+        }
+        Some(_) => 1,
+    }
 }
 
 /// Among files that answer: the project's code first, then type
 /// declarations (`.d.ts`: they restate what a sibling file implements),
 /// then tests, docs, vendored and generated files (ranked down, not out).
+/// A code file whose best region is a test (`#[test]` in `src/diff.rs`)
+/// ranks as a test file.
 fn tier(f: &TracedFile) -> f64 {
     let declarations = [".d.ts", ".d.mts", ".d.cts"]
         .iter()
         .any(|ext| f.path.text.ends_with(ext));
-    f.role.penalty() + if declarations { 10.0 } else { 0.0 }
+    let test = f.regions.first().is_some_and(|r| r.in_test);
+    let role = match test {
+        true => f.role.penalty().max(Role::Test.penalty()),
+        false => f.role.penalty(),
+    };
+    role + if declarations { 10.0 } else { 0.0 }
 }
 
 /// At most `max` regions over all files, the best first; every file keeps

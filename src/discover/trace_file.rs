@@ -9,7 +9,7 @@ use super::dsl::Relation;
 use super::files::{read_text, shown_path};
 use super::question::Question;
 use super::regions::{build_regions, RegionKind};
-use super::relate::{shape, Occurrence, Shape};
+use super::relate::{shape, spelt_as_subject, Occurrence, Shape};
 use super::role::Role;
 use super::tokens;
 use crate::search::CancelToken;
@@ -82,7 +82,11 @@ pub(crate) fn lexical_score(question: &Question, rel: &str, buf: &[u8], occ: &[O
     let mut seen_line = 0;
     for o in occ {
         let text = std::str::from_utf8(lines.get(o.line)).unwrap_or("");
+        // `printk(` is no call of `_printk`: only the subject's own
+        // spelling weighs as a definition, call or assignment.
+        let spelt = spelt_as_subject(&question.query.subject, text, o);
         let weight = match (shape(text, o), relation) {
+            _ if !spelt => 0.0,
             (Shape::Definition, Some(Relation::Defined | Relation::Implementation)) => 40.0,
             (Shape::Call, Some(Relation::CalledFrom)) => 30.0,
             (Shape::Assignment, Some(Relation::Populated)) => 30.0,

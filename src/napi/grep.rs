@@ -199,7 +199,7 @@ pub struct GrepSymbol {
 #[napi(object)]
 pub struct GrepFileStructure {
     #[napi(
-        ts_type = "'rust' | 'typescript' | 'tsx' | 'javascript' | 'python' | 'go' | 'java' | 'c' | 'cpp' | 'ruby' | 'markdown'"
+        ts_type = "'rust' | 'typescript' | 'tsx' | 'javascript' | 'python' | 'go' | 'java' | 'c' | 'cpp' | 'ruby' | 'php' | 'swift' | 'markdown'"
     )]
     pub language: String,
     /// Lines in the file.

@@ -59,7 +59,7 @@ pub struct OutlineResult {
     /// `path` as given.
     pub path: String,
     /// `rust`, `typescript`, `tsx`, `javascript`, `python`, `go`, `java`, `c`,
-    /// `cpp`, `ruby`, `markdown`; `null` when no grammar reads this file
+    /// `cpp`, `ruby`, `php`, `swift`, `markdown`; `null` when no grammar reads this file
     /// type (then `symbols` is empty: not an error).
     pub language: Option<String>,
     pub total_lines: u32,

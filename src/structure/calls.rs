@@ -3,7 +3,7 @@
 //! for the few files it shows; queries live in `queries/calls/`.
 //!
 //! Languages with call queries: Rust, TypeScript, TSX, JavaScript, Python,
-//! Go, C, C++, Java, Ruby. Markdown has none.
+//! Go, C, C++, Java, Ruby, PHP, Swift. Markdown has none.
 
 use super::languages::Language;
 use std::sync::OnceLock;
@@ -36,12 +36,15 @@ fn query_text(language: Language) -> Option<String> {
         Language::C | Language::Cpp => include_str!("queries/calls/c.scm").into(),
         Language::Java => include_str!("queries/calls/java.scm").into(),
         Language::Ruby => include_str!("queries/calls/ruby.scm").into(),
+        Language::Php => include_str!("queries/calls/php.scm").into(),
+        Language::Swift => include_str!("queries/calls/swift.scm").into(),
         Language::Markdown => return None,
     })
 }
 
 fn compiled(language: Language) -> Option<&'static Query> {
-    static COMPILED: [OnceLock<Option<Query>>; 11] = [const { OnceLock::new() }; 11];
+    static COMPILED: [OnceLock<Option<Query>>; Language::ALL.len()] =
+        [const { OnceLock::new() }; Language::ALL.len()];
     let slot = Language::ALL.iter().position(|l| *l == language)?;
     COMPILED[slot]
         .get_or_init(|| Query::new(&language.grammar(), &query_text(language)?).ok())

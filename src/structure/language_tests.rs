@@ -603,3 +603,147 @@ fn a_syntax_error_in_the_middle_still_outlines_the_rest() {
     assert!(outline(Language::Python, py.as_bytes()).has_errors);
     assert!(!outline(Language::Rust, RUST.as_bytes()).has_errors);
 }
+
+#[test]
+fn php_namespaces_classes_traits_and_methods() {
+    let src = r#"<?php
+
+namespace GuzzleHttp;
+
+use Psr\Http\Message\RequestInterface;
+
+interface MessageFormatterInterface
+{
+    public function format(RequestInterface $request): string;
+}
+
+trait Retries
+{
+    private function shouldRetry(int $n): bool
+    {
+        return $n < 3;
+    }
+}
+
+final class HandlerStack
+{
+    use Retries;
+
+    public static function create(?callable $handler = null): self
+    {
+        $stack = new self($handler ?: Utils::chooseHandler());
+        $stack->push(Middleware::httpErrors(), 'http_errors');
+
+        return $stack;
+    }
+
+    public function __invoke(RequestInterface $request, array $options)
+    {
+        return $this->resolve()($request, $options);
+    }
+}
+
+enum Status: int
+{
+    case Ok = 200;
+}
+
+function choose_handler(): callable
+{
+    return Utils::chooseHandler();
+}
+"#;
+    assert_outline(
+        Language::Php,
+        src,
+        &[
+            "namespace GuzzleHttp @ 3-3",
+            "interface MessageFormatterInterface @ 7-10",
+            "  method format @ 9-9",
+            "trait Retries @ 12-18",
+            "  method shouldRetry @ 14-17",
+            "class HandlerStack @ 20-36",
+            "  method create @ 24-30",
+            "  method __invoke @ 32-35",
+            "enum Status @ 38-41",
+            "function choose_handler @ 43-46",
+        ],
+    );
+    // The calls trace reads: a static call, a method call on `$this`, `new`.
+    let uses = calls::name_uses(Language::Php, src.as_bytes(), &|| false);
+    for (name, line) in [("chooseHandler", 26), ("push", 27), ("resolve", 34)] {
+        assert!(
+            uses.iter().any(|u| u.name == name && u.line == line),
+            "{name}: {uses:?}"
+        );
+    }
+}
+
+#[test]
+fn swift_types_extensions_protocols_and_initialisers() {
+    let src = r#"import Foundation
+
+public protocol ServerTrustEvaluating {
+    func evaluate(_ trust: SecTrust, forHost host: String) throws
+}
+
+public final class PinnedCertificatesTrustEvaluator: ServerTrustEvaluating {
+    private let certificates: [SecCertificate]
+
+    public init(certificates: [SecCertificate]) {
+        self.certificates = certificates
+    }
+
+    public func evaluate(_ trust: SecTrust, forHost host: String) throws {
+        try trust.af.performDefaultValidation(forHost: host)
+    }
+}
+
+struct KeyEncoding {
+    func encode(_ key: String) -> String {
+        guard !isExcessive(key) else { return key }
+        return convertToSnakeCase(key)
+    }
+}
+
+enum Method: String {
+    case get = "GET"
+}
+
+extension KeyEncoding {
+    static func convertToSnakeCase(_ key: String) -> String {
+        key.lowercased()
+    }
+}
+
+typealias Handler = (Int) -> Void
+"#;
+    assert_outline(
+        Language::Swift,
+        src,
+        &[
+            "interface ServerTrustEvaluating @ 3-5",
+            "  method evaluate @ 4-4",
+            "class PinnedCertificatesTrustEvaluator @ 7-17",
+            "  method init @ 10-12",
+            "  method evaluate @ 14-16",
+            "struct KeyEncoding @ 19-24",
+            "  method encode @ 20-23",
+            "enum Method @ 26-28",
+            "impl KeyEncoding @ 30-34",
+            "  method convertToSnakeCase @ 31-33",
+            "type Handler @ 36-36",
+        ],
+    );
+    let uses = calls::name_uses(Language::Swift, src.as_bytes(), &|| false);
+    for (name, line) in [
+        ("convertToSnakeCase", 22),
+        ("isExcessive", 21),
+        ("performDefaultValidation", 15),
+    ] {
+        assert!(
+            uses.iter().any(|u| u.name == name && u.line == line),
+            "{name}: {uses:?}"
+        );
+    }
+}

@@ -19,11 +19,13 @@ pub enum Language {
     C,
     Cpp,
     Ruby,
+    Php,
+    Swift,
     Markdown,
 }
 
 impl Language {
-    pub const ALL: [Language; 11] = [
+    pub const ALL: [Language; 13] = [
         Language::Rust,
         Language::TypeScript,
         Language::Tsx,
@@ -34,6 +36,8 @@ impl Language {
         Language::C,
         Language::Cpp,
         Language::Ruby,
+        Language::Php,
+        Language::Swift,
         Language::Markdown,
     ];
 
@@ -50,6 +54,8 @@ impl Language {
             Language::C => "c",
             Language::Cpp => "cpp",
             Language::Ruby => "ruby",
+            Language::Php => "php",
+            Language::Swift => "swift",
             Language::Markdown => "markdown",
         }
     }
@@ -76,6 +82,10 @@ impl Language {
             b"cc" | b"cpp" | b"cxx" | b"c++" | b"hh" | b"hpp" | b"hxx" | b"h++" | b"ipp"
             | b"tpp" | b"inl" | b"cu" | b"cuh" => Language::Cpp,
             b"rb" | b"rake" | b"gemspec" | b"ru" => Language::Ruby,
+            b"php" | b"phtml" | b"php3" | b"php4" | b"php5" | b"php7" | b"php8" | b"phps" => {
+                Language::Php
+            }
+            b"swift" => Language::Swift,
             b"md" | b"markdown" | b"mdown" | b"mkd" => Language::Markdown,
             _ => return None,
         })
@@ -105,6 +115,9 @@ impl Language {
             Language::C => tree_sitter_c::LANGUAGE.into(),
             Language::Cpp => tree_sitter_cpp::LANGUAGE.into(),
             Language::Ruby => tree_sitter_ruby::LANGUAGE.into(),
+            // The grammar for a file as PHP serves it: HTML until `<?php`.
+            Language::Php => tree_sitter_php::LANGUAGE_PHP.into(),
+            Language::Swift => tree_sitter_swift::LANGUAGE.into(),
             // Only the block grammar: sections and headings live there.
             Language::Markdown => tree_sitter_md::LANGUAGE.into(),
         }
@@ -131,6 +144,8 @@ impl Language {
                 include_str!("queries/cpp.scm")
             ),
             Language::Ruby => include_str!("queries/ruby.scm").into(),
+            Language::Php => include_str!("queries/php.scm").into(),
+            Language::Swift => include_str!("queries/swift.scm").into(),
             Language::Markdown => include_str!("queries/markdown.scm").into(),
         }
     }

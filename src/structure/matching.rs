@@ -34,7 +34,8 @@ pub(crate) struct Compiled {
 }
 
 pub(crate) fn compiled(language: Language) -> Option<&'static Compiled> {
-    static COMPILED: [OnceLock<Option<Compiled>>; 11] = [const { OnceLock::new() }; 11];
+    static COMPILED: [OnceLock<Option<Compiled>>; Language::ALL.len()] =
+        [const { OnceLock::new() }; Language::ALL.len()];
     let slot = Language::ALL.iter().position(|l| *l == language)?;
     COMPILED[slot]
         .get_or_init(|| {

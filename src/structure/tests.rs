@@ -145,6 +145,8 @@ fn detection_by_extension_and_h_files_by_content() {
     assert_eq!(d("a.jsx", ""), Some(Language::JavaScript));
     assert_eq!(d("a.pyi", ""), Some(Language::Python));
     assert_eq!(d("Gemfile", ""), Some(Language::Ruby));
+    assert_eq!(d("src/HandlerStack.php", ""), Some(Language::Php));
+    assert_eq!(d("Source/Core/Session.swift", ""), Some(Language::Swift));
     assert_eq!(d("README.md", ""), Some(Language::Markdown));
     assert_eq!(d("a.hpp", ""), Some(Language::Cpp));
     assert_eq!(d("a.h", "int f(void);\n"), Some(Language::C));
