@@ -180,7 +180,7 @@ fn run_plan(plan: &LocatePlan, cancel: &CancelToken) -> LocateResult {
             .filter(|(asked, read)| read.needed() > asked.needed())
             .map(|(_, read)| {
                 format!(
-                    "read the text of files holding {} of the {} words only: more than {MAX_SOFT_READS} files or {} MiB hold fewer",
+                    "read only files holding {} of the {} words: more than {MAX_SOFT_READS} files or {} MiB hold fewer",
                     read.needed(),
                     read.words().count(),
                     MAX_SOFT_BYTES >> 20
