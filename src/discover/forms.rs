@@ -22,11 +22,13 @@ pub fn is_function_word(word: &str) -> bool {
 }
 
 /// A word without its inflection (`chunked`, `chunks` → `chunk`;
-/// `retrying` → `retry`; `reflection`, `reflective` → `reflect`), kept
-/// at four letters or more.
+/// `retrying` → `retry`; `reflection`, `reflective` → `reflect`;
+/// `allocator`, `allocate` → `allocat`), kept at four letters or more.
+/// The agent noun and the final `e` matter to a question's verb: "allocate
+/// an instance" asks for `UnsafeAllocator.java` (issue 45).
 pub fn stem(word: &str) -> &str {
     for suffix in [
-        "ings", "ing", "ions", "ion", "ive", "ers", "er", "ed", "es", "s", "ly",
+        "ings", "ing", "ions", "ion", "ive", "ors", "or", "ers", "er", "ed", "es", "s", "ly",
     ] {
         if let Some(rest) = word.strip_suffix(suffix) {
             if rest.len() >= 4 {
@@ -34,7 +36,10 @@ pub fn stem(word: &str) -> &str {
             }
         }
     }
-    word
+    match word.strip_suffix('e') {
+        Some(rest) if rest.len() >= 4 => rest,
+        _ => word,
+    }
 }
 
 /// `word`'s first letter and the consonants after it (`config` → `cnfg`):
@@ -202,6 +207,8 @@ mod tests {
         assert!(related_word("chunked", "chunks"));
         assert!(related_word("retrying", "retry"));
         assert!(related_word("reflection", "reflective"));
+        assert!(related_word("allocate", "allocator"));
+        assert!(related_word("iterate", "iterators"));
         assert!(
             !abbreviates_word("cat", "certificate"),
             "a vowel: only as a prefix"

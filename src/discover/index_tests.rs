@@ -11,8 +11,11 @@ use crate::search::{CancelToken, WalkOptions};
 use proptest::prelude::*;
 use std::path::Path;
 
-const LOCATE: [&str; 8] = [
+const LOCATE: [&str; 9] = [
     "x",
+    // Four words: a file's text need hold only two, and the index narrows
+    // by each word's letters and counts them (`word_feed`).
+    "needle hay deep struct",
     "deep",
     "a c",
     "node modules",

@@ -13,11 +13,12 @@ use super::bearing::{bearing_symbols, shares_a_word};
 use super::content::{ContentQuery, ContentScore, MAX_CONTENT_BYTES, MAX_CONTENT_READS};
 use super::files::{read_small, read_text, shown_path, small_file_len, Scope, MAX_READ_BYTES};
 use super::locate_pass::{Best, Candidate, ContentBudget, Pass};
-use super::locate_score::{combine, definition_signal, score_path, MISSING_TOKEN_COST};
+use super::locate_score::{combine, definition_signal, missing_cost, score_path};
 use super::pass::{self, map_parallel, TopK};
 use super::query::{FuzzyToken, Query};
 use super::role::Role;
 use super::tokens;
+use super::word_feed::{source_for_words, MAX_SOFT_BYTES, MAX_SOFT_READS};
 use super::DiscoverError;
 use crate::index::IndexMode;
 use crate::search::CancelToken;
@@ -94,8 +95,19 @@ fn run_plan(plan: &LocatePlan, cancel: &CancelToken) -> LocateResult {
     let limit = plan.opts.limit;
     let keep = if limit == 0 { 0 } else { limit + EXTRA_READ };
     let q = &plan.query;
-    let content = plan.content.as_ref().filter(|_| limit > 0);
-    let (source, index) = plan.scope.source(content.map(ContentQuery::narrow));
+    // A ready index may raise how many words a file read must hold (see
+    // `word_feed`): the pass asks what the narrowing asked.
+    let (source, needing, index) = match plan.content.as_ref().filter(|_| limit > 0) {
+        Some(cq) => {
+            let (source, needed, index) = source_for_words(&plan.scope, cq);
+            (source, Some(cq.needing(needed)), index)
+        }
+        None => {
+            let (source, index) = plan.scope.source(None);
+            (source, None, index)
+        }
+    };
+    let content = needing.as_ref();
     let budget = ContentBudget::new(!matches!(source, FileSource::Feed(_)));
     let root_bytes = root.as_os_str().as_encoded_bytes();
     let pass = Pass {
@@ -155,13 +167,26 @@ fn run_plan(plan: &LocatePlan, cancel: &CancelToken) -> LocateResult {
         f.more_symbols += f.structure.len();
         f.structure.clear();
     }
-    let content_note = gave_up.then(|| {
-        let (reads, bytes) = budget.bounds();
-        format!(
+    let (reads, bytes) = budget.bounds();
+    let content_note = if gave_up {
+        Some(format!(
             "ranked by path only: more than {reads} files or {} MiB to read for their text (a ready index narrows them)",
             bytes >> 20
-        )
-    });
+        ))
+    } else {
+        // The walk reads every file; the index only those holding more
+        // words than the question needs, when too many hold fewer.
+        (plan.content.as_ref().zip(content))
+            .filter(|(asked, read)| read.needed() > asked.needed())
+            .map(|(_, read)| {
+                format!(
+                    "read only files holding {} of the {} words: more than {MAX_SOFT_READS} files or {} MiB hold fewer",
+                    read.needed(),
+                    read.words().count(),
+                    MAX_SOFT_BYTES >> 20
+                )
+            })
+    };
     let mut result = LocateResult {
         query: q.raw.clone(),
         files: files.into_iter().take(limit).map(|(f, ..)| f).collect(),
@@ -354,6 +379,7 @@ fn located(
     let mut names_all = (c.content.as_ref())
         .and_then(|said| said.named.as_ref())
         .is_some_and(|n| n.defined);
+    let found_by_path = by_path.is_some();
     let mut why = by_path.map(|p| p.why).unwrap_or_default();
     let lexical = c
         .content
@@ -379,8 +405,15 @@ fn located(
             }
             if exact {
                 // `src/auth/mod.rs` defining `AuthStatus` lacks `status` only
-                // in its path: the symbol names it.
-                score += (MISSING_TOKEN_COST * missing as f64 - c.refund).max(0.0);
+                // in its path: the symbol names it. So does a file found by
+                // its text alone, which paid for the words its text lacks.
+                let cost = missing_cost(q.tokens.len());
+                let paid = match (found_by_path, &c.content) {
+                    (true, _) => cost * missing as f64 - c.refund,
+                    (false, Some(said)) => cost * said.lacks().count() as f64,
+                    (false, None) => 0.0,
+                };
+                score += paid.max(0.0);
             }
             why.insert(0, reason);
         } else {

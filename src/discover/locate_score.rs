@@ -14,6 +14,17 @@ use crate::structure::{Outline, Symbol, SymbolKind};
 /// the file name earns (100).
 pub(crate) const MISSING_TOKEN_COST: f64 = 150.0;
 
+/// What one of `n` query tokens costs a file lacking it (in its path and
+/// its text): [`MISSING_TOKEN_COST`] for a question of up to three, a
+/// share of three such costs for a longer one. A long question's answer
+/// lacks several of its words ("find the innermost cause of a chain of
+/// wrapped throwables": `ExceptionUtils.java` never says innermost), and
+/// at full cost each would bury it under files that merely say more of
+/// them (issue 45, class 1).
+pub(crate) fn missing_cost(n: usize) -> f64 {
+    MISSING_TOKEN_COST * 3.0 / n.max(3) as f64
+}
+
 /// One path's score. `why` is filled only when `explain` is set, so the
 /// walk builds no strings for the thousands of paths that never show.
 pub(crate) fn score_path(
@@ -124,7 +135,7 @@ pub(crate) fn score_path(
     // A path lacking a query token ranks after those that have them all: a
     // whole-token hit earns at most 100, so three hits and a miss (`ptp_kvm_x86.c`
     // for `kvm x86 mmu`) stay below one hit and three in the directory.
-    score -= MISSING_TOKEN_COST * missing.len() as f64;
+    score -= missing_cost(q.tokens.len()) * missing.len() as f64;
     if path_hit {
         score += 60.0;
     }
@@ -275,20 +286,36 @@ pub(crate) fn combine(
     if path.is_none() && content.is_none() {
         return None;
     }
+    let role = Role::of(rel);
     let mut base = match path {
         Some(p) => p.score,
         // Ranked as a path would be: tests and docs down, deep files a little.
-        None => -Role::of(rel).penalty() - 1.5 * rel.matches('/').count() as f64,
+        None => -role.penalty() - 1.5 * rel.matches('/').count() as f64,
     };
     let mut refund = 0.0;
     if let Some(c) = &content {
-        base += c.text_points();
-        if let Some(p) = path {
-            let held = (p.met.iter().zip(&c.holds))
-                .filter(|(met, holds)| !**met && **holds)
-                .count();
-            refund = REFUND_SHARE * MISSING_TOKEN_COST * held as f64;
-            base += refund;
+        // What a file that is not code says counts half: a changelog, a
+        // translation, a test or a bundle says most words of any question
+        // about the code (issue 45's held-out sets: `po/pl.po`,
+        // `History.markdown` and `dist/axios.js` above the code asked for).
+        let credit = if role == Role::Code { 1.0 } else { 0.5 };
+        base += credit * c.text_points();
+        let cost = missing_cost(c.holds.len());
+        match path {
+            Some(p) => {
+                let held = (p.met.iter().zip(&c.holds))
+                    .filter(|(met, holds)| !**met && **holds)
+                    .count();
+                refund = REFUND_SHARE * credit * cost * held as f64;
+                base += refund;
+            }
+            // A file found by its text alone lacks, as a path would, the
+            // words its text does not hold: else it outranks the file
+            // named by the question that lacks one word fewer.
+            None => {
+                let held = c.holds.iter().filter(|&&h| h).count();
+                base -= cost * (c.lacks().count() as f64 + (1.0 - credit) * held as f64);
+            }
         }
     }
     let lexical = content

@@ -30,6 +30,7 @@ pub mod tokens;
 pub mod trace;
 mod trace_file;
 mod trace_render;
+mod word_feed;
 
 #[cfg(test)]
 mod context_tests;
