@@ -28,9 +28,19 @@ async function codeOf(f: () => unknown): Promise<unknown> {
 	return r === "no error" ? r : r.code;
 }
 
-function tempDir(t: { after: (f: () => void) => void }): string {
+/**
+ * A temp folder removed when the test ends, after `first` (the jobs started in it killed): a job still writing
+ * its log while the folder went made the removal fail with ENOTEMPTY (CI, 2026-12-07).
+ */
+function tempDir(t: { after: (f: () => Promise<void>) => void }, first: Array<() => Promise<unknown>> = []): string {
 	const root = fs.mkdtempSync(path.join(os.tmpdir(), "pi-utils-codes-"));
-	t.after(() => fs.rmSync(root, { recursive: true, force: true }));
+	t.after(async () => {
+		try {
+			for (const f of first) await f();
+		} finally {
+			fs.rmSync(root, { recursive: true, force: true, maxRetries: 10, retryDelay: 50 });
+		}
+	});
 	return root;
 }
 
@@ -47,7 +57,8 @@ test("the JS list of codes is the core's, and each text the core gives maps to i
 });
 
 test("every shell bad input fails with its code, from the native registry and the Node fallback alike", async (t) => {
-	const root = tempDir(t);
+	const kills: Array<() => Promise<unknown>> = [];
+	const root = tempDir(t, kills);
 	const file = path.join(root, "plain");
 	fs.writeFileSync(file, "x");
 	const logPath = (n: string) => path.join(root, "logs", `${n}.log`);
@@ -57,7 +68,7 @@ test("every shell bad input fails with its code, from the native registry and th
 	};
 	for (const [name, reg] of Object.entries(registries)) {
 		const running = reg.spawn({ command: "sleep 30", cwd: root, logPath: logPath(`${name}-run`), id: "bg-1" });
-		t.after(async () => void (await reg.kill(running.id, { graceMs: 100 })));
+		kills.push(() => reg.kill(running.id, { graceMs: 100 }));
 		const cases: Array<[string, () => unknown, string]> = [
 			["empty command", () => reg.spawn({ command: "", cwd: root, logPath: logPath(name) }), "INVALID_OPTION"],
 			["missing cwd", () => reg.spawn({ command: "true", cwd: path.join(root, "gone"), logPath: logPath(name) }), "PATH_NOT_FOUND"],

@@ -1,6 +1,8 @@
 //! `locate` text in agentgrep's `find` shape: `query:`, `top files: N`, the
-//! ranked list (one line per file), then per file its rank and path,
-//! `role:`, `why:` and `structure:`.
+//! ranked list (one line per file, with its role and language), then per
+//! file its rank and path, `why:` and `structure:`. (Each block's own
+//! `role:` line, agentgrep's, said again what the ranked list says: a
+//! tenth of a ten-file answer, issue 45's half the words.)
 
 use super::answer::LocateResult;
 use super::context::{self, FileMark, Marks};
@@ -8,7 +10,7 @@ use super::role::Role;
 use crate::structure::{symbol_label, Language, Symbol};
 use std::fmt::Write;
 
-/// One result: its heading, then `role:`, `why:` and `structure:`.
+/// One result: its heading, then `why:` and `structure:`.
 pub(crate) fn file_block(out: &mut String, rank: usize, f: FileBlock<'_>) {
     file_heading(out, rank, &f);
     file_details(out, f);
@@ -21,13 +23,8 @@ pub(crate) fn file_heading(out: &mut String, rank: usize, f: &FileBlock<'_>) {
     context::file_note(out, f.mark);
 }
 
-/// A result's `role:`, `why:` and `structure:`.
+/// A result's `why:` and `structure:`.
 pub(crate) fn file_details(out: &mut String, f: FileBlock<'_>) {
-    let lang = f
-        .language
-        .map(|l| format!(" ({})", l.name()))
-        .unwrap_or_default();
-    let _ = writeln!(out, "   role: {}{lang}", f.role.as_str());
     out.push_str("   why:\n");
     for w in f.why {
         let _ = writeln!(out, "   - {w}");

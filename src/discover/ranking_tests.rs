@@ -486,8 +486,8 @@ fn a_trace_shows_each_files_regions_before_its_reasons_and_structure() {
     let at = r.text.find("\n1. ").expect("a file");
     let block = &r.text[at..];
     let regions = block.find("   regions:").expect("regions");
-    let role = block.find("   role:").expect("role");
-    assert!(regions < role, "{}", r.text);
+    let why = block.find("   why:").expect("why");
+    assert!(regions < why, "{}", r.text);
 }
 #[test]
 fn a_symbol_spelling_every_word_outranks_a_file_named_by_some_of_them() {

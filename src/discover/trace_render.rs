@@ -1,7 +1,7 @@
 //! `trace` text in agentgrep's shape: `query parameters:`, `top results: N
 //! files, M regions`, `best answer likely in <path>`, the ranked list (one
 //! line per file), then per file its `regions:` (line numbers right-aligned
-//! per region: the answer comes first), `role:`, `why:` and `structure:`.
+//! per region: the answer comes first), `why:` and `structure:`.
 
 use super::answer::{TraceResult, TracedFile};
 use super::context::{self, FileMark, Marks};
