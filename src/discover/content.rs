@@ -9,6 +9,7 @@
 //! bound and, past it, drops the content signal altogether, so the answer
 //! never depends on which files the threads happened to reach first.
 
+use super::rarity;
 use super::relate::{shape, Occurrence, Shape};
 use super::tokens::{self, NameMatch, ABBREVIATION_MIN};
 use regex::bytes::Regex;
@@ -53,6 +54,9 @@ pub struct ContentQuery {
     /// How many of [`ContentQuery::words`] a candidate's text must hold
     /// (see [`words_needed`]).
     needed: usize,
+    /// Each word's [`rarity::weight`], averaging one over the words: the
+    /// share of the text's points its counts earn.
+    weights: Vec<f64>,
 }
 
 /// Of `n` words, how many a file's text must hold to be read as being on
@@ -87,6 +91,8 @@ struct Word {
 pub struct ContentScore {
     /// Token occurrences of each word (of [`ContentQuery::words`]).
     pub counts: Vec<u32>,
+    /// The text's length in bytes: a count in a long file says less.
+    pub bytes: u64,
     /// Per query token: the text holds it (one of the words read for) or
     /// its first letters (four, or the whole token when shorter; another).
     pub holds: Vec<bool>,
@@ -149,6 +155,7 @@ impl ContentQuery {
             narrow: narrow_pattern(&prefixes),
             letters: tokens.concat(),
             needed: words_needed(prefixes.len()),
+            weights: rarity::weights(&chosen),
         })
     }
 
@@ -289,6 +296,7 @@ impl ContentQuery {
             .collect();
         let said = ContentScore {
             counts,
+            bytes: buf.len() as u64,
             holds,
             named,
         };
@@ -327,12 +335,17 @@ fn ascii_word_meets(word: &str, token: &[u8]) -> bool {
 }
 
 impl ContentScore {
-    /// Points for ranking: a few for the words' counts (log-scaled, as a
-    /// reader skims), more for an identifier naming the query, most for
-    /// its definition (what the outline, when it confirms it, replaces).
-    pub fn text_points(&self) -> f64 {
-        let words: f64 = (self.counts.iter())
-            .map(|&c| (6.0 * (1.0 + c as f64).log2()).min(30.0))
+    /// Points for ranking: a few for the words' counts (saturating, and
+    /// less in a long file: [`saturated`]), each in the share its
+    /// [`rarity`] gives it (a file saying `csrf` twice is more on "csrf
+    /// cookie response" than one saying `response` forty times), more for
+    /// an identifier naming the query, most for its definition (what the
+    /// outline, when it confirms it, replaces). The weights and the
+    /// saturation were judged on the held-out set unseen-5 (locate hit@3
+    /// 0.60 -> 0.63) and moved no older set down in MRR (issue 45).
+    pub fn text_points(&self, q: &ContentQuery) -> f64 {
+        let words: f64 = (self.counts.iter().zip(&q.weights))
+            .map(|(&c, w)| w * saturated(c, self.bytes))
             .sum();
         // Three words' worth at most, however many the question has: the
         // text is one signal beside the path's.
@@ -391,6 +404,19 @@ impl ContentScore {
         }
         why
     }
+}
+
+/// BM25's saturation of a count in a text of `bytes` (k1 1.2, b 0.75,
+/// against a typical source file of 8 KiB), scaled to 30 points at most:
+/// a word said ten times in a small file outweighs it said a hundred
+/// times in a file fifty times longer (issue 45, class 3).
+fn saturated(count: u32, bytes: u64) -> f64 {
+    const K1: f64 = 1.2;
+    const B: f64 = 0.75;
+    const TYPICAL_BYTES: f64 = 8192.0;
+    let tf = f64::from(count);
+    let norm = K1 * (1.0 - B + B * bytes as f64 / TYPICAL_BYTES);
+    30.0 * tf / (tf + norm)
 }
 
 /// `prefixes` in one order, any text between them. The pattern is only

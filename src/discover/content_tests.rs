@@ -19,8 +19,8 @@ fn a_definition_in_any_form_is_found_and_told_from_a_mention() {
     let mention = q.score(b"r = get()\nr.raise_for_status()\n").unwrap();
     assert!(!mention.named.clone().unwrap().defined);
     assert!(
-        def.definition_points() + def.text_points()
-            > mention.definition_points() + mention.text_points()
+        def.definition_points() + def.text_points(&q)
+            > mention.definition_points() + mention.text_points(&q)
     );
     let reordered = query("smart_case")
         .score(b"func (o *Options) CaseSmart() bool {\n")
@@ -156,6 +156,7 @@ fn measure_by_word(q: &ContentQuery, buf: &[u8]) -> (ContentScore, bool) {
         .collect();
     let said = ContentScore {
         counts,
+        bytes: buf.len() as u64,
         holds,
         named,
     };

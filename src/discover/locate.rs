@@ -263,7 +263,7 @@ fn read_named_files(
         }
         let rel = shown_path(root, &c.path).text;
         let by_path = score_path(q, &rel, &mut matchers, false);
-        if let Some(s) = combine(&rel, by_path.as_ref(), Some(cq.measure_any(&buf))) {
+        if let Some(s) = combine(Some(cq), &rel, by_path.as_ref(), Some(cq.measure_any(&buf))) {
             out.push(Candidate {
                 score: s.score,
                 base: s.base,

@@ -234,7 +234,7 @@ impl<'a> Pass<'a> {
         } else {
             None
         };
-        let Some(scored) = combine(&rel, by_path.as_ref(), said) else {
+        let Some(scored) = combine(self.content, &rel, by_path.as_ref(), said) else {
             return;
         };
         b.matched += 1;

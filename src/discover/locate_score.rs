@@ -4,7 +4,7 @@
 //! definition signal its outline gives. Every point comes with a reason
 //! in words, shown as the file's `why`.
 
-use super::content::ContentScore;
+use super::content::{ContentQuery, ContentScore};
 use super::query::{FuzzyToken, Query};
 use super::role::{is_entry_point, Role};
 use super::tokens::{self, NameMatch, TokenMatch};
@@ -279,6 +279,7 @@ const REFUND_SHARE: f64 = 1.0;
 /// A file's place in the heap from its path score and its text's, or
 /// `None` when neither matched.
 pub(crate) fn combine(
+    cq: Option<&ContentQuery>,
     rel: &str,
     path: Option<&PathScore>,
     content: Option<ContentScore>,
@@ -299,7 +300,7 @@ pub(crate) fn combine(
         // about the code (issue 45's held-out sets: `po/pl.po`,
         // `History.markdown` and `dist/axios.js` above the code asked for).
         let credit = if role == Role::Code { 1.0 } else { 0.5 };
-        base += credit * c.text_points();
+        base += credit * cq.map_or(0.0, |cq| c.text_points(cq));
         let cost = missing_cost(c.holds.len());
         match path {
             Some(p) => {

@@ -22,6 +22,7 @@ mod locate_score;
 mod pass;
 mod query;
 mod question;
+mod rarity;
 mod region_facts;
 mod regions;
 pub mod relate;

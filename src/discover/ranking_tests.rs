@@ -568,3 +568,48 @@ fn what_a_changelog_says_counts_half_beside_the_code() {
     let (files, text) = located(t.path(), q);
     assert_eq!(files, ["src/exceptions.java", "CHANGELOG.md"], "{text}");
 }
+
+/// Issue 45, class 3: a huge file saying every word hundreds of times
+/// does not outrank the small file that is about the topic (counts
+/// saturate, and less in a long file).
+#[test]
+fn a_small_file_on_the_topic_outranks_a_huge_one_saying_the_words_more() {
+    let small = "/* jitter and backoff before the next delay */\n\
+                 int next_delay(int n) { return backoff(n) + jitter(n); }\n\
+                 int backoff(int n) { return n * 2; } /* backoff delay */\n\
+                 int jitter(int n) { return n % 7; } /* jitter delay jitter backoff delay jitter backoff */\n";
+    let mut big = String::new();
+    for i in 0..20_000 {
+        big.push_str(&format!("int step_{i}(int x) {{ return x + {i}; }}\n"));
+        if i % 66 == 0 {
+            big.push_str("/* jitter backoff delay */\n");
+        }
+    }
+    let t = tree(&[("src/timing.c", small.into()), ("src/engine.c", big)]);
+    let (files, text) = located(t.path(), "jitter backoff delay");
+    assert_eq!(
+        files.first().map(String::as_str),
+        Some("src/timing.c"),
+        "{text}"
+    );
+}
+
+/// Issue 45, class 1: a word few files hold says more than one most files
+/// hold, so the file saying `csrf` twice outranks the one saying
+/// `response` forty times.
+#[test]
+fn a_rare_word_counts_more_than_a_common_one() {
+    let guard =
+        "// csrf: the cookie is checked\nexport const guard = (csrf, cookie) => csrf === cookie;\n";
+    let reply = format!(
+        "// the cookie of the response\nexport const reply = (cookie) => cookie;\n{}",
+        "// response\n".repeat(40)
+    );
+    let t = tree(&[("src/guard.js", guard.into()), ("src/reply.js", reply)]);
+    let (files, text) = located(t.path(), "csrf cookie response");
+    assert_eq!(
+        files.first().map(String::as_str),
+        Some("src/guard.js"),
+        "{text}"
+    );
+}

@@ -100,8 +100,17 @@ fn locate_is_deterministic_and_explains_itself() {
         a.text
     );
     // The ranked list says the role and language; the block says them no more.
-    assert!(a.text.contains("\n1. src/auth/mod.rs (code, rust)\n"), "{}", a.text);
-    assert!(a.text.contains("\n1. src/auth/mod.rs\n   why:\n   - defines function auth_status @ 3-5\n"), "{}", a.text);
+    assert!(
+        a.text.contains("\n1. src/auth/mod.rs (code, rust)\n"),
+        "{}",
+        a.text
+    );
+    assert!(
+        a.text
+            .contains("\n1. src/auth/mod.rs\n   why:\n   - defines function auth_status @ 3-5\n"),
+        "{}",
+        a.text
+    );
     assert!(!a.text.contains("role:"), "{}", a.text);
     assert!(
         a.text
