@@ -57,6 +57,17 @@ pub struct ContentQuery {
     /// Each word's [`rarity::weight`], averaging one over the words: the
     /// share of the text's points its counts earn.
     weights: Vec<f64>,
+    /// The least [`ContentQuery::points`] of the words a candidate must
+    /// hold beside [`ContentQuery::needed`] of them (0: none): raised by a
+    /// ready index when too many files hold the words for the pass to read,
+    /// so that the files kept are those holding the question's rarer words.
+    min_points: u32,
+}
+
+/// A word's weight in whole points (a hundred for an average word), so
+/// that the index's count of a file's words and the text's agree exactly.
+fn points_of(weight: f64) -> u32 {
+    (weight * 100.0).round() as u32
 }
 
 /// Of `n` words, how many a file's text must hold to be read as being on
@@ -156,6 +167,7 @@ impl ContentQuery {
             letters: tokens.concat(),
             needed: words_needed(prefixes.len()),
             weights: rarity::weights(&chosen),
+            min_points: 0,
         })
     }
 
@@ -178,12 +190,22 @@ impl ContentQuery {
         self.needed
     }
 
-    /// The same query needing `needed` words (at least its own need, at
-    /// most every word): more when the index finds too many files holding
+    /// Each word's weight in points (a hundred for an average word).
+    pub fn points(&self) -> Vec<u32> {
+        self.weights.iter().map(|&w| points_of(w)).collect()
+    }
+
+    /// The points a candidate's words must reach beside their number.
+    pub fn min_points(&self) -> u32 {
+        self.min_points
+    }
+
+    /// The same query whose candidates must also hold words worth
+    /// `min_points`: raised when the index finds too many files holding
     /// fewer for the pass to read.
-    pub fn needing(&self, needed: usize) -> ContentQuery {
+    pub fn needing_points(&self, min_points: u32) -> ContentQuery {
         ContentQuery {
-            needed: needed.clamp(self.needed, self.words.len()),
+            min_points,
             ..self.clone()
         }
     }
@@ -280,9 +302,17 @@ impl ContentQuery {
         }
         // The first letters of enough words are what the index's narrowing
         // asks; the words themselves, or a name of the whole query.
-        let enough = |n: usize| n >= self.needed;
-        let qualifies = enough(present.iter().filter(|&&p| p).count())
-            && (enough(counts.iter().filter(|&&c| c > 0).count()) || named.is_some());
+        let points: Vec<u32> = self.points();
+        let enough = |held: &mut dyn Iterator<Item = bool>| {
+            let (mut n, mut worth) = (0, 0);
+            for (h, p) in held.zip(&points) {
+                n += usize::from(h);
+                worth += if h { *p } else { 0 };
+            }
+            n >= self.needed && worth >= self.min_points
+        };
+        let qualifies = enough(&mut present.iter().copied())
+            && (enough(&mut counts.iter().map(|&c| c > 0)) || named.is_some());
         // A token among the words is held when the text says it (its
         // first letters alone are also in other words: `transfer` is no
         // `transport`); another, by its first letters.

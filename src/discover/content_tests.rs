@@ -144,9 +144,17 @@ fn measure_by_word(q: &ContentQuery, buf: &[u8]) -> (ContentScore, bool) {
             }
         }
     }
-    let enough = |n: usize| n >= q.needed;
-    let qualifies = enough(present.iter().filter(|&&p| p).count())
-        && (enough(counts.iter().filter(|&&c| c > 0).count()) || named.is_some());
+    let points = q.points();
+    let enough = |held: Vec<bool>| {
+        let n = held.iter().filter(|&&h| h).count();
+        let worth: u32 = (held.iter().zip(&points))
+            .filter(|(&h, _)| h)
+            .map(|(_, p)| p)
+            .sum();
+        n >= q.needed && worth >= q.min_points
+    };
+    let qualifies = enough(present.clone())
+        && (enough(counts.iter().map(|&c| c > 0).collect()) || named.is_some());
     // A token among the words is held when the text says it.
     let holds = (q.held.iter().zip(&q.tokens))
         .map(|(r, t)| match q.words.iter().position(|w| w.text == *t) {
@@ -225,8 +233,12 @@ fn a_long_questions_text_need_hold_only_half_its_words() {
     assert_eq!(said.lacks().collect::<Vec<_>>(), [0, 3]);
     assert_eq!(q.score(b"the chain of throwable\n"), None, "two of five");
     // The index may ask for more: then two words lack.
-    assert_eq!(q.needing(4).score(three), None);
-    assert_eq!(q.needing(9).needed(), 5, "never more than every word");
+    // The index may ask for the words' points to reach more: then the
+    // three held must be worth it.
+    let p = q.points();
+    let held = p[1] + p[2] + p[4];
+    assert!(q.needing_points(held).score(three).is_some());
+    assert_eq!(q.needing_points(held + 1).score(three), None);
     assert_eq!(
         query("ip address").needed(),
         2,

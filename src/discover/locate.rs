@@ -99,8 +99,8 @@ fn run_plan(plan: &LocatePlan, cancel: &CancelToken) -> LocateResult {
     // `word_feed`): the pass asks what the narrowing asked.
     let (source, needing, index) = match plan.content.as_ref().filter(|_| limit > 0) {
         Some(cq) => {
-            let (source, needed, index) = source_for_words(&plan.scope, cq);
-            (source, Some(cq.needing(needed)), index)
+            let (source, min_points, index) = source_for_words(&plan.scope, cq);
+            (source, Some(cq.needing_points(min_points)), index)
         }
         None => {
             let (source, index) = plan.scope.source(None);
@@ -174,18 +174,17 @@ fn run_plan(plan: &LocatePlan, cancel: &CancelToken) -> LocateResult {
             bytes >> 20
         ))
     } else {
-        // The walk reads every file; the index only those holding more
-        // words than the question needs, when too many hold fewer.
-        (plan.content.as_ref().zip(content))
-            .filter(|(asked, read)| read.needed() > asked.needed())
-            .map(|(_, read)| {
-                format!(
-                    "read only files holding {} of the {} words: more than {MAX_SOFT_READS} files or {} MiB hold fewer",
-                    read.needed(),
-                    read.words().count(),
-                    MAX_SOFT_BYTES >> 20
-                )
-            })
+        // The walk reads every file; the index only those holding the
+        // question's rarer words, when too many hold fewer.
+        content.filter(|read| read.min_points() > 0).map(|read| {
+            let all: u32 = read.points().iter().sum();
+            format!(
+                "read only files holding words worth {}% of the {} words (rarer words worth more): more than {MAX_SOFT_READS} files or {} MiB hold less",
+                (100 * read.min_points()).div_ceil(all.max(1)),
+                read.words().count(),
+                MAX_SOFT_BYTES >> 20
+            )
+        })
     };
     let mut result = LocateResult {
         query: q.raw.clone(),

@@ -10,19 +10,19 @@ use super::files::{Scope, MAX_READ_BYTES};
 use crate::index::IndexUse;
 use crate::search::{FileFeed, FileSource, IgnoredRoot, KnownStamp, SourceFile};
 
-/// The source for the content pass of `cq`, the need it was narrowed for
-/// (the query's own, or more when a ready index found more files holding
-/// fewer words than the pass may read), and how the index was used.
-pub(crate) fn source_for_words(scope: &Scope, cq: &ContentQuery) -> (FileSource, usize, IndexUse) {
+/// The source for the content pass of `cq`, the points its candidates'
+/// words must reach (0, or more when a ready index found more files
+/// holding the words than the pass may read), and how the index was used.
+pub(crate) fn source_for_words(scope: &Scope, cq: &ContentQuery) -> (FileSource, u32, IndexUse) {
     let needed = cq.needed();
     let patterns = cq.narrow_each();
     if needed >= patterns.len() {
         let (source, index) = scope.source(Some(cq.narrow()));
-        return (source, needed, index);
+        return (source, 0, index);
     }
     let (first, index) = scope.source(Some(&patterns[0]));
     let FileSource::Feed(first) = first else {
-        return (first, needed, index); // a walk reads every file
+        return (first, 0, index); // a walk reads every file
     };
     let mut feeds = vec![first];
     for p in &patterns[1..] {
@@ -30,52 +30,67 @@ pub(crate) fn source_for_words(scope: &Scope, cq: &ContentQuery) -> (FileSource,
             (FileSource::Feed(f), _) => feeds.push(f),
             // The index went away between two calls: every file is read,
             // as a walk would.
-            (other, use_) => return (other, needed, use_),
+            (other, use_) => return (other, 0, use_),
         }
     }
-    match HoldingEnough::new(feeds, needed) {
+    match HoldingEnough::new(feeds, needed, &cq.points()) {
         Ok(feed) => {
-            let needed = feed.needed;
-            (FileSource::Feed(Box::new(feed)), needed, index)
+            let min_points = feed.min_points;
+            (FileSource::Feed(Box::new(feed)), min_points, index)
         }
         // The feeds disagree on the files (the index changed between
         // them): the first word's narrowing alone, a superset of any need.
-        Err(first) => (FileSource::Feed(first), needed, index),
+        Err(first) => (FileSource::Feed(first), 0, index),
     }
 }
 
 /// The first word's feed, with a file a candidate when at least `needed`
-/// of the words' narrowings keep it.
+/// of the words' narrowings keep it, worth at least `min_points`.
 struct HoldingEnough {
     base: Box<dyn FileFeed>,
     project: Vec<bool>,
     ignored: Vec<Vec<bool>>,
-    needed: usize,
+    min_points: u32,
+}
+
+/// What the words' narrowings say of one file: how many keep it, the
+/// points of those words, and its size as the index knows it (0: unknown).
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Kept {
+    words: usize,
+    points: u32,
+    size: u64,
 }
 
 impl HoldingEnough {
     /// Counts, file by file, the narrowings that keep it, and raises the
-    /// need until the project's candidates fit the content pass's bounds
-    /// (the walk reads every file instead, so it never raises it).
+    /// points their words must reach until the project's candidates fit
+    /// the content pass's bounds (the walk reads every file instead, so it
+    /// never raises them).
     fn new(
         feeds: Vec<Box<dyn FileFeed>>,
         needed: usize,
+        points: &[u32],
     ) -> Result<HoldingEnough, Box<dyn FileFeed>> {
-        let project = kept(feeds.iter().map(|f| f.project()).collect());
+        let project = kept(feeds.iter().map(|f| f.project()).collect(), points);
         let roots = feeds[0].ignored_roots().len();
         let ignored: Option<Vec<_>> = (0..roots)
-            .map(|r| kept(feeds.iter().map(|f| f.ignored(r)).collect()))
+            .map(|r| kept(feeds.iter().map(|f| f.ignored(r)).collect(), points))
             .collect();
         let (Some(project), Some(ignored)) = (project, ignored) else {
             return Err(feeds.into_iter().next().expect("one feed per word"));
         };
-        let needed = fitting_need(&project, needed, feeds.len());
-        let pick = |part: &[(usize, u64)]| part.iter().map(|&(k, _)| k >= needed).collect();
+        let min_points = fitting_points(&project, needed, points.iter().sum());
+        let pick = |part: &[Kept]| {
+            (part.iter())
+                .map(|k| k.words >= needed && k.points >= min_points)
+                .collect()
+        };
         Ok(HoldingEnough {
             project: pick(&project),
             ignored: ignored.iter().map(|p| pick(p)).collect(),
             base: feeds.into_iter().next().expect("one feed per word"),
-            needed,
+            min_points,
         })
     }
 }
@@ -83,9 +98,9 @@ impl HoldingEnough {
 type Part<'a> = Box<dyn Iterator<Item = SourceFile<'a>> + 'a>;
 
 /// For each file of one part (the project, or an ignored root), in step
-/// over every word's feed: how many keep it, and its size as the index
-/// knows it (0: unknown). `None` when the feeds list other files.
-fn kept(mut parts: Vec<Part<'_>>) -> Option<Vec<(usize, u64)>> {
+/// over every word's feed: what the narrowings say of it. `None` when the
+/// feeds list other files.
+fn kept(mut parts: Vec<Part<'_>>, points: &[u32]) -> Option<Vec<Kept>> {
     let mut out = Vec::new();
     loop {
         let Some(first) = parts[0].next() else {
@@ -94,29 +109,46 @@ fn kept(mut parts: Vec<Part<'_>>) -> Option<Vec<(usize, u64)>> {
                 .all(|p| p.next().is_none())
                 .then_some(out);
         };
-        let mut count = usize::from(first.candidate);
-        for p in &mut parts[1..] {
+        let mut k = Kept {
+            words: usize::from(first.candidate),
+            points: if first.candidate { points[0] } else { 0 },
+            size: 0,
+        };
+        for (p, worth) in parts[1..].iter_mut().zip(&points[1..]) {
             let f = p.next()?;
             if f.path.as_os_str() != first.path.as_os_str() {
                 return None;
             }
-            count += usize::from(f.candidate);
+            k.words += usize::from(f.candidate);
+            k.points += if f.candidate { *worth } else { 0 };
         }
-        let size = match first.stamp {
+        k.size = match first.stamp {
             KnownStamp::Kept { size, .. } if size <= MAX_READ_BYTES => size,
             _ => 0,
         };
-        out.push((count, size));
+        out.push(k);
     }
 }
 
-/// The least need, from `needed` up to every one of `words`, whose files
-/// fit the bounds of a read (every word when none does: the pass then
-/// reads them within its own bounds, or gives up, as on an AND of them all).
-fn fitting_need(project: &[(usize, u64)], needed: usize, words: usize) -> usize {
-    (needed..=words)
-        .find(|&n| fits(project, n))
-        .unwrap_or(words)
+/// The least points, from none up to every word's, that the words of
+/// files holding `needed` of them must reach for those files to fit the
+/// bounds of a read (every word's when none does: the pass then reads them
+/// within its own bounds, or gives up, as on an AND of them all). Points,
+/// not a number of words: a file holding the question's rarer words is
+/// kept before one holding more of its common ones (issue 45: vim's
+/// `mark.c` for "the jump list that ctrl-o and ctrl-i walk through" never
+/// says "through", and holding five of five words was asked of it).
+fn fitting_points(project: &[Kept], needed: usize, all: u32) -> u32 {
+    let mut levels: Vec<u32> = (project.iter())
+        .filter(|k| k.words >= needed)
+        .map(|k| k.points)
+        .collect();
+    levels.push(0);
+    levels.sort_unstable();
+    levels.dedup();
+    (levels.into_iter())
+        .find(|&p| fits(project, needed, p))
+        .unwrap_or(all)
 }
 
 /// Files (and bytes) a call reads at most for a question some of whose
@@ -129,13 +161,14 @@ fn fitting_need(project: &[(usize, u64)], needed: usize, words: usize) -> usize 
 pub(crate) const MAX_SOFT_READS: u64 = MAX_CONTENT_READS / 2;
 pub(crate) const MAX_SOFT_BYTES: u64 = MAX_CONTENT_BYTES / 2;
 
-/// Whether the files holding `needed` words fit the bounds of a read.
-fn fits(project: &[(usize, u64)], needed: usize) -> bool {
+/// Whether the files holding `needed` words worth `min_points` fit the
+/// bounds of a read.
+fn fits(project: &[Kept], needed: usize, min_points: u32) -> bool {
     let (mut files, mut bytes) = (0u64, 0u64);
-    for &(k, size) in project {
-        if k >= needed {
+    for k in project {
+        if k.words >= needed && k.points >= min_points {
             files += 1;
-            bytes += size;
+            bytes += k.size;
         }
     }
     files <= MAX_SOFT_READS && bytes <= MAX_SOFT_BYTES
@@ -168,20 +201,41 @@ fn with_flags<'a>(
 mod tests {
     use super::*;
 
+    fn files(n: u64, words: usize, points: u32, size: u64) -> impl Iterator<Item = Kept> {
+        (0..n).map(move |_| Kept {
+            words,
+            points,
+            size,
+        })
+    }
+
     #[test]
-    fn the_need_rises_only_until_the_files_fit_the_bounds() {
-        let files = |n: u64, words: usize, size: u64| (0..n).map(move |_| (words, size));
-        // 5,000 files hold two words, 300 three, 10 all four.
-        let project: Vec<(usize, u64)> = (files(5000, 2, 100))
-            .chain(files(300, 3, 100))
-            .chain(files(10, 4, 100))
+    fn the_points_rise_only_until_the_files_fit_the_bounds() {
+        // 5,000 files hold two common words (100 points), 300 a common and
+        // a rare one (250), 10 three words (400).
+        let project: Vec<Kept> = (files(5000, 2, 100, 100))
+            .chain(files(300, 2, 250, 100))
+            .chain(files(10, 3, 400, 100))
             .collect();
-        assert_eq!(fitting_need(&project, 2, 4), 3);
-        assert_eq!(fitting_need(&project[..2000], 2, 4), 2, "2,000 fit");
+        assert_eq!(
+            fitting_points(&project, 2, 600),
+            250,
+            "the rare word's files"
+        );
+        assert_eq!(fitting_points(&project[..2000], 2, 600), 0, "2,000 fit");
         // Bytes count too: 100 files of 1 MiB are past 32 MiB.
-        let big: Vec<(usize, u64)> = files(100, 3, 1 << 20).chain(files(2, 4, 1 << 20)).collect();
-        assert_eq!(fitting_need(&big, 2, 4), 4);
-        let none: Vec<(usize, u64)> = files(5000, 4, 1).collect();
-        assert_eq!(fitting_need(&none, 2, 4), 4, "every word when nothing fits");
+        let big: Vec<Kept> = (files(100, 3, 300, 1 << 20))
+            .chain(files(2, 4, 400, 1 << 20))
+            .collect();
+        assert_eq!(fitting_points(&big, 2, 400), 400);
+        let none: Vec<Kept> = files(5000, 4, 400, 1).collect();
+        assert_eq!(
+            fitting_points(&none, 2, 400),
+            400,
+            "every word when nothing fits"
+        );
+        // Files holding fewer than the need are never counted.
+        let few: Vec<Kept> = (files(5000, 1, 500, 1)).chain(files(5, 2, 10, 1)).collect();
+        assert_eq!(fitting_points(&few, 2, 600), 0);
     }
 }
