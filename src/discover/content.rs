@@ -57,6 +57,9 @@ pub struct ContentQuery {
     /// Each word's [`rarity::weight`], averaging one over the words: the
     /// share of the text's points its counts earn.
     weights: Vec<f64>,
+    /// The same weights in whole points, worked out once: the content pass
+    /// asks them of every file it measures.
+    points: Vec<u32>,
     /// The least [`ContentQuery::points`] of the words a candidate must
     /// hold beside [`ContentQuery::needed`] of them (0: none): raised by a
     /// ready index when too many files hold the words for the pass to read,
@@ -159,6 +162,7 @@ impl ContentQuery {
                     .flatten()
             })
             .collect();
+        let weights = rarity::weights(&chosen);
         Some(ContentQuery {
             tokens: tokens.to_vec(),
             words,
@@ -166,7 +170,8 @@ impl ContentQuery {
             narrow: narrow_pattern(&prefixes),
             letters: tokens.concat(),
             needed: words_needed(prefixes.len()),
-            weights: rarity::weights(&chosen),
+            points: weights.iter().map(|&w| points_of(w)).collect(),
+            weights,
             min_points: 0,
         })
     }
@@ -191,8 +196,8 @@ impl ContentQuery {
     }
 
     /// Each word's weight in points (a hundred for an average word).
-    pub fn points(&self) -> Vec<u32> {
-        self.weights.iter().map(|&w| points_of(w)).collect()
+    pub fn points(&self) -> &[u32] {
+        &self.points
     }
 
     /// The points a candidate's words must reach beside their number.
@@ -302,10 +307,9 @@ impl ContentQuery {
         }
         // The first letters of enough words are what the index's narrowing
         // asks; the words themselves, or a name of the whole query.
-        let points: Vec<u32> = self.points();
         let enough = |held: &mut dyn Iterator<Item = bool>| {
             let (mut n, mut worth) = (0, 0);
-            for (h, p) in held.zip(&points) {
+            for (h, p) in held.zip(&self.points) {
                 n += usize::from(h);
                 worth += if h { *p } else { 0 };
             }

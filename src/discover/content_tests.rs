@@ -147,7 +147,7 @@ fn measure_by_word(q: &ContentQuery, buf: &[u8]) -> (ContentScore, bool) {
     let points = q.points();
     let enough = |held: Vec<bool>| {
         let n = held.iter().filter(|&&h| h).count();
-        let worth: u32 = (held.iter().zip(&points))
+        let worth: u32 = (held.iter().zip(points))
             .filter(|(&h, _)| h)
             .map(|(_, p)| p)
             .sum();

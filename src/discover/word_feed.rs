@@ -33,7 +33,7 @@ pub(crate) fn source_for_words(scope: &Scope, cq: &ContentQuery) -> (FileSource,
             (other, use_) => return (other, 0, use_),
         }
     }
-    match HoldingEnough::new(feeds, needed, &cq.points()) {
+    match HoldingEnough::new(feeds, needed, cq.points()) {
         Ok(feed) => {
             let min_points = feed.min_points;
             (FileSource::Feed(Box::new(feed)), min_points, index)
