@@ -41,10 +41,10 @@ const dumpText = (kind, i, tree, text) => {
 };
 const linux = process.env.PI_UTILS_CORPUS ?? path.join(os.homedir(), ".cache/pi-utils-bench/linux-source-6.12");
 const trees = { self: process.env.PI_UTILS_SELF_TREE ?? root, linux: fs.existsSync(linux) ? linux : null };
-// Repositories nobody here wrote (issue 30; set unseen-2, issue 45; sets unseen-3, unseen-4 and unseen-5, issue 45h/45i/45j), unpacked
+// Repositories nobody here wrote (issue 30; set unseen-2, issue 45; sets unseen-3, unseen-4, unseen-5 and unseen-6, issue 45h/45i/45j/45r), unpacked
 // at the commits named in queries.json.
 const outside = process.env.PI_UTILS_DISCOVERY_TREES ?? "/tmp/disc-trees";
-const outsideNames = ["hono", "httpx", "glow", "chi", "requests", "curl", "express", "axum", "sinatra", "gson", "git", "rich", "fzf", "bat", "axios", "jekyll", "commons-lang", "vim", "click", "cobra", "guzzle", "ky", "alamofire", "falcon", "echo", "hapi", "memcached", "h2o"];
+const outsideNames = ["hono", "httpx", "glow", "chi", "requests", "curl", "express", "axum", "sinatra", "gson", "git", "rich", "fzf", "bat", "axios", "jekyll", "commons-lang", "vim", "click", "cobra", "guzzle", "ky", "alamofire", "falcon", "echo", "hapi", "memcached", "h2o", "starlette", "clap", "rack", "slim", "rocksdb"];
 for (const name of outsideNames) {
   const dir = path.join(outside, name);
   trees[name] = fs.existsSync(dir) ? dir : null;
