@@ -12,12 +12,12 @@ pub use super::answer::{LocateResult, LocatedFile};
 use super::bearing::{bearing_symbols, shares_a_word};
 use super::content::{ContentQuery, ContentScore, MAX_CONTENT_BYTES, MAX_CONTENT_READS};
 use super::files::{read_small, read_text, shown_path, small_file_len, Scope, MAX_READ_BYTES};
+use super::final_order::{code_first_on_its_topic, sources_before_their_headers, Topic};
 use super::locate_pass::{Best, Candidate, ContentBudget, Pass};
 use super::locate_score::{combine, definition_signal, missing_cost, score_path};
 use super::pass::{self, map_parallel, TopK};
 use super::query::{FuzzyToken, Query};
 use super::role::Role;
-use super::tokens;
 use super::word_feed::{source_for_words, MAX_SOFT_BYTES, MAX_SOFT_READS};
 use super::DiscoverError;
 use crate::index::IndexMode;
@@ -156,6 +156,7 @@ fn run_plan(plan: &LocatePlan, cancel: &CancelToken) -> LocateResult {
     }
     chosen.sort_by(|a, b| b.cmp(a));
     let mut files = finish(q, content, root, chosen, cancel);
+    sources_before_their_headers(&mut files);
     code_first_on_its_topic(&mut files);
     files.sort_by(|a, b| {
         (!b.0.ignored)
@@ -273,69 +274,6 @@ fn read_named_files(
         }
     }
     out
-}
-
-/// Which query words a file meets (its path or its text), or `None` when
-/// it defines a symbol naming the whole query (it meets them all).
-type Topic = Option<Vec<bool>>;
-
-/// A test, bench, example, docs or other file that is not code never
-/// outranks a code file that meets every query word it meets (issue 45:
-/// `test/res.cookie.js` above `lib/response.js`), nor the code file it is
-/// named for (`LinkedTreeMapSuiteTest.java` above `LinkedTreeMap.java`,
-/// `DYNBUF.md` above `dynbuf.c`): it is put just below the lowest such
-/// code file, and its reasons say so.
-fn code_first_on_its_topic(files: &mut [(LocatedFile, usize, Topic)]) {
-    let covers = |a: &Topic, b: &Topic| match (a, b) {
-        (None, _) => true,
-        (Some(_), None) => false,
-        (Some(a), Some(b)) => a.iter().zip(b).all(|(x, y)| *x || !*y),
-    };
-    let code: Vec<(f64, String, Topic, Vec<String>, usize)> = (files.iter())
-        .filter(|(f, ..)| f.role == Role::Code && !f.ignored)
-        .map(|(f, rank, t)| {
-            let name = stem(&f.path.text);
-            (f.score, f.path.text.clone(), t.clone(), name, *rank)
-        })
-        .collect();
-    for (f, _, topic) in files.iter_mut() {
-        if f.role == Role::Code || f.ignored {
-            continue;
-        }
-        let own = stem(&f.path.text);
-        // Below every such code file, the lowest included.
-        let above = (code.iter())
-            .filter(|(score, _, t, name, _)| {
-                *score <= f.score && (covers(t, topic) || tokens::contains_run(&own, name))
-            })
-            // Of equal scores, the one listed last (the files come in no
-            // set order: the reason named either of two before).
-            .min_by(|a, b| a.0.total_cmp(&b.0).then(b.4.cmp(&a.4)));
-        if let Some((score, path, t, ..)) = above {
-            f.score = score - 1.0;
-            // Said once: this reason says more than "ranked down".
-            let down = format!("{} file: ranked down", f.role.as_str());
-            f.why.retain(|w| *w != down);
-            let how = match covers(t, topic) {
-                true => "code on the same words",
-                false => "the code it is named for",
-            };
-            f.why.push(format!(
-                "{} file: ranked after {path}, {how}",
-                f.role.as_str()
-            ));
-        }
-    }
-}
-
-/// The tokens of a path's file name without its extension.
-fn stem(path: &str) -> Vec<String> {
-    let name = path.rsplit('/').next().unwrap_or(path);
-    let mut words = tokens::split(name);
-    if name.contains('.') {
-        words.pop();
-    }
-    words
 }
 
 /// Reads and outlines the candidates (in parallel: each parse is a few ms),

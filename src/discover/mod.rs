@@ -13,6 +13,7 @@ pub mod context;
 mod context_debug;
 pub mod dsl;
 pub mod files;
+mod final_order;
 pub mod finish;
 mod forms;
 pub mod locate;

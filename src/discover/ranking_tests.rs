@@ -173,6 +173,12 @@ fn issue_45_tree() -> tempfile::TempDir {
             "int parseconfig(const char *filename) {\n  return read_file(filename);\n}\n".into(),
         ),
         (
+            // Says more of the question than its source: without the
+            // header rule it ranks first.
+            "src/tool_parsecfg.h",
+            "/* Parse the config file: each line of the file is one option. */\nint parseconfig(const char *filename);\n".into(),
+        ),
+        (
             "lib/response.js",
             "var res = module.exports = {};\n\nres.cookie = function (name, value) {\n  return this.set('Set-Cookie', name + '=' + value);\n};\n".into(),
         ),
@@ -280,6 +286,18 @@ fn every_why_line_is_true_of_its_file() {
                     })
                 } else if let Some(x) = w.strip_suffix(" file: ranked down") {
                     f.role.as_str() == x
+                } else if let Some(rest) = w.strip_prefix("header: ranked after ") {
+                    // `tool_parsecfg.h` after `tool_parsecfg.c`, listed above it.
+                    let source = rest.strip_suffix(", the source of its name").unwrap();
+                    fn stem(p: &str) -> &str {
+                        p.rsplit('/').next().unwrap().rsplit_once('.').unwrap().0
+                    }
+                    p.ends_with(".h")
+                        && source.ends_with(".c")
+                        && stem(p) == stem(source)
+                        && r.files
+                            .iter()
+                            .any(|o| o.path.text == source && o.score > f.score)
                 } else if let Some((role, rest)) = w.split_once(" file: ranked after ") {
                     let (other, named) = match rest.strip_suffix(", the code it is named for") {
                         Some(other) => (other, true),
@@ -446,6 +464,24 @@ fn a_natural_question_finds_the_code_before_its_test() {
         "{text}"
     );
     assert!(text.contains("file name has parsecfg for config"), "{text}");
+}
+
+/// A C header that says more of the question than its source still comes
+/// after it, and says why (issue 45: `dir.h`, `dynbuf.h`, `hub.h` and
+/// `tool_parsecfg.h` above the file that defines what they declare).
+#[test]
+fn a_header_never_outranks_the_source_of_its_name() {
+    let t = issue_45_tree();
+    let (files, text) = located(t.path(), "parse config file");
+    assert_eq!(
+        files.iter().take(2).map(String::as_str).collect::<Vec<_>>(),
+        ["src/tool_parsecfg.c", "src/tool_parsecfg.h"],
+        "{text}"
+    );
+    assert!(
+        text.contains("header: ranked after src/tool_parsecfg.c, the source of its name"),
+        "{text}"
+    );
 }
 
 #[test]
