@@ -1,0 +1,110 @@
+// Issue 45's "no why line false" and "no definition shown as a call site", checked on every answer of the
+// evaluation (the unit tests check them on fixtures only): each reason locate gives is held to the file's path,
+// text and outline; each call-site region trace shows must hold a call of the subject itself (not `__subject`,
+// not `subject_locked`, not the subject's own definition line).
+import fs from "node:fs";
+import path from "node:path";
+
+/** Lower-case tokens as the discovery splits them: at non-alphanumerics, lower→upper, digit↔letter, `HTTPServer`. */
+export function tokens(text) {
+  return text
+    .split(/[^\p{L}\p{N}]+/u)
+    .flatMap((w) => w.split(/(?<=\p{Ll})(?=\p{Lu})|(?<=\p{Lu})(?=\p{Lu}\p{Ll})|(?<=\p{N})(?=\p{L})|(?<=\p{L})(?=\p{N})/u))
+    .filter((t) => t.length > 0)
+    .map((t) => t.toLowerCase());
+}
+
+/** Leniently, whether a token says `word`: the same, an inflection or longer form, or an abbreviation of three letters or more. */
+const says = (token, word) => token === word || (word.length >= 3 && token.startsWith(word)) || (token.length >= 3 && word.startsWith(token)) || (word.length >= 4 && token.startsWith(word.slice(0, 4)));
+const list = (s) => s.split(", ").map((w) => w.trim()).filter(Boolean);
+
+/**
+ * The reasons of one locate answer that are false of their files, and those no rule here checks.
+ * `outline(abs)` returns the file's symbols ({ name, startLine, endLine }) or null.
+ */
+export async function falseWhyLines(result, root, outline) {
+  const wrong = [];
+  let checked = 0;
+  let unchecked = 0;
+  const listed = new Map(result.files.map((f, i) => [f.path, { ...f, at: i }]));
+  for (const [at, f] of result.files.entries()) {
+    const abs = path.join(root, f.path);
+    const name = f.path.split("/").pop();
+    const dir = f.path.includes("/") ? f.path.slice(0, f.path.lastIndexOf("/")) : "";
+    const stem = name.includes(".") ? name.slice(0, name.lastIndexOf(".")) : name;
+    let text = null;
+    const textTokens = () => (text ??= new Set(tokens(fs.readFileSync(abs, "utf8"))));
+    const above = (other) => listed.has(other) && listed.get(other).at < at;
+    for (const w of f.why) {
+      let ok;
+      let m;
+      if ((m = /^defines (\S+) (\S+) @ (\d+)-(\d+)/.exec(w))) {
+        const symbols = (await outline(abs)) ?? [];
+        ok = symbols.some((s) => s.name === m[2] && s.startLine === Number(m[3]) && s.endLine === Number(m[4]));
+      } else if ((m = /^file name matches (.*)$/.exec(w))) {
+        ok = list(m[1]).every((q) => tokens(name).some((t) => t.startsWith(q) || says(t, q)));
+      } else if ((m = /^file name has (.*)$/.exec(w))) {
+        ok = list(m[1]).every((pair) => tokens(name).includes(pair.split(" for ")[0]));
+      } else if ((m = /^directory matches (.*)$/.exec(w))) {
+        ok = list(m[1]).every((q) => tokens(dir).some((t) => t.startsWith(q) || says(t, q)));
+      } else if ((m = /^path lacks (.*)$/.exec(w))) {
+        ok = list(m[1]).every((q) => !tokens(f.path).some((t) => t.startsWith(q)));
+      } else if ((m = /^path contains (.*)$/.exec(w))) {
+        ok = f.path.toLowerCase().includes(m[1].toLowerCase());
+      } else if ((m = /^text has (.*)$/.exec(w))) {
+        const said = textTokens();
+        ok = list(m[1]).every((q) => [...said].some((t) => says(t, q)));
+      } else if ((m = /^text (?:defines|names) (\S+)/.exec(w))) {
+        ok = fs.readFileSync(abs, "utf8").toLowerCase().includes(m[1].toLowerCase());
+      } else if (w === "the query names the whole file" || w === "every word of the file name is in the query") {
+        const q = tokens(result.query);
+        ok = tokens(stem).every((t) => q.some((x) => says(t, x) || t.startsWith(x)) || q.join("").includes(t));
+      } else if ((m = /^(\S+) file: ranked down$/.exec(w))) {
+        ok = f.role === m[1];
+      } else if ((m = /^(\S+) file: ranked after (.*), (?:the code it is named for|code on the same words)$/.exec(w))) {
+        ok = f.role === m[1] && above(m[2]) && listed.get(m[2]).role === "code";
+      } else if ((m = /^header: ranked after (.*), the source of its name$/.exec(w))) {
+        const other = m[1].split("/").pop();
+        ok = above(m[1]) && other.slice(0, other.lastIndexOf(".")) === stem;
+      } else if (w.startsWith("excluded by ignore rules")) {
+        ok = f.ignored === true;
+      } else {
+        unchecked++; // fuzzy matches, entry points: not held to anything here
+        continue;
+      }
+      checked++;
+      if (!ok) wrong.push(`${f.path}: ${w}`);
+    }
+  }
+  return { wrong, checked, unchecked };
+}
+
+/** Whether `line` calls or names `subject` as a whole identifier (not `__subject`, not `subject_x`). */
+const namesWhole = (line, subject) => {
+  const esc = subject.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+  return new RegExp(`(^|[^A-Za-z0-9_$])${esc}([^A-Za-z0-9_$]|$)`).test(line);
+};
+
+/**
+ * The call-site regions of one trace answer that show no call of the subject: the region's own shown lines
+ * (numbered `N: text`) must say the subject as a whole identifier on a line other than the region's first when
+ * the region is the subject's own definition.
+ */
+export function falseCallSites(result, subject) {
+  const wrong = [];
+  let checked = 0;
+  for (const f of result.files) {
+    for (const g of f.regions ?? []) {
+      if (g.kind !== "callsite") continue;
+      checked++;
+      const own = g.label.split(" ").pop() === subject;
+      const lines = (g.body ?? []).filter((l) => /^\s*\d+:/.test(l));
+      const calls = lines.some((l) => {
+        const n = Number(l.slice(0, l.indexOf(":")));
+        return !(own && n === g.startLine) && namesWhole(l.slice(l.indexOf(":") + 1), subject);
+      });
+      if (!calls) wrong.push(`${f.path}: ${g.label} @ ${g.startLine}`);
+    }
+  }
+  return { wrong, checked };
+}
