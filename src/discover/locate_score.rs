@@ -148,7 +148,9 @@ pub(crate) fn score_path(
         .iter()
         .take(stem_len)
         .filter(|nt| {
-            joined
+            // `queryparams` is named by `query params`; the `test` of
+            // `test_queryparams.py` is not.
+            (joined && **nt == q.tokens.concat())
                 || q.tokens.iter().any(|t| nt.starts_with(t.as_str()))
                 || written
                     .iter()

@@ -19,6 +19,26 @@ pub struct Query {
     forms: Forms,
 }
 
+/// `author's` says author, `isn't` says isn: what follows an apostrophe
+/// inside a word (a possessive or a contraction, two letters at most) is
+/// no word of the question. As a token of its own, `s` cost every path
+/// lacking it and made "path lacks s" a reason (issue 45's why-line check
+/// of the evaluation). `'exact` and `O'Reilly` keep theirs.
+fn without_clitic(word: &str) -> &str {
+    match word.rfind(['\'', '\u{2019}']) {
+        Some(at) if at > 0 => {
+            let tail = &word[at..];
+            let letters = tail.chars().filter(|c| c.is_alphanumeric()).count();
+            if letters <= 2 {
+                &word[..at]
+            } else {
+                word
+            }
+        }
+        _ => word,
+    }
+}
+
 impl Query {
     pub fn parse(raw: &str) -> Result<Query, DiscoverError> {
         let trimmed = raw.trim();
@@ -29,7 +49,7 @@ impl Query {
         // evidence, and lacking them cost every file the same (issue 45).
         // Only words standing alone are dropped: `for` in
         // `raise_for_status` is part of a name.
-        let words = trimmed.split_whitespace();
+        let words = trimmed.split_whitespace().map(without_clitic);
         let said: Vec<&str> = words
             .clone()
             .filter(|w| !matches!(tokens::split(w).as_slice(), [t] if tokens::is_function_word(t)))

@@ -445,6 +445,19 @@ mod prefilter {
         assert!(q.may_match(b"lib/buffer_head.c", &mut scratch));
         assert!(!q.may_match(b"lib/dyn.c", &mut scratch));
     }
+
+    /// A possessive or a contraction adds no word (`s`, `t`), while a
+    /// leading quote (`'exact`) and a name (`O'Reilly`) keep theirs.
+    #[test]
+    fn what_follows_an_apostrophe_in_a_word_is_no_word() {
+        let q = Query::parse("map an author\u{2019}s old name, the user's email").unwrap();
+        assert_eq!(q.tokens, ["map", "author", "old", "name", "user", "email"]);
+        let q = Query::parse("status code isn't 2xx").unwrap();
+        assert!(!q.tokens.iter().any(|t| t == "t"), "{:?}", q.tokens);
+        let q = Query::parse("'exact terms by O'Reilly").unwrap();
+        assert!(q.tokens.iter().any(|t| t == "exact"), "{:?}", q.tokens);
+        assert!(q.tokens.iter().any(|t| t == "reilly"), "{:?}", q.tokens);
+    }
 }
 
 /// Issue 29: a collapsed view (20 lines) showed only file #1's reasons; the
@@ -534,4 +547,24 @@ fn a_walked_project_of_thousands_of_files_is_ranked_by_its_text() {
     let r = locate::run(t.path(), None, opts, &CancelToken::new(None)).unwrap();
     assert!(r.content_note.is_none(), "{}", r.text);
     assert_eq!(r.files[0].path.text, "src/ident.c", "{}", r.text);
+}
+
+/// "The query names the whole file" only when it does: `queryparams.py` is
+/// named by `QueryParams` (its words written together), the `test` of
+/// `test_queryparams.py` is not (the evaluation's why-line check found the
+/// reason given to both).
+#[test]
+fn a_name_holding_the_query_written_together_is_not_named_whole_by_it() {
+    let t = tree(&[
+        ("httpx/queryparams.py", "class QueryParams:\n    pass\n"),
+        (
+            "tests/test_queryparams.py",
+            "def test_queryparams():\n    QueryParams()\n",
+        ),
+    ]);
+    let whole = "the query names the whole file";
+    let why = reasons_for(t.path(), "QueryParams", "httpx/queryparams.py");
+    assert!(why.iter().any(|w| w == whole), "{why:?}");
+    let why = reasons_for(t.path(), "QueryParams", "tests/test_queryparams.py");
+    assert!(!why.iter().any(|w| w == whole), "{why:?}");
 }

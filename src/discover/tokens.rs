@@ -79,7 +79,11 @@ pub fn match_token(query: &str, tokens: &[String]) -> (TokenMatch, Option<usize>
 }
 
 /// `query` equals two or more of `tokens`' first entries written together.
+/// Never a number: `31` is not said by the `3-1` of `jekyll-3-1-0`.
 fn joins_to(query: &str, tokens: &[String]) -> bool {
+    if query.bytes().all(|b| b.is_ascii_digit()) {
+        return false;
+    }
     let mut rest = query;
     for (n, t) in tokens.iter().enumerate() {
         match rest.strip_prefix(t.as_str()) {
@@ -331,6 +335,19 @@ mod tests {
 
     fn s(text: &str) -> Vec<String> {
         split(text)
+    }
+
+    /// Words join (`queryparams`, `utf8`); numbers never (`3-1` is no `31`).
+    #[test]
+    fn a_number_is_never_tokens_written_together() {
+        let name = s("2016-01-24-jekyll-3-1-0-released.markdown");
+        assert_eq!(match_token("31", &name).0, TokenMatch::None);
+        assert_eq!(match_token("01", &name).0, TokenMatch::Exact);
+        assert_eq!(match_token("jekyll3", &name).0, TokenMatch::Exact);
+        assert_eq!(
+            match_token("queryparams", &s("query_params.py")).0,
+            TokenMatch::Exact
+        );
     }
 
     #[test]
