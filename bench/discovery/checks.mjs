@@ -19,6 +19,26 @@ const says = (token, word) => token === word || (word.length >= 3 && token.start
 const list = (s) => s.split(", ").map((w) => w.trim()).filter(Boolean);
 
 /**
+ * Whether a query token meets a path's tokens as the ranking's path rule says it may: the same token, a run of
+ * tokens written together (`queryparams`, never a number), a token it begins (two letters or more, not a number),
+ * or a token that is the query's tokens written together (`authstatus` for `auth status`).
+ */
+const meetsPath = (q, pathTokens, queryTokens) =>
+  pathTokens.some((t, i) => {
+    if (t === q) return true;
+    if (!/^\d+$/.test(q)) {
+      let joined = "";
+      for (const u of pathTokens.slice(i)) {
+        joined += u;
+        if (joined === q && u !== t) return true;
+        if (!q.startsWith(joined)) break;
+      }
+    }
+    if (q.length >= 2 && !/^\d+$/.test(q) && t.startsWith(q)) return true;
+    return t.length > q.length && t.includes(q) && t === queryTokens.join("");
+  });
+
+/**
  * The reasons of one locate answer that are false of their files, and those no rule here checks.
  * `outline(abs)` returns the file's symbols ({ name, startLine, endLine }) or null.
  */
@@ -42,13 +62,13 @@ export async function falseWhyLines(result, root, outline) {
         const symbols = (await outline(abs)) ?? [];
         ok = symbols.some((s) => s.name === m[2] && s.startLine === Number(m[3]) && s.endLine === Number(m[4]));
       } else if ((m = /^file name matches (.*)$/.exec(w))) {
-        ok = list(m[1]).every((q) => tokens(name).some((t) => t.startsWith(q) || says(t, q)));
+        ok = list(m[1]).every((q) => meetsPath(q, tokens(name), tokens(result.query)));
       } else if ((m = /^file name has (.*)$/.exec(w))) {
         ok = list(m[1]).every((pair) => tokens(name).includes(pair.split(" for ")[0]));
       } else if ((m = /^directory matches (.*)$/.exec(w))) {
-        ok = list(m[1]).every((q) => tokens(dir).some((t) => t.startsWith(q) || says(t, q)));
+        ok = list(m[1]).every((q) => meetsPath(q, tokens(dir), tokens(result.query)));
       } else if ((m = /^path lacks (.*)$/.exec(w))) {
-        ok = list(m[1]).every((q) => !tokens(f.path).some((t) => t.startsWith(q)));
+        ok = list(m[1]).every((q) => !meetsPath(q, tokens(f.path), tokens(result.query)));
       } else if ((m = /^path contains (.*)$/.exec(w))) {
         ok = f.path.toLowerCase().includes(m[1].toLowerCase());
       } else if ((m = /^text has (.*)$/.exec(w))) {
@@ -79,30 +99,33 @@ export async function falseWhyLines(result, root, outline) {
   return { wrong, checked, unchecked };
 }
 
-/** Whether `line` calls or names `subject` as a whole identifier (not `__subject`, not `subject_x`). */
+/**
+ * Whether `line` says `subject` as a whole identifier in any of its forms (`signal_group` = `signalGroup`, as the
+ * ranking's identifier forms are; not `__subject`, not `subject_locked`).
+ */
 const namesWhole = (line, subject) => {
-  const esc = subject.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
-  return new RegExp(`(^|[^A-Za-z0-9_$])${esc}([^A-Za-z0-9_$]|$)`).test(line);
+  const want = tokens(subject).join(" ");
+  const leading = /^_+/.exec(subject)?.[0] ?? "";
+  return (line.match(/[A-Za-z0-9_$]+/g) ?? []).some((id) => (/^_+/.exec(id)?.[0] ?? "") === leading && tokens(id).join(" ") === want);
 };
 
 /**
- * The call-site regions of one trace answer that show no call of the subject: the region's own shown lines
- * (numbered `N: text`) must say the subject as a whole identifier on a line other than the region's first when
- * the region is the subject's own definition.
+ * The call-site regions of one trace answer that show no call of the subject: the lines it shows (numbered
+ * `N: text`, read whole from the file: a long line is cut in the answer) must say the subject as a whole
+ * identifier on a line other than the region's first when the region is the subject's own definition.
  */
-export function falseCallSites(result, subject) {
+export function falseCallSites(result, subject, root) {
   const wrong = [];
   let checked = 0;
   for (const f of result.files) {
+    let fileLines = null;
+    const lineAt = (n) => (fileLines ??= fs.readFileSync(path.join(root, f.path), "utf8").split("\n"))[n - 1] ?? "";
     for (const g of f.regions ?? []) {
       if (g.kind !== "callsite") continue;
       checked++;
       const own = g.label.split(" ").pop() === subject;
-      const lines = (g.body ?? []).filter((l) => /^\s*\d+:/.test(l));
-      const calls = lines.some((l) => {
-        const n = Number(l.slice(0, l.indexOf(":")));
-        return !(own && n === g.startLine) && namesWhole(l.slice(l.indexOf(":") + 1), subject);
-      });
+      const shown = (g.body ?? []).filter((l) => /^\s*\d+:/.test(l)).map((l) => Number(l.slice(0, l.indexOf(":"))));
+      const calls = shown.some((n) => !(own && n === g.startLine) && namesWhole(lineAt(n), subject));
       if (!calls) wrong.push(`${f.path}: ${g.label} @ ${g.startLine}`);
     }
   }

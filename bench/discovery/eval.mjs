@@ -215,7 +215,7 @@ for (const [i, q] of set.trace.entries()) {
   if (!cwd) continue;
   const ours = await native.trace({ query: q.query, cwd });
   dumpText("trace", i, q.tree, ours.text);
-  const sites = falseCallSites(ours, subjectOf(q.query));
+  const sites = falseCallSites(ours, subjectOf(q.query), cwd);
   tally(`trace call sites not calling the subject ${q.set ?? "tuned"}`, sites.wrong, sites.checked);
   if (!heldOutSets.has(q.set)) for (const w of sites.wrong) console.log(`call site without the subject [${q.tree}] ${q.query}: ${w}`);
   const best = ours.bestFile === q.expect && regionHit(ours.files[0], q.region);
