@@ -78,7 +78,9 @@ export async function falseWhyLines(result, root, outline) {
         ok = fs.readFileSync(abs, "utf8").toLowerCase().includes(m[1].toLowerCase());
       } else if (w === "the query names the whole file" || w === "every word of the file name is in the query") {
         const q = tokens(result.query);
-        ok = tokens(stem).every((t) => q.some((x) => says(t, x) || t.startsWith(x)) || q.join("").includes(t));
+        // A name token the answer says abbreviates a query word (`file name has rc for recover`) is one of them.
+        const written = f.why.flatMap((x) => (/^file name has (.*)$/.exec(x)?.[1] ?? "").split(", ").map((p) => p.split(" for ")[0]));
+        ok = tokens(stem).every((t) => q.some((x) => says(t, x) || t.startsWith(x)) || q.join("").includes(t) || written.includes(t));
       } else if ((m = /^(\S+) file: ranked down$/.exec(w))) {
         ok = f.role === m[1];
       } else if ((m = /^(\S+) file: ranked after (.*), (?:the code it is named for|code on the same words)$/.exec(w))) {
