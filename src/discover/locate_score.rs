@@ -45,7 +45,7 @@ pub(crate) fn score_path(
     let mut joins: Option<Vec<Vec<&str>>> = None;
     let mut positions = Vec::new();
     // `authstatus.ts` is named by `auth status` as a whole.
-    let joined = q.tokens.len() >= 2 && name_tokens.contains(&q.tokens.concat());
+    let joined = q.tokens.len() >= 2 && name_tokens.contains(&q.written_together);
     for (i, t) in q.tokens.iter().enumerate() {
         let (name_match, at) = if joined {
             (TokenMatch::Exact, Some(0))
@@ -150,7 +150,7 @@ pub(crate) fn score_path(
         .filter(|nt| {
             // `queryparams` is named by `query params`; the `test` of
             // `test_queryparams.py` is not.
-            (joined && **nt == q.tokens.concat())
+            (joined && **nt == q.written_together)
                 || q.tokens.iter().any(|t| nt.starts_with(t.as_str()))
                 || written
                     .iter()

@@ -10,6 +10,10 @@ use super::DiscoverError;
 pub struct Query {
     pub raw: String,
     pub tokens: Vec<String>,
+    /// Every token written together (`queryparams` for "query params"),
+    /// worked out once: `score_path`
+    /// compares it with the name tokens of every path it scores.
+    pub(crate) written_together: String,
     /// Lower-cased query when it names a path (`src/auth`), else `None`.
     pub(crate) path_form: Option<String>,
     /// Every token is ASCII, so [`Query::may_match`] can rule paths out.
@@ -72,6 +76,7 @@ impl Query {
             raw: trimmed.to_string(),
             ascii: toks.iter().all(|t| t.is_ascii()),
             forms: Forms::new(&toks),
+            written_together: toks.concat(),
             tokens: toks,
             path_form,
         })
