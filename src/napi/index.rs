@@ -149,6 +149,8 @@ pub fn index_status(env: Env, options: IndexPathOptions) -> Result<IndexStatus> 
 #[napi(catch_unwind)]
 pub fn index_start(env: Env, options: IndexWarmOptions) -> Result<IndexStatus> {
     let root = root_of(&options.cwd, &options.path).map_err(|e| to_js(&env, e))?;
+    // The queries the first outline, locate or trace would compile.
+    crate::structure::compile_queries_in_background();
     Ok(status_out(Some(crate::index::start(
         &root,
         config_of(&options),
@@ -166,6 +168,7 @@ pub fn index_warm<'env>(
 ) -> Result<PromiseRaw<'env, IndexStatus>> {
     let root = root_of(&options.cwd, &options.path).map_err(|e| to_js(env, e))?;
     check_not_aborted(env, options.signal.as_ref())?;
+    crate::structure::compile_queries_in_background();
     let cancel = CancelToken::new(None);
     let config = config_of(&options);
     run_cancellable(

@@ -42,11 +42,19 @@ fn query_text(language: Language) -> Option<String> {
     })
 }
 
-fn compiled(language: Language) -> Option<&'static Query> {
-    static COMPILED: [OnceLock<Option<Query>>; Language::ALL.len()] =
-        [const { OnceLock::new() }; Language::ALL.len()];
-    let slot = Language::ALL.iter().position(|l| *l == language)?;
-    COMPILED[slot]
+/// Each language's compiled call query, by its place in [`Language::ALL`]:
+/// compiled on first use or by `precompile`.
+static COMPILED: [OnceLock<Option<Query>>; Language::ALL.len()] =
+    [const { OnceLock::new() }; Language::ALL.len()];
+
+/// Whether `language`'s call query has been compiled (or found missing or
+/// not to compile) in this process.
+pub(crate) fn is_compiled(language: Language) -> bool {
+    COMPILED[language.slot()].get().is_some()
+}
+
+pub(super) fn compiled(language: Language) -> Option<&'static Query> {
+    COMPILED[language.slot()]
         .get_or_init(|| Query::new(&language.grammar(), &query_text(language)?).ok())
         .as_ref()
 }

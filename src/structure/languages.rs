@@ -41,6 +41,11 @@ impl Language {
         Language::Markdown,
     ];
 
+    /// Its place in [`Language::ALL`]: the slot of its compiled queries.
+    pub(crate) fn slot(self) -> usize {
+        Language::ALL.iter().position(|l| *l == self).unwrap_or(0)
+    }
+
     /// Stable lower-case name shown to users and in JSON.
     pub fn name(self) -> &'static str {
         match self {

@@ -33,11 +33,19 @@ pub(crate) struct Compiled {
     pub(crate) roots: Option<Vec<bool>>,
 }
 
+/// Each language's compiled definition query, by its place in
+/// [`Language::ALL`]: compiled on first use or by `precompile`.
+static COMPILED: [OnceLock<Option<Compiled>>; Language::ALL.len()] =
+    [const { OnceLock::new() }; Language::ALL.len()];
+
+/// Whether `language`'s definition query has been compiled (or found not to
+/// compile) in this process.
+pub(crate) fn is_compiled(language: Language) -> bool {
+    COMPILED[language.slot()].get().is_some()
+}
+
 pub(crate) fn compiled(language: Language) -> Option<&'static Compiled> {
-    static COMPILED: [OnceLock<Option<Compiled>>; Language::ALL.len()] =
-        [const { OnceLock::new() }; Language::ALL.len()];
-    let slot = Language::ALL.iter().position(|l| *l == language)?;
-    COMPILED[slot]
+    COMPILED[language.slot()]
         .get_or_init(|| {
             // A grammar whose ABI this tree-sitter does not accept, or a query
             // that does not compile against it, leaves the language without

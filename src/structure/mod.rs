@@ -20,6 +20,7 @@ pub mod limit;
 mod matching;
 pub mod outline;
 mod parse;
+pub mod precompile;
 mod ranges;
 pub mod render;
 mod symbol_kind;
@@ -30,6 +31,7 @@ pub use limit::{limit, Limited};
 pub use outline::{
     count_lines, outline, outline_and_uses, outline_cancellable, Outline, Symbol, SymbolKind,
 };
+pub use precompile::{compile_queries_in_background, queries_compiled};
 pub use render::{render_outline, render_symbols, symbol_label};
 
 #[cfg(test)]
