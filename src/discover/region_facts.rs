@@ -24,8 +24,8 @@ pub(super) fn is_type_like(kind: SymbolKind) -> bool {
     )
 }
 
-pub(super) fn line_text(lines: &[&[u8]], n: u32) -> String {
-    String::from_utf8_lossy(lines.get(n as usize - 1).copied().unwrap_or_default()).into_owned()
+pub(super) fn line_text<'a>(lines: &[&'a str], n: u32) -> &'a str {
+    lines.get(n as usize - 1).copied().unwrap_or_default()
 }
 
 /// Whether occurrence `o` (on a line reading `text`) calls the subject.
@@ -65,7 +65,7 @@ pub(super) fn defines_subject(
     role: Role,
     outline: Option<&Outline>,
     symbol: Option<&Symbol>,
-    lines: &[&[u8]],
+    lines: &[&str],
     list: &[&Occurrence],
 ) -> bool {
     // Prose never defines code: a docs line such as `Using trace_printk() in
@@ -80,14 +80,14 @@ pub(super) fn defines_subject(
             && outline.is_none_or(|o| o.symbols.is_empty())
             && list.iter().any(|o| {
                 let text = line_text(lines, o.line);
-                shape(&text, o) == Shape::Definition && spelt_as_subject(subject, &text, o)
+                shape(text, o) == Shape::Definition && spelt_as_subject(subject, text, o)
             }))
         // A C variable's definition at file scope, which outlines do not list.
         || (symbol.is_none()
             && !prose
             && list.iter().any(|o| {
                 let text = line_text(lines, o.line);
-                c_variable_definition(&text, o) && spelt_as_subject(subject, &text, o)
+                c_variable_definition(text, o) && spelt_as_subject(subject, text, o)
             }))
 }
 
@@ -119,13 +119,13 @@ impl Implements {
 pub(super) fn implements(
     question: &Question,
     symbol: Option<&Symbol>,
-    lines: &[&[u8]],
+    lines: &[&str],
     list: &[&Occurrence],
 ) -> Option<Implements> {
     let subject = &question.subject.tokens;
     let c_struct = list
         .iter()
-        .any(|o| c_initialised_type(&line_text(lines, o.line), o));
+        .any(|o| c_initialised_type(line_text(lines, o.line), o));
     if c_struct {
         return Some(Implements::Declared);
     }
@@ -139,7 +139,7 @@ pub(super) fn implements(
         .unwrap_or(s.start_line);
     let declared = list.iter().any(|o| {
         (s.start_line..=header_end).contains(&o.line)
-            && whole_identifier(&line_text(lines, o.line), o)
+            && whole_identifier(line_text(lines, o.line), o)
     });
     if declared {
         Some(Implements::Declared)
@@ -155,7 +155,7 @@ pub(super) fn implements(
 /// `test_*` function (issue 45: bat's own tests of `get_git_diff` in
 /// `src/diff.rs` outranked its production caller). Only Python and Ruby
 /// name tests so: C's `test_bit` is production code.
-pub(super) fn in_test(outline: Option<&Outline>, s: &Symbol, lines: &[&[u8]]) -> bool {
+pub(super) fn in_test(outline: Option<&Outline>, s: &Symbol, lines: &[&str]) -> bool {
     let test_names =
         outline.is_some_and(|o| matches!(o.language, Language::Python | Language::Ruby));
     let is_test = |s: &Symbol| {
@@ -220,7 +220,7 @@ pub(super) fn symbol_label(outline: Option<&Outline>, s: &Symbol) -> String {
 /// lines open no block (`int f(int a,\n int b);`, `declare function f();`),
 /// or one stated on one line inside an interface or trait. `export const f
 /// = (x) => {\n ...\n};` ends in `;` too, but has a body.
-pub(super) fn is_bodiless(s: &Symbol, outline: Option<&Outline>, lines: &[&[u8]]) -> bool {
+pub(super) fn is_bodiless(s: &Symbol, outline: Option<&Outline>, lines: &[&str]) -> bool {
     let in_interface = s.start_line == s.end_line
         && s.parent
             .and_then(|p| outline.map(|o| o.symbols[p].kind))

@@ -103,7 +103,7 @@ pub(crate) fn build_regions(
     question: &Question,
     role: Role,
     outline: Option<&Outline>,
-    lines: &[&[u8]],
+    lines: &[&str],
     occ: &[Occurrence],
     uses: &[structure::calls::NameUse],
 ) -> Vec<Region> {
@@ -146,7 +146,7 @@ pub(crate) fn build_regions(
         .collect()
 }
 
-fn text_of(lines: &[&[u8]], n: u32) -> String {
+fn text_of(lines: &[&str], n: u32) -> String {
     let raw = line_text(lines, n);
     let trimmed = raw.trim_end();
     let cut: String = trimmed.chars().take(MAX_LINE_CHARS).collect();
@@ -206,7 +206,7 @@ fn region_for(
     question: &Question,
     role: Role,
     outline: Option<&Outline>,
-    lines: &[&[u8]],
+    lines: &[&str],
     home: Home,
     list: &[&Occurrence],
     uses: &[structure::calls::NameUse],
@@ -410,7 +410,7 @@ fn signals<'a>(
     question: &Question,
     role: Role,
     outline: Option<&'a Outline>,
-    lines: &[&[u8]],
+    lines: &[&str],
     home: Home,
     list: &[&Occurrence],
     uses: &[structure::calls::NameUse],
@@ -426,7 +426,7 @@ fn signals<'a>(
             // `struct Curl_cftype Curl_cft_ssl = {`: a C variable defined here.
             let variable = list.iter().find_map(|o| {
                 let text = line_text(lines, o.line);
-                c_variable_definition(&text, o).then(|| text[o.start..o.end].to_string())
+                c_variable_definition(text, o).then(|| text[o.start..o.end].to_string())
             });
             let label =
                 variable.map_or_else(|| "<file scope>".to_string(), |v| format!("variable {v}"));
@@ -435,7 +435,7 @@ fn signals<'a>(
     };
     let line_text = |n: u32| line_text(lines, n);
     let raw = question.query.subject.as_str();
-    let is_call = |o: &Occurrence| is_call(raw, symbol, uses, &line_text(o.line), o);
+    let is_call = |o: &Occurrence| is_call(raw, symbol, uses, line_text(o.line), o);
     let is_render = |o: &Occurrence| {
         uses.iter().any(|u| {
             u.line == o.line && u.kind == UseKind::Render && tokens::same_name(&u.name, subject)
@@ -445,7 +445,7 @@ fn signals<'a>(
         .iter()
         .filter(|o| {
             let text = line_text(o.line);
-            shape(&text, o) == Shape::Assignment && spelt_as_subject(raw, &text, o)
+            shape(text, o) == Shape::Assignment && spelt_as_subject(raw, text, o)
         })
         .count();
     let name_tokens = symbol.map(|s| tokens::split(&s.name)).unwrap_or_default();
@@ -455,7 +455,7 @@ fn signals<'a>(
             .iter()
             .any(|w| name_tokens.contains(w));
     let body_tokens: Vec<String> = (start..=end.min(start + 400))
-        .flat_map(|n| tokens::split(&line_text(n)))
+        .flat_map(|n| tokens::split(line_text(n)))
         .collect();
     Signals {
         symbol,
@@ -477,7 +477,7 @@ fn signals<'a>(
 /// The lines shown for a region from `start` to `end` with the subject at
 /// `list`: all of them when few (then `true`), else its first line and up
 /// to six lines with the subject.
-fn region_body(lines: &[&[u8]], start: u32, end: u32, list: &[&Occurrence]) -> (Vec<String>, bool) {
+fn region_body(lines: &[&str], start: u32, end: u32, list: &[&Occurrence]) -> (Vec<String>, bool) {
     let line_count = end + 1 - start;
     if line_count <= FULL_REGION_LINES {
         return ((start..=end).map(|n| text_of(lines, n)).collect(), true);

@@ -19,6 +19,7 @@ use std::path::Path;
 /// Occurrences kept per file (enough to rank it and build its regions).
 pub(crate) const MAX_OCCURRENCES: usize = 200;
 
+#[cfg(test)]
 fn lines_of(buf: &[u8]) -> Vec<&[u8]> {
     buf.split(|b| *b == b'\n').collect()
 }
@@ -80,8 +81,13 @@ pub(crate) fn lexical_score(question: &Question, rel: &str, buf: &[u8], occ: &[O
     let relation = question.known();
     let mut score = 2.0 * occ.len().min(10) as f64;
     let mut seen_line = 0;
+    // The line's text, checked once for all its occurrences (a minified
+    // line of 400 KB holds dozens).
+    let mut text = "";
     for o in occ {
-        let text = std::str::from_utf8(lines.get(o.line)).unwrap_or("");
+        if o.line != seen_line {
+            text = std::str::from_utf8(lines.get(o.line)).unwrap_or("");
+        }
         // `printk(` is no call of `_printk`: only the subject's own
         // spelling weighs as a definition, call or assignment.
         let spelt = spelt_as_subject(&question.query.subject, text, o);
@@ -141,7 +147,12 @@ pub(crate) fn traced(
         Some((o, u)) => (Some(o), u),
         None => (None, Default::default()),
     };
-    let lines = lines_of(&buf);
+    // Decoded once: a region's facts read an occurrence's line several
+    // times, and a 400 KB minified line was decoded and copied each time.
+    // Line by line or whole, a lossy decode gives the same lines: a line
+    // end is ASCII, so no invalid sequence spans one.
+    let text = String::from_utf8_lossy(&buf);
+    let lines: Vec<&str> = text.split('\n').collect();
     let mut regions = build_regions(question, role, outline.as_deref(), &lines, &occ, &uses);
     regions.sort_by(|a, b| {
         b.score
