@@ -17,11 +17,11 @@
 import { spawnSync } from "node:child_process";
 import { createRequire } from "node:module";
 import fs from "node:fs";
-import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { interleaved } from "../lib/interleave.mjs";
 import { falseCallSites, falseWhyLines } from "./checks.mjs";
+import { outsideNames, treePaths } from "./trees.mjs";
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const root = path.resolve(here, "../..");
@@ -40,16 +40,7 @@ if (dump) fs.mkdirSync(dump, { recursive: true });
 const dumpText = (kind, i, tree, text) => {
   if (dump) fs.writeFileSync(path.join(dump, `${kind}-${String(i).padStart(3, "0")}-${tree}.txt`), text);
 };
-const linux = process.env.PI_UTILS_CORPUS ?? path.join(os.homedir(), ".cache/pi-utils-bench/linux-source-6.12");
-const trees = { self: process.env.PI_UTILS_SELF_TREE ?? root, linux: fs.existsSync(linux) ? linux : null };
-// Repositories nobody here wrote (issue 30; set unseen-2, issue 45; sets unseen-3, unseen-4, unseen-5, unseen-6 and unseen-7, issue 45h/45i/45j/45r/45t), unpacked
-// at the commits named in queries.json.
-const outside = process.env.PI_UTILS_DISCOVERY_TREES ?? "/tmp/disc-trees";
-const outsideNames = ["hono", "httpx", "glow", "chi", "requests", "curl", "express", "axum", "sinatra", "gson", "git", "rich", "fzf", "bat", "axios", "jekyll", "commons-lang", "vim", "click", "cobra", "guzzle", "ky", "alamofire", "falcon", "echo", "hapi", "memcached", "h2o", "starlette", "clap", "rack", "slim", "rocksdb", "libgit2", "jinja", "koa", "cli", "puma"];
-for (const name of outsideNames) {
-  const dir = path.join(outside, name);
-  trees[name] = fs.existsSync(dir) ? dir : null;
-}
+const trees = treePaths(root);
 // Their index is made ready first (they are small: minFiles 1), so timings are "index ready".
 const setJson = JSON.parse(fs.readFileSync(path.join(here, "queries.json"), "utf8"));
 const wanted = (q) => !onlySet || q.set === onlySet;
@@ -278,7 +269,7 @@ for (const [key, vals] of Object.entries(times)) {
 }
 
 if (!args.includes("--no-speed") && trees.linux) {
-  console.log(`\n## speed on ${linux} (${runs} interleaved rounds, medians)`);
+  console.log(`\n## speed on ${trees.linux} (${runs} interleaved rounds, medians)`);
   const cwd = trees.linux;
   // One scan of the tree: a count of the subject over every file, drained.
   const scan = (pattern) => async () => {
