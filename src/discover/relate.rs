@@ -38,13 +38,23 @@ impl Subject {
         if toks.is_empty() {
             return None;
         }
-        let body: Vec<String> = toks.iter().map(|t| regex::escape(t)).collect();
         // An ASCII subject folds ASCII case only: Unicode folding would
         // also take `ſ` for `s` and the Kelvin sign for `k`, which the
         // index's ASCII-folded postings cannot narrow by.
         let ascii = toks.iter().all(|t| t.is_ascii());
         let flags = if ascii { "(?i-u)" } else { "(?i)" };
-        let regex = Regex::new(&format!("{flags}{}", body.join("[_-]?"))).ok()?;
+        let joins = written_joins(subject, &toks);
+        let mut pattern = String::from(flags);
+        for (i, t) in toks.iter().enumerate() {
+            if i > 0 {
+                match &joins[i - 1] {
+                    Some(sep) => pattern.push_str(&regex::escape(sep)),
+                    None => pattern.push_str("[_-]?"),
+                }
+            }
+            pattern.push_str(&regex::escape(t));
+        }
+        let regex = Regex::new(&pattern).ok()?;
         let core = subject.trim();
         let longest = (regex_syntax::ParserBuilder::new().utf8(false).build())
             .parse(regex.as_str())
@@ -53,7 +63,7 @@ impl Subject {
         Some(Subject {
             longest,
             narrowing: match ascii {
-                true => narrowing(&toks),
+                true => narrowing(&toks, &joins),
                 false => regex.as_str().to_string(),
             },
             tokens: toks,
@@ -133,11 +143,15 @@ impl Subject {
 /// finds holds each token and, where two meet, the letters around the
 /// separator, an underscore, a dash or none (ASCII case aside, which the
 /// postings fold).
-fn narrowing(tokens: &[String]) -> String {
+fn narrowing(tokens: &[String], written: &[Option<String>]) -> String {
     let mut parts: Vec<String> = tokens.iter().map(|t| regex::escape(t)).collect();
-    for pair in tokens.windows(2) {
+    for (pair, sep) in tokens.windows(2).zip(written) {
         let (a, b) = (pair[0].as_bytes(), pair[1].as_bytes());
         let (last, first) = (a[a.len() - 1] as char, b[0] as char);
+        if let Some(sep) = sep {
+            parts.push(regex::escape(&format!("{last}{sep}{first}")));
+            continue;
+        }
         let mut joins = vec![format!("{last}_{first}"), format!("{last}-{first}")];
         if b.len() >= 2 {
             joins.push(format!("{last}{first}{}", b[1] as char));
@@ -150,6 +164,37 @@ fn narrowing(tokens: &[String]) -> String {
         parts.push(format!("(?:{})", joins.join("|")));
     }
     format!("(?s){}", parts.join(".*"))
+}
+
+/// For each join of the subject's tokens, the separator it is written
+/// with when that is a run of two or more underscores or dashes
+/// (`uv__io_poll`: `__`, then none): such a join is matched as written.
+/// `[_-]?` alone never matched `uv__io_poll` in any file, and `trace` found
+/// no file mentioning it (libuv's `uv__` names, libgit2's `git__`); and
+/// `uv_io_poll` is another identifier, as `__handle_mm_fault` is another
+/// than `handle_mm_fault`. `None` everywhere for a subject whose tokens
+/// are not found in order in its text as ASCII.
+fn written_joins(subject: &str, tokens: &[String]) -> Vec<Option<String>> {
+    let none = vec![None; tokens.len().saturating_sub(1)];
+    let core = subject.trim().trim_matches('_');
+    if !core.is_ascii() {
+        return none;
+    }
+    let lower = core.to_ascii_lowercase();
+    let mut joins = Vec::new();
+    let mut at = 0;
+    for (i, t) in tokens.iter().enumerate() {
+        let Some(found) = lower[at..].find(t.as_str()) else {
+            return none;
+        };
+        if i > 0 {
+            let sep = &core[at..at + found];
+            let doubled = sep.len() >= 2 && sep.bytes().all(|b| b == b'_' || b == b'-');
+            joins.push(doubled.then(|| sep.to_string()));
+        }
+        at += found + t.len();
+    }
+    joins
 }
 
 fn is_word(b: u8) -> bool {
@@ -413,6 +458,36 @@ mod tests {
         // no `s` to it, as to the index.
         let s = Subject::new("process").unwrap();
         assert!(s.find("proceſſ\n".as_bytes(), 10).is_empty());
+    }
+
+    /// libuv's `uv__io_poll` and libgit2's `git__free`: a doubled
+    /// separator is found as written (`[_-]?` alone found no file), and a
+    /// single one there is another identifier.
+    #[test]
+    fn a_subject_written_with_a_doubled_separator_is_found_as_written() {
+        for (subject, found, other) in [
+            (
+                "uv__io_poll",
+                "  uv__io_poll(loop, timeout);",
+                "uv_io_poll(loop);",
+            ),
+            ("git__free", "\tgit__free(buf);", "git_free(buf);"),
+            ("a--b", "x = a--b;", "x = ab;"),
+        ] {
+            let s = Subject::new(subject).unwrap();
+            let text = format!("{found}\n");
+            assert_eq!(s.find(text.as_bytes(), 10).len(), 1, "{subject} in {found}");
+            assert!(
+                narrowing_allows(&s, &text),
+                "{subject}: narrowed by {}",
+                s.narrowing()
+            );
+            let text = format!("{other}\n");
+            assert!(
+                s.find(text.as_bytes(), 10).is_empty(),
+                "{subject} in {other}"
+            );
+        }
     }
 
     fn lines_of(subject: &str, text: &str) -> Vec<u32> {
