@@ -201,21 +201,16 @@ fn is_word(b: u8) -> bool {
     b.is_ascii_alphanumeric()
 }
 
-/// A token boundary between `a` and `b` (adjacent bytes).
-fn boundary(a: u8, b: u8, after_b: Option<u8>) -> bool {
-    if !is_word(a) || !is_word(b) {
-        return true;
-    }
-    if a.is_ascii_digit() != b.is_ascii_digit() {
-        return true;
-    }
-    b.is_ascii_uppercase()
-        && (a.is_ascii_lowercase() || after_b.is_some_and(|c| c.is_ascii_lowercase()))
+/// A token boundary between the bytes at `i - 1` and `i` of `buf`.
+fn boundary(buf: &[u8], i: usize) -> bool {
+    let (a, b) = (buf[i - 1], buf[i]);
+    let at = |j: usize| buf.get(j).filter(|c| c.is_ascii()).map(|&c| c as char);
+    !is_word(a) || !is_word(b) || tokens::starts_token(a as char, b as char, at(i + 1), at(i + 2))
 }
 
 fn on_boundaries(buf: &[u8], start: usize, end: usize) -> bool {
-    let starts = start == 0 || boundary(buf[start - 1], buf[start], buf.get(start + 1).copied());
-    let ends = end >= buf.len() || boundary(buf[end - 1], buf[end], buf.get(end + 1).copied());
+    let starts = start == 0 || boundary(buf, start);
+    let ends = end >= buf.len() || boundary(buf, end);
     starts && ends
 }
 

@@ -75,6 +75,15 @@ impl Role {
             "__snapshots__",
             // Perl's and git's test directory (`t/t4203-mailmap.sh`).
             "t",
+            // tmux's `regress/*.sh`, axios's `test/unit/regression`.
+            "regress",
+            "regression",
+            "regressions",
+            // Fuzz targets drive the code as a test does (tmux, rocksdb,
+            // h2o `fuzz/`, libgit2 `fuzzers/`).
+            "fuzz",
+            "fuzzers",
+            "fuzzing",
         ]) || name_tokens.first().is_some_and(|t| t == "test")
             || name.contains(".spec.")
             || name.contains(".test.")
@@ -193,6 +202,9 @@ mod tests {
         assert_eq!(Role::Bench.penalty(), Role::Test.penalty());
         // Conventions of other ecosystems (issue 45's held-out trees).
         assert_eq!(Role::of("t/t4203-mailmap.sh"), Role::Test);
+        assert_eq!(Role::of("regress/format-variables.sh"), Role::Test);
+        assert_eq!(Role::of("fuzz/input-fuzzer.c"), Role::Test);
+        assert_eq!(Role::of("fuzzers/packfile_fuzzer.c"), Role::Test);
         assert_eq!(Role::of("features/incremental_rebuild.feature"), Role::Test);
         // A folder named features holds code as often as scenarios (Alamofire's Source/Features/).
         assert_eq!(Role::of("Source/Features/RetryPolicy.swift"), Role::Code);

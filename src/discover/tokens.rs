@@ -22,7 +22,8 @@ pub fn split(text: &str) -> Vec<String> {
         }
         if let Some(&prev) = i.checked_sub(1).and_then(|p| chars.get(p)) {
             let next = chars.get(i + 1).copied();
-            if prev.is_alphanumeric() && starts_token(prev, c, next) {
+            let after = chars.get(i + 2).copied();
+            if prev.is_alphanumeric() && starts_token(prev, c, next, after) {
                 flush(&mut current, &mut out);
             }
         }
@@ -38,16 +39,26 @@ fn flush(current: &mut String, out: &mut Vec<String>) {
     }
 }
 
-/// Whether `c` (after `prev`, before `next`) begins a new token.
-fn starts_token(prev: char, c: char, next: Option<char>) -> bool {
+/// Whether `c` (after `prev`, before `next` and `after`) begins a new token:
+/// the one rule [`split`], [`ascii_tokens`] and trace's subject boundaries
+/// (`relate.rs`) share, so that a text's tokens and a query's agree.
+pub(crate) fn starts_token(prev: char, c: char, next: Option<char>, after: Option<char>) -> bool {
     if prev.is_ascii_digit() != c.is_ascii_digit() {
         return true;
     }
     if c.is_uppercase() {
         // `authStatus`: lower → upper. `HTTPServer`: the last capital of a run
-        // that is followed by a lower-case letter starts the next word.
+        // that is followed by a lower-case letter starts the next word, but
+        // not a plural `s` or a letter before a digit, which end the run's
+        // own word: `URLs`, `IDs`, `IPv6` are `urls`, `ids`, `ipv` `6` (as
+        // `ipv6` is), not `ur` `ls`, `i` `ds`, `i` `pv` `6`.
+        let ends_run = match next {
+            Some('s') => !after.is_some_and(char::is_lowercase),
+            Some(n) if n.is_lowercase() => after.is_some_and(|a| a.is_ascii_digit()),
+            _ => false,
+        };
         return prev.is_lowercase()
-            || (prev.is_uppercase() && next.is_some_and(char::is_lowercase));
+            || (prev.is_uppercase() && next.is_some_and(char::is_lowercase) && !ends_run);
     }
     false
 }
@@ -237,12 +248,9 @@ pub(crate) fn ascii_tokens(name: &[u8]) -> impl Iterator<Item = &[u8]> {
         }
         let s = name.get(at..).filter(|s| !s.is_empty())?;
         let ends = |i: usize| {
-            let (prev, c, next) = (s[i - 1], s[i], s.get(i + 1));
-            !c.is_ascii_alphanumeric()
-                || prev.is_ascii_digit() != c.is_ascii_digit()
-                || (c.is_ascii_uppercase()
-                    && (prev.is_ascii_lowercase()
-                        || (prev.is_ascii_uppercase() && next.is_some_and(u8::is_ascii_lowercase))))
+            let at = |j: usize| s.get(j).map(|&b| b as char);
+            !s[i].is_ascii_alphanumeric()
+                || starts_token(s[i - 1] as char, s[i] as char, at(i + 1), at(i + 2))
         };
         let end = (1..s.len()).find(|&i| ends(i)).unwrap_or(s.len());
         at += end;
@@ -389,6 +397,12 @@ mod tests {
     #[test]
     fn acronyms_and_digits_split_where_a_reader_would() {
         assert_eq!(s("HTTPServer"), ["http", "server"]);
+        assert_eq!(s("parseURLs"), ["parse", "urls"]);
+        assert_eq!(s("IDs"), ["ids"]);
+        assert_eq!(s("IPv6 address"), ["ipv", "6", "address"]);
+        assert_eq!(s("ipv6_addr"), ["ipv", "6", "addr"]);
+        assert_eq!(s("toJSONTo"), ["to", "json", "to"]);
+        assert_eq!(s("XMLHttpRequest"), ["xml", "http", "request"]);
         assert_eq!(s("parseURL"), ["parse", "url"]);
         assert_eq!(s("ext4_inode.c"), ["ext", "4", "inode", "c"]);
         assert_eq!(s("__init__.py"), ["init", "py"]);
