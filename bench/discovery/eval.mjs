@@ -197,7 +197,8 @@ for (const [i, q] of set.locate.entries()) {
     }
     line += `, agentgrep #${a || "-"}`;
   }
-  if (verbose || !r || r > 3) console.log(line + (r === 1 ? "" : `; ours top: ${ours.files.slice(0, 3).map((f) => f.path).join(", ")}`));
+  // A held-out set's questions and answers stay unread: only its totals are printed.
+  if (!heldOutSets.has(q.set) && (verbose || !r || r > 3)) console.log(line + (r === 1 ? "" : `; ours top: ${ours.files.slice(0, 3).map((f) => f.path).join(", ")}`));
 }
 
 const regionHit = (file, want) => !want || file?.regions?.some((g) => g.label.includes(want));
@@ -243,7 +244,7 @@ for (const [i, q] of set.trace.entries()) {
     add(`trace-rank agentgrep all`, rankOf(a.files, q.expect));
     line += `, agentgrep best ${ok ? "ok" : `WRONG (${a.best})`}`;
   }
-  if (verbose || !best) console.log(line);
+  if (!heldOutSets.has(q.set) && (verbose || !best)) console.log(line);
 }
 
 console.log("\n## quality");
