@@ -5,11 +5,15 @@
 import fs from "node:fs";
 import path from "node:path";
 
-/** Lower-case tokens as the discovery splits them: at non-alphanumerics, lower→upper, digit↔letter, `HTTPServer`. */
+/**
+ * Lower-case tokens as the discovery splits them: at non-alphanumerics, lower→upper, digit↔letter, and before the
+ * last capital of a run followed by a lower-case letter (`HTTPServer`), unless that letter is a plural `s` or comes
+ * before a digit (`URLs`, `IPv6`).
+ */
 export function tokens(text) {
   return text
     .split(/[^\p{L}\p{N}]+/u)
-    .flatMap((w) => w.split(/(?<=\p{Ll})(?=\p{Lu})|(?<=\p{Lu})(?=\p{Lu}\p{Ll})|(?<=\p{N})(?=\p{L})|(?<=\p{L})(?=\p{N})/u))
+    .flatMap((w) => w.split(/(?<=\p{Ll})(?=\p{Lu})|(?<=\p{Lu})(?=\p{Lu}(?!s(?!\p{Ll}))(?!\p{Ll}\p{N})\p{Ll})|(?<=\p{N})(?=\p{L})|(?<=\p{L})(?=\p{N})/u))
     .filter((t) => t.length > 0)
     .map((t) => t.toLowerCase());
 }
