@@ -21,6 +21,13 @@ export function tokens(text) {
 /** Leniently, whether a token says `word`: the same, an inflection or longer form, or an abbreviation of three letters or more. */
 const says = (token, word) => token === word || (word.length >= 3 && token.startsWith(word)) || (token.length >= 3 && word.startsWith(token)) || (word.length >= 4 && token.startsWith(word.slice(0, 4)));
 const list = (s) => s.split(", ").map((w) => w.trim()).filter(Boolean);
+/** `word` is `token` with an inflection's ending (`cached` from `cache`): restated apart from forms.rs on purpose. */
+const inflectedFrom = (token, word) => {
+  const endings = ["s", "es", "d", "ed", "ing", "er", "ers", "ion", "ions"];
+  const ends = (base) => word.startsWith(base) && endings.includes(word.slice(base.length));
+  const doubled = word.startsWith(token + token.slice(-1)) && ["ed", "ing", "er", "ers"].includes(word.slice(token.length + 1));
+  return ends(token) || doubled || (token.endsWith("e") && ends(token.slice(0, -1)));
+};
 
 /**
  * Whether a query token meets a path's tokens as the ranking's path rule says it may: the same token, a run of
@@ -76,8 +83,14 @@ export async function falseWhyLines(result, root, outline) {
       } else if ((m = /^path contains (.*)$/.exec(w))) {
         ok = f.path.toLowerCase().includes(m[1].toLowerCase());
       } else if ((m = /^text has (.*)$/.exec(w))) {
+        // Strictly what a reader takes it to mean: the word itself, a longer form or an inflection (`cache` for
+        // `cached`) is in the text; `sets for setsid` names a shortened form, which must be in it as a token.
         const said = textTokens();
-        ok = list(m[1]).every((q) => [...said].some((t) => says(t, q)));
+        ok = list(m[1]).every((item) => {
+          const [form, word] = item.includes(" for ") ? item.split(" for ") : [null, item];
+          if (form !== null) return said.has(form) && word.startsWith(form);
+          return [...said].some((t) => t === word || (word.length >= 3 && t.startsWith(word)) || inflectedFrom(t, word));
+        });
       } else if ((m = /^text (?:defines|names) (\S+)/.exec(w))) {
         ok = fs.readFileSync(abs, "utf8").toLowerCase().includes(m[1].toLowerCase());
       } else if (w === "the query names the whole file" || w === "every word of the file name is in the query") {

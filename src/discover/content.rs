@@ -90,6 +90,9 @@ pub fn words_needed(n: usize) -> usize {
 /// word, [`MAX_WORDS`] of them) and, once asked, how it names the query.
 struct Ident {
     meets: u8,
+    /// The words it meets with a token of the word's length or longer
+    /// (the word itself, `algorithm` for `algo`), not a shortened form.
+    whole: u8,
     how: Option<Option<NameMatch>>,
 }
 
@@ -113,6 +116,11 @@ pub struct ContentScore {
     /// The best identifier naming the whole query: how, its text, line,
     /// whether a line defines it, and how often it occurs.
     pub named: Option<Named>,
+    /// Per word: the shortened form the text says it in (`sets` for
+    /// `setsid`), when the text never says the word itself or a longer
+    /// form of it. The reason names the form, so that it stays true: "text
+    /// has setsid" for a file saying only `sets` was false (issue 45).
+    pub shortened: Vec<Option<String>>,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -247,6 +255,8 @@ impl ContentQuery {
         // and naming were most of the pass's time on curl, and a third
         // of `usb hub`'s on the Linux tree).
         let mut idents: FxHashMap<&[u8], Ident> = FxHashMap::default();
+        let mut whole = vec![false; self.words.len()];
+        let mut shortened: Vec<Option<String>> = vec![None; self.words.len()];
         for (wi, w) in self.words.iter().enumerate() {
             for m in w.prefix.find_iter(buf) {
                 present[wi] = true;
@@ -259,11 +269,17 @@ impl ContentQuery {
                 };
                 let key = &buf[start..end];
                 let said = idents.entry(key).or_insert_with(|| Ident {
-                    meets: self.meets(ident),
+                    meets: self.meets(ident, false),
+                    whole: self.meets(ident, true),
                     how: None,
                 });
                 if said.meets & 1 << wi != 0 {
                     counts[wi] += 1;
+                    if said.whole & 1 << wi != 0 {
+                        whole[wi] = true;
+                    } else if shortened[wi].is_none() {
+                        shortened[wi] = shortened_form(&w.text, ident);
+                    }
                 }
                 // Past the bound nothing more is looked at (tested first:
                 // the set is never asked again once it is full).
@@ -328,11 +344,15 @@ impl ContentQuery {
                 },
             )
             .collect();
+        let shortened = (shortened.into_iter().zip(whole))
+            .map(|(form, whole)| form.filter(|_| !whole))
+            .collect();
         let said = ContentScore {
             counts,
             bytes: buf.len() as u64,
             holds,
             named,
+            shortened,
         };
         (said, qualifies)
     }
@@ -344,7 +364,9 @@ impl ContentQuery {
     /// around an ASCII word's letters), whose tokens are compared in
     /// place: splitting each into lower-cased strings was most of the
     /// content pass after the reads on the Linux tree.
-    fn meets(&self, ident: &str) -> u8 {
+    ///
+    /// With `whole`, only tokens as long as the word or longer count.
+    fn meets(&self, ident: &str, whole: bool) -> u8 {
         let bits = |met: &dyn Fn(&Word) -> bool| {
             (self.words.iter().enumerate())
                 .filter(|(_, w)| met(w))
@@ -352,10 +374,35 @@ impl ContentQuery {
         };
         if !ident.is_ascii() {
             let parts = tokens::split(ident);
-            return bits(&|w| parts.iter().any(|t| tokens::word_meets(&w.text, t)));
+            return bits(&|w| {
+                (parts.iter())
+                    .any(|t| tokens::word_meets(&w.text, t) && (!whole || says_whole(&w.text, t)))
+            });
         }
-        bits(&|w| tokens::ascii_tokens(ident.as_bytes()).any(|t| ascii_word_meets(&w.text, t)))
+        bits(&|w| {
+            tokens::ascii_tokens(ident.as_bytes()).any(|t| {
+                ascii_word_meets(&w.text, t)
+                    && (!whole
+                        || std::str::from_utf8(t)
+                            .is_ok_and(|t| says_whole(&w.text, &t.to_ascii_lowercase())))
+            })
+        })
     }
+}
+
+/// Whether a token meeting `word` says the word itself: as long or longer
+/// (`algorithm` for `algo`), or the word with an inflection's ending
+/// (`cache` for `cached`); not a shortened form (`sets` for `setsid`).
+fn says_whole(word: &str, token: &str) -> bool {
+    token.len() >= word.len() || super::forms::inflected_from(token, word)
+}
+
+/// The first token of `ident` that says `word` shortened (`sets` in
+/// `sets_lock` for `setsid`), lower-cased.
+pub(crate) fn shortened_form(word: &str, ident: &str) -> Option<String> {
+    tokens::split(ident)
+        .into_iter()
+        .find(|t| tokens::word_meets(word, t) && !says_whole(word, t))
 }
 
 /// [`tokens::word_meets`] of a lower-case ASCII word and an ASCII token as
@@ -429,9 +476,12 @@ impl ContentScore {
         // The words without their counts: a question of six words made
         // the counts a fifth of an answer, and they told an agent nothing
         // the rank does not (issue 45: half the words).
-        let held: Vec<&str> = (q.words().zip(&self.counts))
-            .filter(|(_, &c)| c > 0)
-            .map(|(w, _)| w)
+        let held: Vec<String> = (q.words().zip(&self.counts).enumerate())
+            .filter(|(_, (_, &c))| c > 0)
+            .map(|(i, (w, _))| match self.shortened.get(i) {
+                Some(Some(form)) => format!("{form} for {w}"),
+                _ => w.to_string(),
+            })
             .collect();
         if !held.is_empty() {
             why.push(format!("text has {}", held.join(", ")));
@@ -468,13 +518,60 @@ fn is_ident(b: u8) -> bool {
     b.is_ascii_alphanumeric() || b == b'_' || b == b'$'
 }
 
-/// The identifier (letters, digits, `_`, `$`) holding bytes `start..end`.
+/// The character starting at byte `i`, and its length, when `buf` holds a
+/// whole UTF-8 one there.
+fn char_at(buf: &[u8], i: usize) -> Option<(char, usize)> {
+    let len = match *buf.get(i)? {
+        b if b < 0x80 => 1,
+        b if b >= 0xF0 => 4,
+        b if b >= 0xE0 => 3,
+        b if b >= 0xC0 => 2,
+        _ => return None,
+    };
+    let c = std::str::from_utf8(buf.get(i..i + len)?)
+        .ok()?
+        .chars()
+        .next()?;
+    Some((c, len))
+}
+
+/// The character ending at byte `i` (exclusive), and its length.
+fn char_before(buf: &[u8], i: usize) -> Option<(char, usize)> {
+    let lead = (1..=4.min(i))
+        .map(|n| i - n)
+        .find(|&j| buf[j] & 0xC0 != 0x80)?;
+    char_at(buf, lead).filter(|(_, len)| lead + len == i)
+}
+
+/// A character of an identifier: a letter or digit of any script, `_`, `$`.
+fn ident_char(c: char) -> bool {
+    c.is_alphanumeric() || c == '_' || c == '$'
+}
+
+/// The identifier (letters and digits of any script, `_`, `$`) holding
+/// bytes `start..end`. A letter outside ASCII is part of it, so that a word
+/// is read whole: `exclu` alone out of Portuguese `excluído` was taken for
+/// `excluded` shortened.
 fn identifier_around(buf: &[u8], mut start: usize, mut end: usize) -> (usize, usize) {
-    while start > 0 && is_ident(buf[start - 1]) {
-        start -= 1;
+    loop {
+        match buf.get(start.wrapping_sub(1)) {
+            Some(&b) if is_ident(b) => start -= 1,
+            Some(&b) if !b.is_ascii() => match char_before(buf, start) {
+                Some((c, len)) if ident_char(c) => start -= len,
+                _ => break,
+            },
+            _ => break,
+        }
     }
-    while end < buf.len() && is_ident(buf[end]) {
-        end += 1;
+    loop {
+        match buf.get(end) {
+            Some(&b) if is_ident(b) => end += 1,
+            Some(&b) if !b.is_ascii() => match char_at(buf, end) {
+                Some((c, len)) if ident_char(c) => end += len,
+                _ => break,
+            },
+            _ => break,
+        }
     }
     (start, end)
 }

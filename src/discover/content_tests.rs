@@ -3,6 +3,7 @@
 //! identifier held to a plain reference.
 
 use super::*;
+use crate::discover::forms;
 
 fn query(q: &str) -> ContentQuery {
     ContentQuery::new(&tokens::split(q)).unwrap()
@@ -86,8 +87,10 @@ fn measure_by_word(q: &ContentQuery, buf: &[u8]) -> (ContentScore, bool) {
     // A file says the same identifiers again and again: what each
     // says is worked out once (splitting and naming were most of the
     // pass's time on curl).
-    let mut meets: std::collections::HashMap<(usize, &[u8]), bool> =
+    let mut meets: std::collections::HashMap<(usize, &[u8]), (bool, bool)> =
         std::collections::HashMap::new();
+    let mut whole = vec![false; q.words.len()];
+    let mut shortened: Vec<Option<String>> = vec![None; q.words.len()];
     let mut names: std::collections::HashMap<&[u8], Option<NameMatch>> =
         std::collections::HashMap::new();
     for (wi, w) in q.words.iter().enumerate() {
@@ -101,13 +104,25 @@ fn measure_by_word(q: &ContentQuery, buf: &[u8]) -> (ContentScore, bool) {
                 continue;
             };
             let key = &buf[start..end];
-            let word_met = *meets.entry((wi, key)).or_insert_with(|| {
-                tokens::split(ident)
-                    .iter()
-                    .any(|t| tokens::word_meets(&w.text, t))
+            let (word_met, whole_met) = *meets.entry((wi, key)).or_insert_with(|| {
+                let met: Vec<String> = (tokens::split(ident).into_iter())
+                    .filter(|t| tokens::word_meets(&w.text, t))
+                    .collect();
+                let long = (met.iter())
+                    .any(|t| t.len() >= w.text.len() || forms::inflected_from(t, &w.text));
+                (!met.is_empty(), long)
             });
             if word_met {
                 counts[wi] += 1;
+                if whole_met {
+                    whole[wi] = true;
+                } else if shortened[wi].is_none() {
+                    shortened[wi] = (tokens::split(ident).into_iter()).find(|t| {
+                        tokens::word_meets(&w.text, t)
+                            && t.len() < w.text.len()
+                            && !forms::inflected_from(t, &w.text)
+                    });
+                }
             }
             if seen_starts.contains(&start) || looked >= MAX_IDENTIFIERS {
                 continue;
@@ -162,11 +177,15 @@ fn measure_by_word(q: &ContentQuery, buf: &[u8]) -> (ContentScore, bool) {
             None => r.as_ref().is_some_and(|r| r.is_match(buf)),
         })
         .collect();
+    let shortened = (shortened.into_iter().zip(whole))
+        .map(|(form, whole)| if whole { None } else { form })
+        .collect();
     let said = ContentScore {
         counts,
         bytes: buf.len() as u64,
         holds,
         named,
+        shortened,
     };
     (said, qualifies)
 }
@@ -274,4 +293,35 @@ fn the_narrowing_pattern_plans_to_every_prefix_in_any_order() {
     assert_eq!(planned, trigrams(plan("(?s)case.*smar", false, false)));
     assert_eq!(planned.len(), 4, "{planned:?}");
     assert!(ContentQuery::new(&tokens::split("x y")).is_none());
+}
+
+/// A word the text says only shortened is named with its form: "text has
+/// setsid" for a file saying `sets` alone was false (nginx's upstream
+/// module, issue 45); said whole anywhere, it is the word alone.
+#[test]
+fn a_word_said_only_shortened_is_named_with_its_form() {
+    let q = query("fork setsid");
+    let only_short = q.measure_any(b"/* fork, then it sets the lock */\n");
+    assert_eq!(only_short.why(&q), ["text has fork, sets for setsid"]);
+    let whole = q.measure_any(b"/* sets the lock */ fork(); setsid();\n");
+    assert_eq!(whole.why(&q), ["text has fork, setsid"]);
+}
+
+/// An identifier takes in the letters of any script around a word, and
+/// stops at what is not a letter or digit (`excluído`, not `exclu`;
+/// `config` out of `“config”`).
+#[test]
+fn an_identifier_is_read_whole_in_any_script() {
+    let around = |text: &str, word: &str| {
+        let at = text.find(word).unwrap();
+        let (s, e) = identifier_around(text.as_bytes(), at, at + word.len());
+        text[s..e].to_string()
+    };
+    assert_eq!(around("o caminho é excluído aqui", "exclu"), "excluído");
+    assert_eq!(around("the “config” file", "conf"), "config");
+    assert_eq!(around("naïve_config = 1", "conf"), "naïve_config");
+    assert_eq!(around("é", "é"), "é");
+    let q = query("path excluded");
+    let said = q.measure_any("o caminho path é excluído\n".as_bytes());
+    assert_eq!(said.why(&q), ["text has path"]);
 }

@@ -98,6 +98,24 @@ pub fn related_word(word: &str, token: &str) -> bool {
         && (inflects(word, token) || abbreviates_word(token, word))
 }
 
+/// Whether `word` is `token` with an inflection's ending (`cached` from
+/// `cache`, `throwables` from `throwable`, `caching` from `cache`): the
+/// same word to a reader, where `sets` for `setsid` is another.
+pub fn inflected_from(token: &str, word: &str) -> bool {
+    const ENDINGS: [&str; 9] = ["s", "es", "d", "ed", "ing", "er", "ers", "ion", "ions"];
+    let ends = |base: &str| {
+        word.strip_prefix(base)
+            .is_some_and(|e| ENDINGS.contains(&e))
+    };
+    // `stopped` from `stop`: the last consonant doubled before the ending.
+    let doubled = token.chars().last().is_some_and(|last| {
+        word.strip_prefix(token)
+            .and_then(|rest| rest.strip_prefix(last))
+            .is_some_and(|e| ["ed", "ing", "er", "ers"].contains(&e))
+    });
+    ends(token) || doubled || token.strip_suffix('e').is_some_and(ends)
+}
+
 /// Whether two words share a stem of four letters or more (`chunks`,
 /// `chunked`): stronger evidence than an abbreviation.
 pub fn inflects(word: &str, token: &str) -> bool {
@@ -179,6 +197,26 @@ mod tests {
 
     fn s(text: &str) -> Vec<String> {
         super::super::tokens::split(text)
+    }
+
+    #[test]
+    fn an_inflection_is_the_word_a_shortened_form_is_not() {
+        for (token, word) in [
+            ("cache", "cached"),
+            ("cache", "caching"),
+            ("throwable", "throwables"),
+            ("stop", "stopped"),
+            ("queue", "queued"),
+        ] {
+            assert!(inflected_from(token, word), "{token} {word}");
+        }
+        for (token, word) in [
+            ("sets", "setsid"),
+            ("thread", "threadpool"),
+            ("conf", "config"),
+        ] {
+            assert!(!inflected_from(token, word), "{token} {word}");
+        }
     }
 
     #[test]
