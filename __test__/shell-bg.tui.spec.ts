@@ -68,7 +68,7 @@ for (const host of [PI_HOSTS.legacy, PI_HOSTS.current] as PiHost[]) for (const w
 			{ toolCalls: [{ id: "b4", name: "bash", arguments: { command: "sleep 60 & echo $! > left.pid; echo leader-done", background: true } }] },
 			{ toolCalls: [{ id: "b5", name: "bash", arguments: { command: "sleep 0.5" } }] },
 			{ toolCalls: [{ id: "s1", name: "shell_status", arguments: { id: "bg-3" } }] },
-			{ toolCalls: [{ id: "b6", name: "bash", arguments: { command: "echo $$ > auto.pid; for i in 1 2 3 4 5 6 7; do echo out-$i; done; sleep 30" } }] },
+			{ toolCalls: [{ id: "b6", name: "bash", arguments: { command: "echo $$ > auto.pid; for i in 1 2 3 4 5 6 7; do echo out-$i; done; sleep 120" } }] },
 			{ toolCalls: [{ id: "b7", name: "bash", arguments: { command: "echo one-line", background: true } }] },
 			{ toolCalls: [{ id: "b8", name: "bash", arguments: { command: LONG_JOB, background: true } }] },
 			{ toolCalls: [{ id: "b9", name: "bash", arguments: { command: "trap '' TERM; echo $$ > three.pid; sleep 60", background: true } }] },

@@ -268,10 +268,13 @@ impl ContentQuery {
                     continue;
                 };
                 let key = &buf[start..end];
-                let said = idents.entry(key).or_insert_with(|| Ident {
-                    meets: self.meets(ident, false),
-                    whole: self.meets(ident, true),
-                    how: None,
+                let said = idents.entry(key).or_insert_with(|| {
+                    let (meets, whole) = self.meets(ident);
+                    Ident {
+                        meets,
+                        whole,
+                        how: None,
+                    }
                 });
                 if said.meets & 1 << wi != 0 {
                     counts[wi] += 1;
@@ -360,33 +363,39 @@ impl ContentQuery {
 
 impl ContentQuery {
     /// Which words (a bit per word) one of the identifier's tokens meets
-    /// ([`tokens::word_meets`]). An identifier here is ASCII (the bytes
-    /// around an ASCII word's letters), whose tokens are compared in
-    /// place: splitting each into lower-cased strings was most of the
-    /// content pass after the reads on the Linux tree.
-    ///
-    /// With `whole`, only tokens as long as the word or longer count.
-    fn meets(&self, ident: &str, whole: bool) -> u8 {
-        let bits = |met: &dyn Fn(&Word) -> bool| {
-            (self.words.iter().enumerate())
-                .filter(|(_, w)| met(w))
-                .fold(0u8, |bits, (i, _)| bits | 1 << i)
+    /// ([`tokens::word_meets`]), and which of those one of them says whole
+    /// ([`says_whole`]), from one split of the identifier. An ASCII
+    /// identifier's tokens are compared in place: splitting each into
+    /// lower-cased strings was most of the content pass after the reads on
+    /// the Linux tree.
+    fn meets(&self, ident: &str) -> (u8, u8) {
+        let (mut meets, mut whole) = (0u8, 0u8);
+        let mut mark = |i: usize, said_whole: bool| {
+            meets |= 1 << i;
+            whole |= u8::from(said_whole) << i;
         };
         if !ident.is_ascii() {
-            let parts = tokens::split(ident);
-            return bits(&|w| {
-                (parts.iter())
-                    .any(|t| tokens::word_meets(&w.text, t) && (!whole || says_whole(&w.text, t)))
-            });
+            for t in tokens::split(ident) {
+                for (i, w) in self.words.iter().enumerate() {
+                    if tokens::word_meets(&w.text, &t) {
+                        mark(i, says_whole(&w.text, &t));
+                    }
+                }
+            }
+            return (meets, whole);
         }
-        bits(&|w| {
-            tokens::ascii_tokens(ident.as_bytes()).any(|t| {
-                ascii_word_meets(&w.text, t)
-                    && (!whole
+        for t in tokens::ascii_tokens(ident.as_bytes()) {
+            for (i, w) in self.words.iter().enumerate() {
+                if ascii_word_meets(&w.text, t) {
+                    // Shorter than the word: rare, so lower-cased only then.
+                    let said_whole = t.len() >= w.text.len()
                         || std::str::from_utf8(t)
-                            .is_ok_and(|t| says_whole(&w.text, &t.to_ascii_lowercase())))
-            })
-        })
+                            .is_ok_and(|t| says_whole(&w.text, &t.to_ascii_lowercase()));
+                    mark(i, said_whole);
+                }
+            }
+        }
+        (meets, whole)
     }
 }
 
