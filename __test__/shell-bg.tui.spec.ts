@@ -53,8 +53,11 @@ function rowsAfter(screen: string, first: RegExp, row: RegExp, end: RegExp): str
 }
 
 /** Types `text` into Pi's editor and submits it. */
-function submit(session: string, text: string): void {
+/** Types `text` and, once Pi's editor has taken it (its slash-command completion opens as the text comes in: an Enter
+ * sent with the text sometimes met 0.73's completion list and submitted nothing), presses Enter. */
+async function submit(session: string, text: string): Promise<void> {
 	tmux("send-keys", "-t", session, "-l", text);
+	await sleep(500);
 	tmux("send-keys", "-t", session, "Enter");
 }
 
@@ -163,10 +166,10 @@ for (const host of [PI_HOSTS.legacy, PI_HOSTS.current] as PiHost[]) for (const w
 		const killed = plain(await screenWhen(session, "the kill's outcome", (s) => s.includes("bg-2: did not stop on SIGTERM within 2.5s; killed with SIGKILL."), false, 10_000));
 		assert.doesNotMatch(killed, /stopping bg-2|The user stopped background job bg-2/, "one line at the end");
 
-		submit(session, "/shell-bg");
+		await submit(session, "/shell-bg");
 		await screenWhen(session, "the listing", (s) => /bg-1 +running +- .*stubborn-start/.test(s));
 		// The next notice (a usage warning) must not take the listing away.
-		submit(session, "/shell-bg bogus");
+		await submit(session, "/shell-bg bogus");
 		const both = plain(await screenWhen(session, "the usage notice", (s) => s.includes('unknown subcommand "bogus"')));
 		assert.match(both, /\/shell-bg · background jobs/);
 		assert.match(both, /id +state +exit +runtime +command +last output\s*\n.*bg-1 +running +- /);
