@@ -26,7 +26,8 @@ const inflectedFrom = (token, word) => {
   const endings = ["s", "es", "d", "ed", "ing", "er", "ers", "ion", "ions"];
   const ends = (base) => word.startsWith(base) && endings.includes(word.slice(base.length));
   const doubled = word.startsWith(token + token.slice(-1)) && ["ed", "ing", "er", "ers"].includes(word.slice(token.length + 1));
-  return ends(token) || doubled || (token.endsWith("e") && ends(token.slice(0, -1)));
+  const pluralY = token.endsWith("y") && ["ies", "ied"].some((e) => word === token.slice(0, -1) + e);
+  return ends(token) || doubled || pluralY || (token.endsWith("e") && ends(token.slice(0, -1)));
 };
 
 /**
@@ -84,11 +85,12 @@ export async function falseWhyLines(result, root, outline) {
         ok = f.path.toLowerCase().includes(m[1].toLowerCase());
       } else if ((m = /^text has (.*)$/.exec(w))) {
         // Strictly what a reader takes it to mean: the word itself, a longer form or an inflection (`cache` for
-        // `cached`) is in the text; `sets for setsid` names a shortened form, which must be in it as a token.
+        // `cached`) is in the text; `sets for setsid` names another form, which must be in it as a token.
         const said = textTokens();
         ok = list(m[1]).every((item) => {
           const [form, word] = item.includes(" for ") ? item.split(" for ") : [null, item];
-          if (form !== null) return said.has(form) && word.startsWith(form);
+          // A form is the word cut short (`sets` for `setsid`) or inflected either way (`renaming` for `rename`).
+          if (form !== null) return said.has(form) && (word.startsWith(form) || inflectedFrom(form, word) || inflectedFrom(word, form));
           return [...said].some((t) => t === word || (word.length >= 3 && t.startsWith(word)) || inflectedFrom(t, word));
         });
       } else if ((m = /^text (?:defines|names) (\S+)/.exec(w))) {

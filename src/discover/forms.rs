@@ -113,7 +113,12 @@ pub fn inflected_from(token: &str, word: &str) -> bool {
             .and_then(|rest| rest.strip_prefix(last))
             .is_some_and(|e| ["ed", "ing", "er", "ers"].contains(&e))
     });
-    ends(token) || doubled || token.strip_suffix('e').is_some_and(ends)
+    // `retries` from `retry`.
+    let plural_y = token.strip_suffix('y').is_some_and(|base| {
+        word.strip_prefix(base)
+            .is_some_and(|e| e == "ies" || e == "ied")
+    });
+    ends(token) || doubled || plural_y || token.strip_suffix('e').is_some_and(ends)
 }
 
 /// Whether two words share a stem of four letters or more (`chunks`,
@@ -207,6 +212,8 @@ mod tests {
             ("throwable", "throwables"),
             ("stop", "stopped"),
             ("queue", "queued"),
+            ("retry", "retries"),
+            ("parse", "parsing"),
         ] {
             assert!(inflected_from(token, word), "{token} {word}");
         }

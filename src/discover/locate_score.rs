@@ -5,7 +5,7 @@
 //! in words, shown as the file's `why`.
 
 use super::content::{ContentQuery, ContentScore};
-use super::query::{FuzzyToken, Query};
+use super::query::{describing_share, FuzzyToken, Query};
 use super::role::{is_entry_point, Role};
 use super::tokens::{self, NameMatch, TokenMatch};
 use crate::structure::{Outline, Symbol, SymbolKind};
@@ -52,12 +52,14 @@ pub(crate) fn score_path(
         } else {
             tokens::match_token(t, &name_tokens)
         };
+        let pw = q.path_weights[i];
         if name_match != TokenMatch::None {
-            score += if name_match == TokenMatch::Exact {
-                100.0
-            } else {
-                70.0
-            };
+            score += pw
+                * if name_match == TokenMatch::Exact {
+                    100.0
+                } else {
+                    70.0
+                };
             in_name.push(t.as_str());
             positions.push(dir_tokens.len() + at.unwrap_or(0));
             continue;
@@ -79,11 +81,12 @@ pub(crate) fn score_path(
         }
         let (dir_match, at) = tokens::match_token(t, &dir_tokens);
         if dir_match != TokenMatch::None {
-            score += if dir_match == TokenMatch::Exact {
-                40.0
-            } else {
-                25.0
-            };
+            score += pw
+                * if dir_match == TokenMatch::Exact {
+                    40.0
+                } else {
+                    25.0
+                };
             in_dir.push(t.as_str());
             positions.push(at.unwrap_or(0));
             continue;
@@ -278,6 +281,14 @@ pub(crate) struct PathScore {
 /// only held them, its path named nothing.)
 const REFUND_SHARE: f64 = 1.0;
 
+/// What a word lacking from a file's path and its text costs, as a share
+/// of [`missing_cost`] (when the text was read), taken off in a question
+/// that describes ([`describing_share`]): half. Such a question says what
+/// the code does in words of its own, and its answer seldom says every one
+/// (tmux's `alerts.c` never says "flagging" or "background"); at the whole
+/// cost a long file saying each word once outranked it.
+const TEXT_LACK_DISCOUNT: f64 = 0.5;
+
 /// A file's place in the heap from its path score and its text's, or
 /// `None` when neither matched.
 pub(crate) fn combine(
@@ -304,12 +315,17 @@ pub(crate) fn combine(
         let credit = if role == Role::Code { 1.0 } else { 0.5 };
         base += credit * cq.map_or(0.0, |cq| c.text_points(cq));
         let cost = missing_cost(c.holds.len());
+        let lack_share = 1.0 - TEXT_LACK_DISCOUNT * describing_share(c.holds.len());
         match path {
             Some(p) => {
                 let held = (p.met.iter().zip(&c.holds))
                     .filter(|(met, holds)| !**met && **holds)
                     .count();
-                refund = REFUND_SHARE * credit * cost * held as f64;
+                let neither = (p.met.iter().zip(&c.holds))
+                    .filter(|(met, holds)| !**met && !**holds)
+                    .count();
+                refund = REFUND_SHARE * credit * cost * held as f64
+                    + (1.0 - lack_share) * cost * neither as f64;
                 base += refund;
             }
             // A file found by its text alone lacks, as a path would, the
@@ -317,7 +333,8 @@ pub(crate) fn combine(
             // named by the question that lacks one word fewer.
             None => {
                 let held = c.holds.iter().filter(|&&h| h).count();
-                base -= cost * (c.lacks().count() as f64 + (1.0 - credit) * held as f64);
+                base -=
+                    cost * (lack_share * c.lacks().count() as f64 + (1.0 - credit) * held as f64);
             }
         }
     }

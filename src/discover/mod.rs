@@ -16,6 +16,7 @@ pub mod files;
 mod final_order;
 pub mod finish;
 mod forms;
+mod identifiers;
 pub mod locate;
 mod locate_pass;
 mod locate_render;
@@ -42,6 +43,8 @@ mod index_tests;
 mod ranking_tests;
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod topic_tests;
 #[cfg(test)]
 mod trace_tests;
 #[cfg(test)]

@@ -18,6 +18,9 @@ pub struct Query {
     pub(crate) path_form: Option<String>,
     /// Every token is ASCII, so [`Query::may_match`] can rule paths out.
     ascii: bool,
+    /// Per token: what meeting it in a path earns, as a share of what a
+    /// rare word's meeting earns.
+    pub(crate) path_weights: Vec<f64>,
     /// Each token's first letters and its [`tokens::short_forms`], looked
     /// for in a path's letters (see [`Query::may_match`]).
     forms: Forms,
@@ -41,6 +44,23 @@ fn without_clitic(word: &str) -> &str {
         }
         _ => word,
     }
+}
+
+/// How much a word's rarity moves what meeting it in a path earns, in a
+/// long question: half. A file named `window.c` says little about
+/// "background windows" in a tree of forty window files, and a common word
+/// met there earned as much as a rare one (issue 45's content-only
+/// questions).
+const PATH_RARITY_SHARE: f64 = 0.5;
+
+/// How much a question of `n` tokens describes what the code does rather
+/// than names it: none for up to three tokens (`line window`, `trie router
+/// node` spell a file's name, and every word the path meets counts whole),
+/// all from five. The weights for describing questions (text counts,
+/// words said together, rare words in paths) grow with it, so a short
+/// query ranks as it did before them.
+pub(crate) fn describing_share(n: usize) -> f64 {
+    ((n as f64 - 3.0) / 2.0).clamp(0.0, 1.0)
 }
 
 impl Query {
@@ -77,6 +97,13 @@ impl Query {
             ascii: toks.iter().all(|t| t.is_ascii()),
             forms: Forms::new(&toks),
             written_together: toks.concat(),
+            path_weights: toks
+                .iter()
+                .map(|t| {
+                    let share = PATH_RARITY_SHARE * describing_share(toks.len());
+                    1.0 - share * (1.0 - super::rarity::weight(t))
+                })
+                .collect(),
             tokens: toks,
             path_form,
         })

@@ -259,12 +259,26 @@ pub(crate) fn ascii_tokens(name: &[u8]) -> impl Iterator<Item = &[u8]> {
 }
 
 /// Whether one token of a text is the query word `word`, abbreviated
-/// (`addr`, `stat`) or extended (`algorithm`, `cases`), by the rules of
-/// [`names_query`].
+/// (`addr`, `stat`), extended (`algorithm`, `cases`) or inflected another
+/// way (`parse` for `parsing`, `renaming` for `rename`, `retry` for
+/// `retries`: a question's verbs are often gerunds the code never says), by
+/// the rules of [`names_query`].
 pub fn word_meets(word: &str, token: &str) -> bool {
     token == word
         || (token.len() >= ABBREVIATION_MIN && word.starts_with(token))
         || (word.len() >= 3 && token.starts_with(word))
+        || inflection_of(word, token)
+}
+
+/// Whether `token` and `word` are one word inflected, either way round,
+/// when both hold the word's first [`ABBREVIATION_MIN`] letters: those are
+/// what locate's content search narrows by, so a form without them (`log`
+/// for `logs`) is never looked at, walked or indexed alike.
+pub fn inflection_of(word: &str, token: &str) -> bool {
+    let head = word.get(..ABBREVIATION_MIN);
+    head.is_some()
+        && head == token.get(..ABBREVIATION_MIN)
+        && (super::forms::inflected_from(token, word) || super::forms::inflected_from(word, token))
 }
 
 /// The query's word orders, its own first; only its own past three words.

@@ -90,7 +90,10 @@ pub(crate) fn lexical_score(question: &Question, rel: &str, buf: &[u8], occ: &[O
     // line of 400 KB holds dozens).
     let mut text = "";
     for o in occ {
-        if o.line != seen_line {
+        // A new line: its text, and the points its words earn once.
+        let new_line = o.line != seen_line;
+        if new_line {
+            seen_line = o.line;
             text = std::str::from_utf8(lines.get(o.line)).unwrap_or("");
         }
         // `printk(` is no call of `_printk`: only the subject's own
@@ -105,8 +108,7 @@ pub(crate) fn lexical_score(question: &Question, rel: &str, buf: &[u8], occ: &[O
             _ => 0.0,
         };
         score += weight;
-        if o.line != seen_line {
-            seen_line = o.line;
+        if new_line {
             let line_tokens = tokens::split(text);
             if question
                 .relation_tokens

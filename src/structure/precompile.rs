@@ -3,9 +3,11 @@
 //! more than the parse they serve: on the bench machine Swift's take about
 //! 200 ms, C++'s 40 ms, TypeScript's 35 ms, Ruby's and PHP's about 20 ms.
 //! Paid inside a call, that put the first `trace` or `locate` over such a
-//! tree past its 100 ms budget even with the index ready. When an index
-//! starts, its build takes far longer than all the compiles together, so
-//! they run then, on a thread of their own; a call that needs a query still
+//! tree past its 100 ms budget even with the index ready. They start when
+//! an index starts or is warmed, on a thread of their own, so that the
+//! session's first call (after its first model reply, a second or more
+//! later) finds them compiled; an index loaded from its store is ready in
+//! 10-25 ms, sooner than the compiles, and a call that needs a query still
 //! being compiled waits for that compile, never compiles it twice.
 
 use super::languages::Language;
