@@ -110,6 +110,14 @@ impl Role {
             "releasenotes",
             "release-notes",
         ];
+        // Source in a docs directory is code: cobra's `doc/md_docs.go` is
+        // the Go package that writes the docs, and ranked as prose its text
+        // counted half (issue 45). Markdown and other prose stay docs.
+        let language = crate::structure::Language::from_path(std::path::Path::new(name));
+        let source = language.is_some_and(|l| l != crate::structure::Language::Markdown);
+        if in_dir(&["docs", "doc", "documentation"]) && source {
+            return Role::Code;
+        }
         if in_dir(&[
             "docs",
             "doc",
@@ -216,6 +224,12 @@ mod tests {
         assert_eq!(Role::of("CHANGES"), Role::Docs);
         assert_eq!(Role::of("NEWS"), Role::Docs);
         assert_eq!(Role::of("Documentation/RelNotes/2.5.0.adoc"), Role::Docs);
+        assert_eq!(
+            Role::of("doc/md_docs.go"),
+            Role::Code,
+            "a Go package named doc"
+        );
+        assert_eq!(Role::of("doc/md_docs.md"), Role::Docs);
         assert_eq!(Role::of("man/man1/fzf.1"), Role::Docs);
         assert_eq!(Role::of("assets/manual/bat.1.in"), Role::Docs);
         assert_eq!(Role::of("dist/axios.js.map"), Role::Generated);
