@@ -28,7 +28,9 @@ pub(crate) struct Candidate {
     pub(crate) base: f64,
     /// What the text said, when it was read and matched.
     pub(crate) content: Option<ContentScore>,
-    /// Points given back for path tokens the text holds.
+    /// Points given back of what the path's lacking tokens cost: those the
+    /// text holds, and, in a question that describes, the discount on
+    /// those it lacks too (`locate_score::combine`).
     pub(crate) refund: f64,
 }
 
