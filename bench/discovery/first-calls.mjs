@@ -1,5 +1,6 @@
-// Every locate and trace question of queries.json asked twice in one process, each tree's index ready and
-// then a pause (what a Pi session has before its first tool call: the model's first reply), to count the calls
+// Every locate and trace question of queries.json asked twice in one process, tree by tree, each tree's index
+// ready and then a pause (what a Pi session has before its first tool call: the model's first reply; the
+// index's start also starts parsing the tree's largest files, `src/discover/warm.rs`), to count the calls
 // over the 100 ms issue 45 allows: the first call pays its files' first parses, the second finds them cached.
 //
 //   node bench/discovery/first-calls.mjs [--pause MS] [--set NAME] [--show N]
@@ -23,17 +24,23 @@ const show = Number(opt("--show", "10"));
 const trees = treePaths(root);
 const questions = JSON.parse(fs.readFileSync(path.join(here, "queries.json"), "utf8"));
 
-const ready = new Set();
-const rows = [];
+// A tree's questions are asked together, right after its index is ready and the pause, as in a session on
+// it: asked in queries.json's order, a tree's trace questions came after forty other trees' locate questions
+// had pushed its files out of the outline caches.
+const byTree = new Map();
 for (const kind of ["locate", "trace"]) {
   for (const [i, q] of questions[kind].entries()) {
-    const cwd = trees[q.tree];
-    if (!cwd || (onlySet && q.set !== onlySet)) continue;
-    if (!ready.has(cwd)) {
-      await native.indexWarm({ path: cwd, minFiles: 1 });
-      ready.add(cwd);
-      await new Promise((r) => setTimeout(r, pause));
-    }
+    if (!trees[q.tree] || (onlySet && q.set !== onlySet)) continue;
+    if (!byTree.has(q.tree)) byTree.set(q.tree, []);
+    byTree.get(q.tree).push({ kind, i, q });
+  }
+}
+const rows = [];
+for (const [tree, asked] of byTree) {
+  const cwd = trees[tree];
+  await native.indexWarm({ path: cwd, minFiles: 1 });
+  await new Promise((r) => setTimeout(r, pause));
+  for (const { kind, i, q } of asked) {
     const ask = () => (kind === "trace" ? native.trace({ query: q.query, cwd }) : native.locate({ query: q.query, cwd, limit: 10 }));
     const times = [];
     for (let round = 0; round < 2; round++) {

@@ -80,6 +80,7 @@ impl LocatePlan {
     }
 
     pub fn run(&self, cancel: &CancelToken) -> LocateResult {
+        let _running = super::warm::calling();
         run_plan(self, cancel)
     }
 

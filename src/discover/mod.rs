@@ -16,6 +16,7 @@ pub mod files;
 mod final_order;
 pub mod finish;
 mod forms;
+mod go_implementers;
 mod identifiers;
 pub mod locate;
 mod locate_pass;
@@ -33,10 +34,13 @@ pub mod tokens;
 pub mod trace;
 mod trace_file;
 mod trace_render;
+pub mod warm;
 mod word_feed;
 
 #[cfg(test)]
 mod context_tests;
+#[cfg(test)]
+mod implementation_tests;
 #[cfg(test)]
 mod index_tests;
 #[cfg(test)]

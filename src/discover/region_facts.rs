@@ -11,6 +11,8 @@ use super::role::Role;
 use super::tokens;
 use crate::structure::calls::UseKind;
 use crate::structure::{self, Language, Outline, Symbol, SymbolKind};
+use regex::Regex;
+use std::sync::OnceLock;
 
 pub(super) fn is_type_like(kind: SymbolKind) -> bool {
     matches!(
@@ -126,7 +128,12 @@ pub(super) fn implements(
     let c_struct = list
         .iter()
         .any(|o| c_initialised_type(line_text(lines, o.line), o));
-    if c_struct {
+    // A Go assertion homed at its type (`type HandlerFunc func(...)` is a
+    // type too).
+    let asserted = symbol.is_some_and(|s| {
+        (list.iter()).any(|o| go_asserted_type(line_text(lines, o.line), o) == Some(&s.name))
+    });
+    if c_struct || asserted {
         return Some(Implements::Declared);
     }
     let s = symbol.filter(|s| {
@@ -148,6 +155,42 @@ pub(super) fn implements(
     } else {
         None
     }
+}
+
+/// The type a Go compile-time assertion says implements the subject
+/// (occurrence `o`): `var _ Foo = (*bar)(nil)`, `var _ Foo = bar{}`,
+/// `var _ Foo = &bar{}`, `var _ Foo = new(bar)`, also inside a `var ( )`
+/// block and with the interface qualified (`var _ io.Reader = ...`). Go has
+/// no `implements`: this line is how a package states one (issue 45:
+/// gin's `defaultValidator` and `StructValidator`).
+pub(super) fn go_asserted_type<'a>(line: &'a str, o: &Occurrence) -> Option<&'a str> {
+    static BEFORE: OnceLock<Regex> = OnceLock::new();
+    static AFTER: OnceLock<Regex> = OnceLock::new();
+    let before = BEFORE.get_or_init(|| Regex::new(r"^\s*(?:var\s+)?_\s+(?:\w+\.)?$").unwrap());
+    let after = AFTER.get_or_init(|| {
+        Regex::new(r"^(?:\[[^\]=]*\])?\s*=\s*(?:\(\s*\*\s*(\w+)[^)]*\)\s*\(\s*nil\s*\)|&?(\w+)\s*(?:\[[^\]]*\])?\s*\{|new\(\s*(\w+))")
+            .unwrap()
+    });
+    if !before.is_match(line.get(..o.start)?) {
+        return None;
+    }
+    let caps = after.captures(line.get(o.end..)?)?;
+    (1..=3).find_map(|i| caps.get(i)).map(|m| m.as_str())
+}
+
+/// The type symbol (by index) a Go assertion on occurrence `o`'s line
+/// names, when `outline` holds that type.
+pub(super) fn go_asserted_symbol(
+    outline: &Outline,
+    lines: &[&str],
+    o: &Occurrence,
+) -> Option<usize> {
+    if outline.language != Language::Go {
+        return None;
+    }
+    let name = go_asserted_type(line_text(lines, o.line), o)?;
+    (outline.symbols.iter())
+        .position(|s| (is_type_like(s.kind) || s.kind == SymbolKind::Type) && s.name == name)
 }
 
 /// Whether a symbol is a test or sits inside one: a Rust `#[test]`

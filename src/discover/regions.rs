@@ -8,7 +8,8 @@
 use super::dsl::Relation;
 use super::question::Question;
 use super::region_facts::{
-    defines_subject, implements, in_test, is_bodiless, is_call, line_text, symbol_label, Implements,
+    defines_subject, go_asserted_symbol, implements, in_test, is_bodiless, is_call, line_text,
+    symbol_label, Implements,
 };
 use super::relate::{c_variable_definition, shape, spelt_as_subject, Occurrence, Shape};
 use super::role::Role;
@@ -68,6 +69,9 @@ pub struct Region {
     /// Inside a test (`#[test]`, `mod tests`, `@Test`, `def test_*`): ranked
     /// as a test file is, whatever the file's own role.
     pub in_test: bool,
+    /// Its header (or a Go assertion) states that it implements the subject:
+    /// `implements Foo`, `impl Foo for`, `var _ Foo = (*bar)(nil)`.
+    pub states_implementation: bool,
 }
 
 impl Region {
@@ -111,8 +115,13 @@ pub(crate) fn build_regions(
     // Group occurrences by home, in order of first appearance.
     let mut homes: Vec<(Home, Vec<&Occurrence>)> = Vec::new();
     for o in occ {
-        let home = match outline.and_then(|ol| ol.enclosing(o.line).map(|i| (ol, i))) {
-            Some((ol, mut i)) => {
+        // `var _ Foo = (*bar)(nil)` states that type `bar` implements
+        // `Foo`: the occurrence belongs to `bar`'s region.
+        let asserted = outline.and_then(|ol| go_asserted_symbol(ol, lines, o));
+        let enclosing = outline.and_then(|ol| ol.enclosing(o.line).map(|i| (ol, i)));
+        let home = match (asserted, enclosing) {
+            (Some(t), _) => Home::Symbol(t),
+            (None, Some((ol, mut i))) => {
                 // Inside the subject's own definition, the definition is the region.
                 let mut at = Some(i);
                 while let Some(j) = at {
@@ -124,7 +133,7 @@ pub(crate) fn build_regions(
                 }
                 Home::Symbol(i)
             }
-            None => Home::FileScope(o.line),
+            (None, None) => Home::FileScope(o.line),
         };
         let joins_file_scope = |h: &Home| matches!((h, home), (Home::FileScope(a), Home::FileScope(b)) if b <= *a + 3 && b >= *a);
         match homes.last_mut() {
@@ -245,6 +254,7 @@ fn region_for(
         full_region,
         why: acc.why,
         in_test: s.in_test,
+        states_implementation: s.implements == Some(Implements::Declared),
     }
 }
 
@@ -477,10 +487,26 @@ fn signals<'a>(
 /// The lines shown for a region from `start` to `end` with the subject at
 /// `list`: all of them when few (then `true`), else its first line and up
 /// to six lines with the subject.
-fn region_body(lines: &[&str], start: u32, end: u32, list: &[&Occurrence]) -> (Vec<String>, bool) {
+pub(super) fn region_body(
+    lines: &[&str],
+    start: u32,
+    end: u32,
+    list: &[&Occurrence],
+) -> (Vec<String>, bool) {
     let line_count = end + 1 - start;
     if line_count <= FULL_REGION_LINES {
-        return ((start..=end).map(|n| text_of(lines, n)).collect(), true);
+        let mut body: Vec<String> = (start..=end).map(|n| text_of(lines, n)).collect();
+        // A Go assertion naming the type is homed at the type (see
+        // `build_regions`): its line is the evidence, so it is shown too.
+        let mut outside: Vec<u32> = (list.iter().map(|o| o.line))
+            .filter(|n| !(start..=end).contains(n))
+            .collect();
+        outside.dedup();
+        for n in outside {
+            body.push("...".to_string());
+            body.push(text_of(lines, n));
+        }
+        return (body, true);
     }
     let mut body = vec![text_of(lines, start)];
     let mut shown = 0;

@@ -9,6 +9,7 @@
 pub use super::answer::{TraceResult, TracedFile};
 use super::dsl::TraceQuery;
 use super::files::{look_through, read_text, shown_path, Look, Scope, LOOK_WINDOW};
+use super::go_implementers;
 use super::pass::{self, map_parallel, Tally, TopK};
 use super::question::Question;
 use super::regions::{wanted_kind, RegionKind};
@@ -18,6 +19,7 @@ use super::DiscoverError;
 use crate::index::IndexMode;
 use crate::search::CancelToken;
 use crate::search::{SourceFile, WalkOptions};
+use crate::structure::Language;
 use std::cmp::Ordering;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -105,6 +107,7 @@ impl TracePlan {
     }
 
     pub fn run(&self, cancel: &CancelToken) -> TraceResult {
+        let _running = super::warm::calling();
         run_plan(self, cancel)
     }
 }
@@ -222,13 +225,19 @@ fn run_plan(plan: &TracePlan, cancel: &CancelToken) -> TraceResult {
     });
     let wanted = plan.question.known().and_then(wanted_kind);
     let mut files: Vec<(TracedFile, bool)> = files;
+    let mut implemented = wanted == Some(RegionKind::Implementation)
+        && files.iter().any(|(f, _)| states_implementation(f));
+    if wanted == Some(RegionKind::Implementation) && !implemented {
+        add_go_implementers(plan, &mut files, cancel);
+        implemented = files.iter().any(|(f, _)| states_implementation(f));
+    }
     // The shortlist first: the files beyond it (there when more than
     // SHORTLIST are asked for) only follow, so the best stays the same.
     files.sort_by(|(a, a_short), (b, b_short)| {
         b_short
             .cmp(a_short)
             .then((!b.ignored).cmp(&!a.ignored))
-            .then(answers(b, wanted).cmp(&answers(a, wanted)))
+            .then(answers(b, wanted, implemented).cmp(&answers(a, wanted, implemented)))
             .then(tier(a).total_cmp(&tier(b)))
             .then(b.score.total_cmp(&a.score))
             .then(a.path.text.cmp(&b.path.text))
@@ -257,13 +266,21 @@ fn run_plan(plan: &TracePlan, cancel: &CancelToken) -> TraceResult {
 /// production caller, and "best answer likely in" names a file that
 /// answers. Where none does, a file that only defines the subject comes
 /// after those that use it (0): "who calls it" is never answered by its
-/// definition (issue 45: axios's `dispatchRequest`).
-fn answers(f: &TracedFile, wanted: Option<RegionKind>) -> u8 {
+/// definition (issue 45: axios's `dispatchRequest`). The implementation of
+/// a function is its definition; of an interface, trait or class, the
+/// types that state they implement it (`implemented`: some production file
+/// has one), which then come before its definition (issue 45: junit's
+/// `ParentRunner.java` above `BlockJUnit4ClassRunner`).
+fn answers(f: &TracedFile, wanted: Option<RegionKind>, implemented: bool) -> u8 {
     let first = f.regions.first().map(|r| r.kind);
     match wanted {
         None => 2,
         Some(k) if first == Some(k) => 2,
-        Some(RegionKind::Implementation) if first == Some(RegionKind::Definition) => 2,
+        Some(RegionKind::Implementation)
+            if first == Some(RegionKind::Definition) && !implemented =>
+        {
+            2
+        }
         Some(RegionKind::Callsite)
             if (f.regions.iter()).all(|r| r.kind == RegionKind::Definition) =>
         {
@@ -271,6 +288,49 @@ fn answers(f: &TracedFile, wanted: Option<RegionKind>) -> u8 {
         }
         Some(_) => 1,
     }
+}
+
+/// The Go types that implement the subject by their methods, when it is a
+/// Go interface that a listed file defines (`go_implementers`): each joins
+/// the shortlist, or leads the regions of a file already in it (the
+/// interface and its implementation in one file).
+fn add_go_implementers(
+    plan: &TracePlan,
+    files: &mut Vec<(TracedFile, bool)>,
+    cancel: &CancelToken,
+) {
+    let root = &plan.scope.root;
+    let subject = plan.question.query.subject.as_str();
+    let methods = (files.iter())
+        .filter(|(f, _)| f.language == Some(Language::Go))
+        .filter(|(f, _)| (f.regions.iter()).any(|r| r.kind == RegionKind::Definition))
+        .find_map(|(f, _)| go_implementers::interface_methods(&root.join(&f.path.text), subject));
+    let Some(methods) = methods else {
+        return;
+    };
+    for found in go_implementers::implementers(&plan.scope, root, &methods, subject, cancel) {
+        match files
+            .iter_mut()
+            .find(|(f, _)| f.path.text == found.path.text)
+        {
+            Some((f, _)) => {
+                f.score = f.score.max(found.score);
+                f.why.extend(found.why);
+                f.regions.splice(0..0, found.regions);
+            }
+            None => files.push((found, true)),
+        }
+    }
+}
+
+/// Whether a production file's best region is a type that states it
+/// implements the subject.
+fn states_implementation(f: &TracedFile) -> bool {
+    f.role == Role::Code
+        && !f.ignored
+        && f.regions.first().is_some_and(|r| {
+            r.kind == RegionKind::Implementation && r.states_implementation && !r.in_test
+        })
 }
 
 /// Among files that answer: the project's code first, then type

@@ -7,7 +7,7 @@ use super::trace::{self, TraceResult};
 use crate::search::CancelToken;
 use std::path::Path;
 
-fn traced(root: &Path, query: &str) -> TraceResult {
+pub(super) fn traced(root: &Path, query: &str) -> TraceResult {
     let opts = trace::TraceOptions {
         query: query.into(),
         ..Default::default()
@@ -15,7 +15,7 @@ fn traced(root: &Path, query: &str) -> TraceResult {
     trace::run(root, None, opts, &CancelToken::new(None)).unwrap()
 }
 
-fn best(r: &TraceResult) -> (&str, &str, &str) {
+pub(super) fn best(r: &TraceResult) -> (&str, &str, &str) {
     let f = &r.files[0];
     let g = &f.regions[0];
     (f.path.text.as_str(), g.kind.as_str(), g.label.as_str())

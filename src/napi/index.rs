@@ -151,10 +151,10 @@ pub fn index_start(env: Env, options: IndexWarmOptions) -> Result<IndexStatus> {
     let root = root_of(&options.cwd, &options.path).map_err(|e| to_js(&env, e))?;
     // The queries the first outline, locate or trace would compile.
     crate::structure::compile_queries_in_background();
-    Ok(status_out(Some(crate::index::start(
-        &root,
-        config_of(&options),
-    ))))
+    let status = crate::index::start(&root, config_of(&options));
+    // The files that call would parse.
+    crate::discover::warm::warm_in_background(root);
+    Ok(status_out(Some(status)))
 }
 
 /// Starts the index of `path` if needed and resolves when it is ready;
@@ -169,6 +169,7 @@ pub fn index_warm<'env>(
     let root = root_of(&options.cwd, &options.path).map_err(|e| to_js(env, e))?;
     check_not_aborted(env, options.signal.as_ref())?;
     crate::structure::compile_queries_in_background();
+    crate::discover::warm::warm_in_background(root.clone());
     let cancel = CancelToken::new(None);
     let config = config_of(&options);
     run_cancellable(

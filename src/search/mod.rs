@@ -50,7 +50,10 @@ pub use grep::{
     build_matcher, pattern_parser, GrepMode, GrepOptions, GrepPlan, DEFAULT_MAX_LINE_LENGTH,
 };
 pub use local_fs::short_read_ends_file;
-pub use outline_cache::{outline_and_uses_of, outline_of};
+pub use outline_cache::{
+    holds_structure, outline_and_uses_of, outline_of, MAX_ENTRIES as STRUCTURE_CACHE_FILES,
+    MAX_SYMBOLS as STRUCTURE_CACHE_WEIGHT,
+};
 pub use outline_file::{
     outline_file, outline_file_with, read_named, FileOutline, OutlineExtras,
     DEFAULT_MAX_ITEMS as DEFAULT_OUTLINE_MAX_ITEMS, MAX_FILE_BYTES as MAX_OUTLINE_FILE_BYTES,

@@ -9,8 +9,10 @@
 //! clock would keep its stamp and leave a stale entry. A stale outline
 //! could only mislabel groups; hits always come from the fresh read.
 //!
-//! Bounded: at most [`MAX_ENTRIES`] files and [`MAX_SYMBOLS`] symbols (a few
-//! MB); the least recently used go first.
+//! Bounded: at most [`MAX_ENTRIES`] files and [`MAX_SYMBOLS`] symbols (or
+//! name uses) per cache, some 30 to 50 MB each when full; the least recently
+//! used go first. They are this large because `discover::warm` fills up to
+//! half of them ahead of a tree's first `locate` or `trace`.
 //!
 //! `trace` keeps a second cache of the same shape for a file's name uses
 //! (its call sites), which cost a second parse: a repeated trace over the
@@ -24,8 +26,8 @@ use std::fs::Metadata;
 use std::sync::{Arc, Mutex};
 use std::time::SystemTime;
 
-pub const MAX_ENTRIES: usize = 1024;
-pub const MAX_SYMBOLS: usize = 65_536;
+pub const MAX_ENTRIES: usize = 8192;
+pub const MAX_SYMBOLS: usize = 524_288;
 
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct Key {
@@ -125,6 +127,10 @@ impl<T: Weight> Cache<T> {
         }
     }
 
+    fn holds(&self, key: &Key) -> bool {
+        self.entries.contains_key(key)
+    }
+
     #[cfg(test)]
     pub(super) fn usage(&self) -> (usize, usize) {
         (self.entries.len(), self.symbols)
@@ -177,6 +183,15 @@ pub fn outline_and_uses_of(
         with_uses(|c| c.put(key, uses.clone()));
     }
     Some((outline, uses))
+}
+
+/// Whether both the outline and the name uses of the file `meta`
+/// describes, read as `lang`, are cached (a warm parses it no more).
+pub fn holds_structure(lang: Language, meta: &Metadata) -> bool {
+    let Some(key) = Key::of(meta, lang, std::time::SystemTime::now()) else {
+        return false;
+    };
+    with(|c| c.holds(&key)) && with_uses(|c| c.holds(&key))
 }
 
 /// The process-wide cache grep uses.
