@@ -172,7 +172,8 @@ fn wait_for_calls() {
 }
 
 /// Starts warming `root` on a thread of its own at low priority, once per
-/// root in this process; it stops when the root's index is dropped. The
+/// root in this process; it stops when the root's index is dropped or
+/// another root's warm starts. The
 /// thread holds no handle to Node and never keeps the process alive.
 pub fn warm_in_background(root: PathBuf) -> bool {
     static STARTED: Mutex<Option<HashSet<PathBuf>>> = Mutex::new(None);
@@ -185,12 +186,16 @@ pub fn warm_in_background(root: PathBuf) -> bool {
             return false;
         }
     }
+    // Only the warm started last runs: the tree whose index started last is
+    // the one being asked about, and two warms would share the cores.
+    static LATEST: AtomicUsize = AtomicUsize::new(0);
+    let mine = LATEST.fetch_add(1, Ordering::Relaxed) + 1;
     let spawned = std::thread::Builder::new()
         .name("pi-utils-warm".into())
         .spawn(move || {
             let threads = crate::search::cores().min(2);
             warm(&root, WARM_SHARE, threads, &|| {
-                crate::index::status_of(&root).is_none()
+                LATEST.load(Ordering::Relaxed) != mine || crate::index::status_of(&root).is_none()
             });
         });
     spawned.is_ok()

@@ -169,9 +169,13 @@ pub fn index_warm<'env>(
     let root = root_of(&options.cwd, &options.path).map_err(|e| to_js(env, e))?;
     check_not_aborted(env, options.signal.as_ref())?;
     crate::structure::compile_queries_in_background();
-    crate::discover::warm::warm_in_background(root.clone());
-    let cancel = CancelToken::new(None);
     let config = config_of(&options);
+    // A saved-only warm is a one-shot command's (the CLI's grep): parsing
+    // the tree beside it would only slow it down.
+    if !config.saved_only {
+        crate::discover::warm::warm_in_background(root.clone());
+    }
+    let cancel = CancelToken::new(None);
     run_cancellable(
         env,
         "index",
