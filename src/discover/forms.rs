@@ -130,7 +130,10 @@ pub fn inflects(word: &str, token: &str) -> bool {
 
 /// Whether `token` is two or more of `words` written together, each equal
 /// to its word or related to it (`parsecfg` for `parse` `config`,
-/// `dynbuf` for `dynamic` `buffer`). Returns the words it holds.
+/// `dynbuf` for `dynamic` `buffer`). Returns the words it holds. A part
+/// of two letters counts only as a whole word: as two abbreviations,
+/// `char` was `ch` `ar` for "check" "argument" and `arch` the same words
+/// the other way (issue 45, commons-lang's `CharUtils` and `ArchUtils`).
 pub fn joined_words<'a>(token: &str, words: &'a [String]) -> Vec<&'a str> {
     fn walk<'a>(rest: &str, words: &'a [String], used: &mut Vec<&'a str>) -> bool {
         if rest.is_empty() {
@@ -139,7 +142,8 @@ pub fn joined_words<'a>(token: &str, words: &'a [String]) -> Vec<&'a str> {
         for end in (2..=rest.len()).filter(|&e| rest.is_char_boundary(e)) {
             let part = &rest[..end];
             for w in words {
-                if used.contains(&w.as_str()) || !(part == w || related_word(w, part)) {
+                let related = part.len() >= 3 && related_word(w, part);
+                if used.contains(&w.as_str()) || !(part == w || related) {
                     continue;
                 }
                 used.push(w.as_str());
@@ -273,6 +277,14 @@ mod tests {
             ["dynamic", "buffer"]
         );
         assert!(joined_words("hostcheck", &s("certificate name")).is_empty());
+        // Two letters are a part only as the whole word.
+        for name in ["char", "arch"] {
+            assert!(
+                joined_words(name, &s("check argument")).is_empty(),
+                "{name}"
+            );
+        }
+        assert_eq!(joined_words("iobuf", &s("io buffer")), ["io", "buffer"]);
         assert!(is_function_word("the") && !is_function_word("cookie"));
     }
 }
