@@ -41,6 +41,11 @@ pub(crate) fn score_path(
     let (mut in_name, mut in_dir, mut fuzzy, mut missing) = (vec![], vec![], vec![], vec![]);
     let mut written: Vec<String> = Vec::new();
     let mut written_at: Vec<usize> = Vec::new();
+    // The extension names the file's language, not a word written short:
+    // `.rb` was "rb for rebuilt", `.py` "py for pygments" (issue 45). It
+    // still meets a word it is (`json`).
+    let extension_at = (name.rfind('.').is_some_and(|i| i > 0) && name_tokens.len() > 1)
+        .then(|| name_tokens.len() - 1);
     // Each name token's words written together, worked out once if asked.
     let mut joins: Option<Vec<Vec<&str>>> = None;
     let mut positions = Vec::new();
@@ -70,10 +75,10 @@ pub(crate) fn score_path(
                 .map(|nt| tokens::joined_words(nt, &q.tokens))
                 .collect::<Vec<_>>()
         });
-        if let Some(at) = name_tokens
-            .iter()
-            .zip(joins.iter())
-            .position(|(nt, j)| tokens::related_word(t, nt) || j.contains(&t.as_str()))
+        if let Some(at) = (name_tokens.iter().zip(joins.iter()).enumerate())
+            .filter(|(k, _)| Some(*k) != extension_at)
+            .find(|(_, (nt, j))| tokens::related_word(t, nt) || j.contains(&t.as_str()))
+            .map(|(k, _)| k)
         {
             written.push(format!("{} for {t}", name_tokens[at]));
             written_at.push(dir_tokens.len() + at);

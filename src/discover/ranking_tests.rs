@@ -649,3 +649,19 @@ fn a_rare_word_counts_more_than_a_common_one() {
         "{text}"
     );
 }
+
+/// jekyll: every `.rb` file under a directory the query named had "file
+/// name has rb for rebuilt": the extension read as a word written short.
+#[test]
+fn a_file_extension_is_no_word_written_short() {
+    let t = tree(&[
+        ("lib/pages/site.rb", "def process\n  render\nend\n".into()),
+        (
+            "lib/pages/cache.rb",
+            "# pages are rebuilt when their source changes\ndef rebuilt?\nend\n".into(),
+        ),
+    ]);
+    let (paths, text) = located(t.path(), "which pages are rebuilt");
+    assert!(!text.contains("rb for rebuilt"), "{text}");
+    assert_eq!(paths[0], "lib/pages/cache.rb", "{text}");
+}
