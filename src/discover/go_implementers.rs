@@ -44,9 +44,15 @@ pub(super) fn interface_methods(file: &Path, subject: &str) -> Option<Vec<String
 fn outline_of(file: &Path) -> Option<Arc<Outline>> {
     let mut buf = Vec::new();
     let meta = read_small(file, &mut buf)?;
-    let lang = Language::detect(file, &buf)?;
+    go_outline(file, &meta, &buf)
+}
+
+/// The outline of `source` (the contents of `file`, which `meta`
+/// describes) when it is Go: cached, or parsed and cached.
+fn go_outline(file: &Path, meta: &std::fs::Metadata, source: &[u8]) -> Option<Arc<Outline>> {
+    let lang = Language::detect(file, source)?;
     (lang == Language::Go)
-        .then(|| crate::search::outline_of(lang, &meta, &buf, &|| false))
+        .then(|| crate::search::outline_of(lang, meta, source, &|| false))
         .flatten()
 }
 
@@ -148,9 +154,9 @@ pub(super) fn implementers(
         if found.len() >= MAX_TYPES || cancel.is_stopped() {
             break;
         }
-        if read_text(&path, &mut buf).is_none() {
+        let Some(meta) = read_text(&path, &mut buf) else {
             continue;
-        }
+        };
         let text = String::from_utf8_lossy(&buf);
         let types: Vec<&str> = methods_by_receiver(&text)
             .into_iter()
@@ -160,7 +166,7 @@ pub(super) fn implementers(
         if types.is_empty() {
             continue;
         }
-        let Some(outline) = outline_of(&path) else {
+        let Some(outline) = go_outline(&path, &meta, &buf) else {
             continue;
         };
         let lines: Vec<&str> = text.split('\n').collect();
