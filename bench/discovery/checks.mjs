@@ -93,6 +93,14 @@ export async function falseWhyLines(result, root, outline) {
           if (form !== null) return said.has(form) && (word.startsWith(form) || inflectedFrom(form, word) || inflectedFrom(word, form));
           return [...said].some((t) => t === word || (word.length >= 3 && t.startsWith(word)) || inflectedFrom(t, word));
         });
+      } else if ((m = /^text says "(.*)" @ (\d+)$/.exec(w))) {
+        // The quoted phrase, in any case, begins on that line; between its words the file may have white space, an
+        // escaped line break or a string closed and opened again (restated apart from phrase.rs on purpose).
+        const flat = (t) => t.toLowerCase().replace(/(?:\s|\\[nrt]|["'`]\s*[+.]?\s*["'`])+/g, " ");
+        const lines = fs.readFileSync(abs, "utf8").split("\n");
+        const from = flat(lines.slice(Number(m[2]) - 1).join("\n"));
+        const at = from.indexOf(flat(m[1]));
+        ok = at >= 0 && at < flat(lines[Number(m[2]) - 1] ?? "").length;
       } else if ((m = /^text (?:defines|names) (\S+)/.exec(w))) {
         ok = fs.readFileSync(abs, "utf8").toLowerCase().includes(m[1].toLowerCase());
       } else if (w === "the query names the whole file" || w === "every word of the file name is in the query") {

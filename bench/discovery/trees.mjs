@@ -6,8 +6,8 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 
-// Issue 30; set unseen-2, issue 45; sets unseen-3 to unseen-9, issue 45h/45i/45j/45r/45t/45u/45x; study-c (helper 28), study-t (helper 45w), study-j (helper 45y).
-export const outsideNames = ["hono", "httpx", "glow", "chi", "requests", "curl", "express", "axum", "sinatra", "gson", "git", "rich", "fzf", "bat", "axios", "jekyll", "commons-lang", "vim", "click", "cobra", "guzzle", "ky", "alamofire", "falcon", "echo", "hapi", "memcached", "h2o", "starlette", "clap", "rack", "slim", "rocksdb", "libgit2", "jinja", "koa", "cli", "puma", "libuv", "nginx", "tmux", "abseil-cpp", "tokio", "viper", "werkzeug", "retrofit", "gin", "mux", "jsoup", "junit4", "folly", "caddy", "guice", "black", "zod", "javapoet", "commons-io", "validator"];
+// Issue 30; set unseen-2, issue 45; sets unseen-3 to unseen-9, issue 45h/45i/45j/45r/45t/45u/45x; study-c (helper 28), study-t (helper 45w), study-j (helper 45y); study-g (helper 45z), unseen-10 (helper 45aa).
+export const outsideNames = ["hono", "httpx", "glow", "chi", "requests", "curl", "express", "axum", "sinatra", "gson", "git", "rich", "fzf", "bat", "axios", "jekyll", "commons-lang", "vim", "click", "cobra", "guzzle", "ky", "alamofire", "falcon", "echo", "hapi", "memcached", "h2o", "starlette", "clap", "rack", "slim", "rocksdb", "libgit2", "jinja", "koa", "cli", "puma", "libuv", "nginx", "tmux", "abseil-cpp", "tokio", "viper", "werkzeug", "retrofit", "gin", "mux", "jsoup", "junit4", "folly", "caddy", "guice", "black", "zod", "javapoet", "commons-io", "validator", "netty", "jackson-databind", "mockito", "tracing", "pydantic", "commons-collections", "redis", "vite"];
 
 /** Tree name → directory (or null when absent). `root` is this repository. */
 export function treePaths(root) {

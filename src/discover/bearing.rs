@@ -19,13 +19,15 @@ pub(crate) fn shares_a_word(name: &str, words: &[String]) -> bool {
 }
 
 /// The symbols of a file that bear on the question, in source order, at
-/// most `max_items`: those `bears` accepts (locate: the name shares
-/// a word with the query; trace: it names the subject), those enclosing
-/// one of the `hits` lines, and the symbols holding them. A
-/// one-line statement of a name defined with a body in the same file (a
-/// C prototype, a forward declaration) is left out. Returns them with how
-/// many symbols are not shown (issue 45: the first eight symbols, whatever
-/// they were, were two thirds of an answer).
+/// most `max_items`: those enclosing one of the `hits` lines first (a
+/// quoted message's method deep in a long class was cut for the class's
+/// first methods named like a word), then those `bears` accepts (locate:
+/// the name shares a word with the query; trace: it names the subject),
+/// each with the symbols holding it. A one-line statement of a name
+/// defined with a body in the same file (a C prototype, a forward
+/// declaration) is left out. Returns them with how many symbols are not
+/// shown (issue 45: the first eight symbols, whatever they were, were two
+/// thirds of an answer).
 pub(crate) fn bearing_symbols(
     symbols: &[Symbol],
     bears: impl Fn(&Symbol) -> bool,
@@ -37,17 +39,32 @@ pub(crate) fn bearing_symbols(
         .map(|s| s.name.as_str())
         .collect();
     let mut keep = vec![false; symbols.len()];
-    for (i, s) in symbols.iter().enumerate() {
-        let declaration = s.line_count() == 1 && defined_with_body.contains(s.name.as_str());
-        let encloses = hits.iter().any(|&l| s.start_line <= l && l <= s.end_line);
-        if declaration || !(encloses || bears(s)) {
-            continue;
-        }
-        // Its owners too, so a method is shown inside its class.
-        let mut at = Some(i);
-        while let Some(j) = at {
-            keep[j] = true;
-            at = symbols[j].parent;
+    let mut kept = 0;
+    let encloses = |s: &Symbol| hits.iter().any(|&l| s.start_line <= l && l <= s.end_line);
+    for hit_pass in [true, false] {
+        for (i, s) in symbols.iter().enumerate() {
+            let declaration = s.line_count() == 1 && defined_with_body.contains(s.name.as_str());
+            let wanted = if hit_pass {
+                encloses(s)
+            } else {
+                !encloses(s) && bears(s)
+            };
+            if declaration || !wanted {
+                continue;
+            }
+            // Its owners too, so a method is shown inside its class; a
+            // symbol bearing on the words only while there is room for
+            // all of them.
+            let chain: Vec<usize> =
+                std::iter::successors(Some(i), |&j| symbols[j].parent).collect();
+            let new = chain.iter().filter(|&&j| !keep[j]).count();
+            if !hit_pass && kept + new > max_items {
+                continue;
+            }
+            kept += new;
+            for j in chain {
+                keep[j] = true;
+            }
         }
     }
     let mut shown = Vec::new();

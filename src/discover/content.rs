@@ -10,8 +10,10 @@
 //! never depends on which files the threads happened to reach first.
 
 use super::identifiers::{defines_at, identifier_around};
+use super::phrase::{PhraseAt, Phrases};
 use super::query::describing_share;
 use super::rarity;
+use super::text_forms::{ascii_word_meets, says_whole, shortened_form};
 use super::tokens::{self, NameMatch, ABBREVIATION_MIN};
 use regex::bytes::Regex;
 use rustc_hash::{FxHashMap, FxHashSet};
@@ -66,6 +68,8 @@ pub struct ContentQuery {
     /// ready index when too many files hold the words for the pass to read,
     /// so that the files kept are those holding the question's rarer words.
     min_points: u32,
+    /// The question's quoted phrases ([`super::phrase`]).
+    phrases: Phrases,
 }
 
 /// A word's weight in whole points (a hundred for an average word), so
@@ -130,6 +134,8 @@ pub struct ContentScore {
     /// The words (a bit per word) said together in the text's densest
     /// stretch of [`NEAR_BYTES`].
     pub near_words: u8,
+    /// The first quoted phrase the text says, and where.
+    pub phrase: Option<PhraseAt>,
 }
 
 /// How far apart words still count as said together: about thirty lines.
@@ -150,6 +156,11 @@ const DEFINED_POINTS: f64 = 60.0;
 /// content-only questions; judged on the read sets and held against
 /// unseen-5 to unseen-7, see bench/README).
 const MOST_TEXT_SCALE: f64 = 8.0;
+/// Points for saying a quoted phrase: more than a file earns by its name
+/// ("file name matches stubbing" put `Stubbing.java` above the `Reporter`
+/// that says 'Unfinished stubbing detected'), less than a definition the
+/// question names.
+const PHRASE_POINTS: f64 = 200.0;
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct Named {
@@ -164,6 +175,13 @@ impl ContentQuery {
     /// `None` when no token is an ASCII word of two letters or more (the
     /// postings fold ASCII only, so only such words narrow exactly).
     pub fn new(tokens: &[String]) -> Option<ContentQuery> {
+        Self::quoting(tokens, Phrases::default())
+    }
+
+    /// [`ContentQuery::new`] for a question quoting `phrases`: the two
+    /// rarest words of each are among the words read, so a file saying a
+    /// phrase holds the words a candidate needs, with an index or without.
+    pub fn quoting(tokens: &[String], phrases: Phrases) -> Option<ContentQuery> {
         let mut chosen: Vec<&String> = tokens
             .iter()
             .filter(|t| t.len() >= 2 && t.bytes().all(|b| b.is_ascii_alphanumeric()))
@@ -171,9 +189,20 @@ impl ContentQuery {
         if chosen.is_empty() {
             return None;
         }
+        let rarest = |t: &&String| std::cmp::Reverse((points_of(rarity::weight(t)), t.len()));
+        let quoted: Vec<&String> = (phrases.texts().iter())
+            .flat_map(|p| {
+                let mut words: Vec<&String> = (chosen.iter().copied())
+                    .filter(|t| tokens::split(p).contains(t))
+                    .collect();
+                words.sort_by_key(rarest);
+                words.truncate(2);
+                words
+            })
+            .collect();
         // The rarest words say the most (`pane` more than `given`), then
         // the longest; ties keep the query's order.
-        chosen.sort_by_key(|t| std::cmp::Reverse((points_of(rarity::weight(t)), t.len())));
+        chosen.sort_by_key(|t| (!quoted.contains(t), rarest(t)));
         chosen.truncate(MAX_WORDS);
         chosen.sort_by_key(|t| tokens.iter().position(|x| x == *t));
         let prefixes: Vec<String> = chosen
@@ -210,6 +239,7 @@ impl ContentQuery {
             points: weights.iter().map(|&w| points_of(w)).collect(),
             weights,
             min_points: 0,
+            phrases,
         })
     }
 
@@ -401,6 +431,9 @@ impl ContentQuery {
             shortened,
             defined_words,
             near_words: self.densest(&mut places),
+            phrase: (!self.phrases.is_empty() && qualifies)
+                .then(|| self.phrases.first_in(buf))
+                .flatten(),
         };
         (said, qualifies)
     }
@@ -479,50 +512,6 @@ impl ContentQuery {
     }
 }
 
-/// Whether a token meeting `word` says the word itself: the word or a
-/// longer form (`algorithm` for `algo`), or the word with an inflection's
-/// ending (`cache` for `cached`); not a shortened form (`sets` for
-/// `setsid`) nor the word inflected (`renaming` for `rename`): those are
-/// named with their form.
-fn says_whole(word: &str, token: &str) -> bool {
-    token.starts_with(word) || super::forms::inflected_from(token, word)
-}
-
-/// The first token of `ident` that says `word` shortened (`sets` in
-/// `sets_lock` for `setsid`), lower-cased.
-pub(crate) fn shortened_form(word: &str, ident: &str) -> Option<String> {
-    tokens::split(ident)
-        .into_iter()
-        .find(|t| tokens::word_meets(word, t) && !says_whole(word, t))
-}
-
-/// [`tokens::word_meets`] of a lower-case ASCII word and an ASCII token as
-/// written (any case): `Some(true)` when the token is the word or a longer
-/// form of it, `Some(false)` when it meets it otherwise.
-fn ascii_word_meets(word: &str, token: &[u8]) -> Option<bool> {
-    let wb = word.as_bytes();
-    let (w, t) = (wb.len(), token.len());
-    if w >= 3 && t >= w && token[..w].eq_ignore_ascii_case(wb)
-        || t == w && token.eq_ignore_ascii_case(wb)
-    {
-        return Some(true);
-    }
-    if t >= ABBREVIATION_MIN && t <= w && wb[..t].eq_ignore_ascii_case(token) {
-        return Some(false);
-    }
-    // Inflected another way (`parse` for `parsing`): rare, so lower-cased
-    // only when the first letters agree.
-    let head = ABBREVIATION_MIN;
-    (t >= head
-        && w >= head
-        && t.abs_diff(w) <= 4
-        && wb[..head].eq_ignore_ascii_case(&token[..head]))
-    .then(|| std::str::from_utf8(token).ok())
-    .flatten()
-    .filter(|t| tokens::inflection_of(word, &t.to_ascii_lowercase()))
-    .map(|_| false)
-}
-
 impl ContentScore {
     /// Points for ranking: a few for the words' counts (saturating, and
     /// less in a long file: [`saturated`]), each in the share its
@@ -555,7 +544,22 @@ impl ContentScore {
         };
         let defined = DEFINED_POINTS * worth(self.defined_words);
         let scale = 1.0 + (MOST_TEXT_SCALE - 1.0) * describing;
-        scale * share * words + self.mention_points() + describing * (near + defined)
+        let phrase = if self.phrase.is_some() {
+            PHRASE_POINTS
+        } else {
+            0.0
+        };
+        scale * share * words + self.mention_points() + describing * (near + defined) + phrase
+    }
+
+    /// The reason for saying a quoted phrase, first of a file's reasons.
+    pub fn phrase_why(&self, q: &ContentQuery) -> Option<String> {
+        let at = self.phrase?;
+        Some(format!(
+            "text says \"{}\" @ {}",
+            q.phrases.text(at.phrase),
+            at.line
+        ))
     }
 
     /// The query tokens (by place) whose first letters the text lacks.

@@ -209,6 +209,7 @@ fn measure_by_word(q: &ContentQuery, buf: &[u8]) -> (ContentScore, bool) {
         shortened,
         defined_words,
         near_words: densest_by_every_window(q, &mut places),
+        phrase: None, // its queries quote nothing
     };
     (said, qualifies)
 }

@@ -11,8 +11,10 @@ use crate::search::{CancelToken, WalkOptions};
 use proptest::prelude::*;
 use std::path::Path;
 
-const LOCATE: [&str; 9] = [
+const LOCATE: [&str; 10] = [
     "x",
+    // A quoted phrase (`phrase`): files saying it are read for it alike.
+    "'needle here' upper",
     // Four words: a file's text need hold only two, and the index narrows
     // by each word's letters and counts them (`word_feed`).
     "needle hay deep struct",

@@ -16,6 +16,7 @@ use super::final_order::{code_first_on_its_topic, sources_before_their_headers, 
 use super::locate_pass::{Best, Candidate, ContentBudget, Pass};
 use super::locate_score::{combine, definition_signal, missing_cost, score_path};
 use super::pass::{self, map_parallel, TopK};
+use super::phrase::Phrases;
 use super::query::{FuzzyToken, Query};
 use super::role::Role;
 use super::word_feed::{source_for_words, MAX_SOFT_BYTES, MAX_SOFT_READS};
@@ -70,7 +71,7 @@ impl LocatePlan {
     pub fn new(cwd: &Path, path: Option<&str>, opts: LocateOptions) -> Result<Self, DiscoverError> {
         let query = Query::parse(&opts.query)?;
         let scope = Scope::new(cwd, path, opts.walk.clone(), opts.index)?;
-        let content = ContentQuery::new(&query.tokens);
+        let content = ContentQuery::quoting(&query.tokens, Phrases::of(&query.raw));
         Ok(LocatePlan {
             opts,
             query,
@@ -358,9 +359,14 @@ fn located(
             score += lexical;
         }
         let hits: Vec<u32> = (c.content.as_ref())
-            .and_then(|said| said.named.as_ref())
-            .map(|n| n.line)
             .into_iter()
+            .flat_map(|said| {
+                [
+                    said.phrase.map(|p| p.line),
+                    said.named.as_ref().map(|n| n.line),
+                ]
+            })
+            .flatten()
             .collect();
         let bears = |s: &Symbol| shares_a_word(&s.name, &q.tokens);
         (structure, more_symbols) =
@@ -390,6 +396,7 @@ fn located(
             lines.retain(|l| !l.starts_with("text defines"));
         }
         why.extend(lines);
+        why.splice(0..0, said.phrase_why(cq));
     }
     if c.ignored {
         why.push("excluded by ignore rules: listed after the project's files".to_string());

@@ -665,3 +665,51 @@ fn a_file_extension_is_no_word_written_short() {
     assert!(!text.contains("rb for rebuilt"), "{text}");
     assert_eq!(paths[0], "lib/pages/cache.rb", "{text}");
 }
+
+#[test]
+fn a_file_saying_a_quoted_phrase_ranks_first_and_shows_where() {
+    let reporter = format!(
+        "public class Reporter {{\n{}    public void unfinishedStubbing() {{\n        throw new X(\"Unfinished stubbing\\n   detected here\");\n    }}\n}}\n",
+        "    public void other() {}\n".repeat(30)
+    );
+    let t = tree(&[
+        (
+            "src/Stubbing.java",
+            "public interface Stubbing { void detected(); }\n".into(),
+        ),
+        ("src/Reporter.java", reporter),
+        (
+            "src/Unfinished.java",
+            "class Unfinished { String stubbing; String detected; }\n".into(),
+        ),
+        (
+            "test/ReporterTest.java",
+            "class ReporterTest { String m = \"unfinished stubbing detected\"; }\n".into(),
+        ),
+    ]);
+    let (files, text) = located(
+        t.path(),
+        "where is the 'Unfinished stubbing detected' error",
+    );
+    assert_eq!(
+        files.first().map(String::as_str),
+        Some("src/Reporter.java"),
+        "{text}"
+    );
+    assert!(
+        text.contains("- text says \"Unfinished stubbing detected\" @ 33\n"),
+        "{text}"
+    );
+    assert!(
+        text.contains("method unfinishedStubbing @ 32-34"),
+        "the hit's method is shown: {text}"
+    );
+    let test_at = files.iter().position(|f| f == "test/ReporterTest.java");
+    assert!(
+        test_at.is_some_and(|i| i > 0),
+        "a test saying it comes later: {text}"
+    );
+    // Unquoted, the same words earn no phrase.
+    let (_, text) = located(t.path(), "where is the Unfinished stubbing detected error");
+    assert!(!text.contains("text says"), "{text}");
+}
