@@ -110,7 +110,7 @@ for (const host of [PI_HOSTS.legacy, PI_HOSTS.current] as PiHost[]) for (const w
 		assert.doesNotMatch(locate, /role:|structure:/, locate);
 		const trace = plain.slice(plain.indexOf("trace subject:f1"));
 		assert.match(trace, /best answer likely in src\/use\.ts\s*\n\s*1\. src\/use\.ts \(code, typescript\)/, trace);
-		assert.match(trace, /\n\s*1\. src\/use\.ts\s*\n\s*- function main @ 3-5\s*\n\s*kind: callsite\s*\n[^]*4: +return f1\(\);/, trace);
+		assert.match(trace, /\n\s*1\. use\.ts\s*\n\s*- function main @ 3-5\s*\n\s*kind: callsite\s*\n[^]*4: +return f1\(\);/, trace);
 		assert.doesNotMatch(trace.slice(0, trace.indexOf("all done")), /role:|structure:/, trace);
 
 		tmux("send-keys", "-t", session, "C-o");

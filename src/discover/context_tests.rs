@@ -188,7 +188,7 @@ fn a_file_changed_since_read_is_flagged_in_trace_and_locate() {
     );
     assert!(
         l.text.contains(
-            "\n1. src/ui.rs\n   changed since you last saw it: changed since you read it at turn 3"
+            "\n1. ui.rs\n   changed since you last saw it: changed since you read it at turn 3"
         ),
         "{}",
         l.text

@@ -1,6 +1,6 @@
 //! `locate` text in agentgrep's `find` shape: `query:`, `top files: N`, the
 //! ranked list (one line per file, with its role and language), then per
-//! file its rank and path, `why:` and `structure:`. (Each block's own
+//! file its rank and name, `why:` and `structure:`. (Each block's own
 //! `role:` line, agentgrep's, said again what the ranked list says: a
 //! tenth of a ten-file answer, issue 45's half the words.)
 
@@ -16,10 +16,13 @@ pub(crate) fn file_block(out: &mut String, rank: usize, f: FileBlock<'_>) {
     file_details(out, f);
 }
 
-/// A result's heading: rank and path, and the context's note when the file
-/// changed since the model saw it (trace prints its regions right after).
+/// A result's heading: rank and file name (the ranked list above gives its
+/// path under the same rank: said twice, a ten-file answer's paths were a
+/// quarter of it on a Java tree, issue 45), and the context's note when the
+/// file changed since the model saw it (trace prints its regions right after).
 pub(crate) fn file_heading(out: &mut String, rank: usize, f: &FileBlock<'_>) {
-    let _ = writeln!(out, "\n{rank}. {}", f.path);
+    let name = f.path.rsplit('/').next().unwrap_or(f.path);
+    let _ = writeln!(out, "\n{rank}. {name}");
     context::file_note(out, f.mark);
 }
 

@@ -107,7 +107,7 @@ fn locate_is_deterministic_and_explains_itself() {
     );
     assert!(
         a.text
-            .contains("\n1. src/auth/mod.rs\n   why:\n   - defines function auth_status @ 3-5\n"),
+            .contains("\n1. mod.rs\n   why:\n   - defines function auth_status @ 3-5\n"),
         "{}",
         a.text
     );
