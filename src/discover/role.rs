@@ -91,6 +91,7 @@ impl Role {
             || name.contains("_spec.")
             // Cucumber's and behave's scenarios.
             || ext == "feature"
+            || is_named_as_a_test_class(path, ext, dirs)
         {
             return Role::Test;
         }
@@ -168,6 +169,30 @@ impl Role {
     }
 }
 
+/// JUnit's, PHPUnit's, XCTest's and NUnit's convention: a class named for
+/// what it tests, `Test` or `Tests` last (read from the name as written: the
+/// role's lower-cased path has lost the words) (`SimpleMockTest.java`,
+/// `RouterTests.swift`), wherever it lies (mockito's
+/// `osgi-tests/src/testBundle/` was ranked as code, issue 45's study-g).
+/// Not under Maven's `main`, where `ParameterizedTest.java` is an
+/// annotation the tests use.
+fn is_named_as_a_test_class(path: &str, ext: &str, dirs: &[&str]) -> bool {
+    if !matches!(
+        ext,
+        "java" | "kt" | "scala" | "groovy" | "php" | "swift" | "cs"
+    ) {
+        return false;
+    }
+    let name_tokens = tokens::split(path.rsplit('/').next().unwrap_or(path));
+    let stem = match name_tokens.split_last() {
+        Some((_, stem)) if !ext.is_empty() => stem,
+        _ => return false,
+    };
+    stem.len() >= 2
+        && stem.last().is_some_and(|t| t == "test" || t == "tests")
+        && !dirs.contains(&"main")
+}
+
 /// A manual page: `git.1`, `bat.1.in` (a section number as the extension,
 /// or before `.in`).
 fn is_man_page(name: &str, ext: &str) -> bool {
@@ -235,6 +260,19 @@ mod tests {
         assert_eq!(Role::of("dist/axios.js.map"), Role::Generated);
         assert_eq!(Role::of("lib/axios.js.map"), Role::Generated);
         assert_eq!(Role::of("src/news_feed.py"), Role::Code);
+        assert_eq!(
+            Role::of("it/src/testBundle/java/org/x/SimpleMockTest.java"),
+            Role::Test
+        );
+        assert_eq!(Role::of("Tests/RouterTests.swift"), Role::Test);
+        assert_eq!(Role::of("app/RouterTests.swift"), Role::Test);
+        assert_eq!(
+            Role::of("params/src/main/java/org/x/ParameterizedTest.java"),
+            Role::Code,
+            "an annotation under Maven's main"
+        );
+        assert_eq!(Role::of("src/Latest.java"), Role::Code);
+        assert_eq!(Role::of("src/Contest.java"), Role::Code);
     }
 
     #[test]
