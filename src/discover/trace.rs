@@ -213,18 +213,26 @@ fn run_plan(plan: &TracePlan, cancel: &CancelToken) -> TraceResult {
     );
     let found = visited.tally;
     let candidates = found.best.into_sorted();
-    // Each is a parse or two (5 to 20 ms for a large C file): once the
-    // index has narrowed the pass over the files, most of a trace.
-    let files = map_parallel(&candidates, || {
-        |rank, c: &Candidate| {
-            Some((
-                traced(&plan.question, root, &c.path, c.ignored, cancel)?,
-                rank < SHORTLIST,
-            ))
-        }
-    });
     let wanted = plan.question.known().and_then(wanted_kind);
-    let mut files: Vec<(TracedFile, bool)> = files;
+    // Each is a parse or two (5 to 20 ms for a large C file): once the
+    // index has narrowed the pass over the files, most of a trace. The
+    // project's files come first (`Candidate`'s order); the ignored ones
+    // are parsed only when they could be shown (see `ignored_could_show`).
+    let project = candidates.iter().take_while(|c| !c.ignored).count();
+    let trace_from = |first: usize, some: &[Candidate]| {
+        map_parallel(some, || {
+            |i, c: &Candidate| {
+                Some((
+                    traced(&plan.question, root, &c.path, c.ignored, cancel)?,
+                    first + i < SHORTLIST,
+                ))
+            }
+        })
+    };
+    let mut files: Vec<(TracedFile, bool)> = trace_from(0, &candidates[..project]);
+    if ignored_could_show(&files, plan.opts.max_files, wanted) {
+        files.extend(trace_from(project, &candidates[project..]));
+    }
     let mut implemented = wanted == Some(RegionKind::Implementation)
         && files.iter().any(|(f, _)| states_implementation(f));
     if wanted == Some(RegionKind::Implementation) && !implemented {
@@ -259,6 +267,21 @@ fn run_plan(plan: &TracePlan, cancel: &CancelToken) -> TraceResult {
     (result.cancelled, result.timed_out, result.elapsed_ms) = pass::ended(cancel, started);
     result.text = super::trace_render::render(&result);
     result
+}
+
+/// Whether an ignored file could be among the files shown: they rank after
+/// every shortlisted project file that traced, so not once `max_files` of
+/// those did. Parsing them anyway cost a first trace in this repository
+/// 800 ms: a 2.6 MB bundle under `node_modules` mentioning the subject was
+/// outlined and never shown. An implementation question reads them all
+/// (which files state an implementation decides the order).
+fn ignored_could_show(
+    project: &[(TracedFile, bool)],
+    max_files: usize,
+    wanted: Option<RegionKind>,
+) -> bool {
+    wanted == Some(RegionKind::Implementation)
+        || project.iter().filter(|(_, short)| *short).count() < max_files
 }
 
 /// Whether a file's best region is what the relation asks for (2): such

@@ -342,3 +342,69 @@ fn a_label_or_reason_holds_only_of_the_subject_as_spelt_and_of_real_tests() {
         r.text
     );
 }
+
+/// An ignored file mentioning the subject is not parsed once the project's
+/// files fill the answer: they rank first, so it could never be shown (a
+/// 2.6 MB bundle under `node_modules` cost a first trace 800 ms).
+#[test]
+fn ignored_files_are_not_parsed_when_the_projects_fill_the_answer() {
+    let callers: Vec<(String, String)> = (0..6)
+        .map(|i| {
+            (
+                format!("src/c{i}.js"),
+                format!("function c{i}() {{\n  return effectiveLimit({i});\n}}\n"),
+            )
+        })
+        .collect();
+    let mut files: Vec<(&str, &str)> = callers
+        .iter()
+        .map(|(p, t)| (p.as_str(), t.as_str()))
+        .collect();
+    let bundle = "function b() { return effectiveLimit(1); }\n".repeat(50);
+    files.extend([
+        (".ignore", "bundle/\n"),
+        (
+            "src/limit.js",
+            "function effectiveLimit(x) {\n  return x;\n}\n",
+        ),
+        ("bundle/big.js", bundle.as_str()),
+    ]);
+    let t = tree(&files);
+    // Settled stamps, so the outline cache keeps what is parsed (a file
+    // changed within `RACY` is never cached).
+    std::thread::sleep(crate::search::stamp::RACY + std::time::Duration::from_millis(200));
+    let cached = |p: &str| {
+        let meta = std::fs::metadata(t.path().join(p)).unwrap();
+        crate::search::holds_structure(crate::structure::Language::JavaScript, &meta)
+    };
+    let r = traced(t.path(), "subject:effectiveLimit relation:called_from");
+    assert_eq!(r.files.len(), 5, "{}", r.text);
+    assert!(r.files.iter().all(|f| !f.ignored), "{}", r.text);
+    assert!(
+        r.files_matched >= 8,
+        "the bundle is still counted: {}",
+        r.text
+    );
+    assert!(
+        cached("src/c0.js"),
+        "a project file traced is parsed and kept"
+    );
+    assert!(
+        !cached("bundle/big.js"),
+        "the ignored bundle is never parsed"
+    );
+    // With room for it, the bundle is traced and shown after the project's.
+    let opts = trace::TraceOptions {
+        query: "subject:effectiveLimit relation:called_from".into(),
+        max_files: 10,
+        ..Default::default()
+    };
+    let r = trace::run(t.path(), None, opts, &CancelToken::new(None)).unwrap();
+    assert!(
+        r.files
+            .last()
+            .is_some_and(|f| f.ignored && f.path.text == "bundle/big.js"),
+        "{}",
+        r.text
+    );
+}
