@@ -192,8 +192,9 @@ impl ContentQuery {
         let rarest = |t: &&String| std::cmp::Reverse((points_of(rarity::weight(t)), t.len()));
         let quoted: Vec<&String> = (phrases.texts().iter())
             .flat_map(|p| {
+                let said = tokens::split(p);
                 let mut words: Vec<&String> = (chosen.iter().copied())
-                    .filter(|t| tokens::split(p).contains(t))
+                    .filter(|t| said.contains(t))
                     .collect();
                 words.sort_by_key(rarest);
                 words.truncate(2);

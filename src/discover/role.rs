@@ -184,9 +184,8 @@ fn is_named_as_a_test_class(path: &str, ext: &str, dirs: &[&str]) -> bool {
         return false;
     }
     let name_tokens = tokens::split(path.rsplit('/').next().unwrap_or(path));
-    let stem = match name_tokens.split_last() {
-        Some((_, stem)) if !ext.is_empty() => stem,
-        _ => return false,
+    let Some((_, stem)) = name_tokens.split_last() else {
+        return false;
     };
     stem.len() >= 2
         && stem.last().is_some_and(|t| t == "test" || t == "tests")
